@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Scanout",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "scanout", targets: ["scanout"]),
+        .library(name: "ScanoutMedia", targets: ["ScanoutMedia"]),
+        .library(name: "ScanoutRender", targets: ["ScanoutRender"]),
+        .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // System libraries. Each module map exposes a shim.h that re-exports what Swift cannot import.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]),
+        .systemLibrary(name: "CVAAPI", pkgConfig: "libva libva-drm", providers: [.apt(["libva-dev"])]),
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm gbm", providers: [.apt(["libdrm-dev", "libgbm-dev"])]),
+        .systemLibrary(name: "CEGL", pkgConfig: "egl glesv2", providers: [.apt(["libegl-dev", "libgles-dev"])]),
+        // The little real C that is needed (the va_list log callback).
+        .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
+
+        .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL"]),
+        .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM", "CVAAPI"]),
+        .executableTarget(name: "scanout", dependencies: [
+            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia"]),
+        .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia"]),
+        .testTarget(name: "ScanoutCLITests", dependencies: ["scanout"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

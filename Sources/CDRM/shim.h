@@ -1,0 +1,13 @@
+#ifndef SCANOUT_CDRM_SHIM_H
+#define SCANOUT_CDRM_SHIM_H
+#include <stdint.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include <drm_fourcc.h>
+#include <gbm.h>
+static const uint32_t SCANOUT_DRM_FORMAT_XRGB8888 = DRM_FORMAT_XRGB8888;
+static const uint32_t SCANOUT_DRM_FORMAT_NV12 = DRM_FORMAT_NV12;
+static const uint32_t SCANOUT_DRM_FORMAT_P010 = DRM_FORMAT_P010;
+static const uint64_t SCANOUT_DRM_FORMAT_MOD_LINEAR = DRM_FORMAT_MOD_LINEAR;
+static const uint64_t SCANOUT_DRM_FORMAT_MOD_INVALID = DRM_FORMAT_MOD_INVALID;
+#endif

@@ -1,0 +1,18 @@
+#ifndef SCANOUT_SHIMS_H
+#define SCANOUT_SHIMS_H
+#include <stdint.h>
+
+/// Receives one formatted FFmpeg log line. `context` is the item name of the object that logged
+/// ("h264", "mov,mp4,m4a,3gp,3g2,mj2", ...) or an empty string; `line` has no trailing newline.
+/// `codec_opaque` is the `opaque` field of the AVCodecContext that logged (frame-threading
+/// copies of a context share it), or NULL when the logger is not a codec context.
+typedef void (*scanout_log_sink)(int level, const char *context, const char *line, void *codec_opaque);
+
+/// Routes av_log through `sink` (NULL restores FFmpeg's default callback). Lines above
+/// `max_level` (AV_LOG_* numbering) are dropped before formatting. Thread-safe: FFmpeg may log
+/// from its decoding threads, and the sink is called on whatever thread logged.
+void scanout_install_log_sink(scanout_log_sink sink, int max_level);
+
+/// Sets the level filter of the installed sink.
+void scanout_set_log_level(int max_level);
+#endif

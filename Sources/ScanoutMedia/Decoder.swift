@@ -1,0 +1,126 @@
+import CFFmpeg
+
+/// Turns packets of one stream into frames, in presentation order.
+///
+/// The contract follows libavcodec's send/receive model: after each `send`, call `receive` until
+/// it returns false; `send(nil)` starts draining, after which `receive` returns the delayed frames
+/// and then false. `flush()` drops everything in flight (after a seek).
+public protocol Decoder: AnyObject {
+    /// Short name of the implementation for logs and stats ("sw", "hw").
+    var kind: String { get }
+    func send(_ packet: Packet?) throws
+    func receive(into frame: VideoFrame) throws -> Bool
+    func flush()
+    var stats: DecodeStats { get }
+}
+
+/// What went wrong inside a stream, counted rather than fatal, as the ffmpeg tool does.
+public struct DecodeStats: Sendable, Equatable {
+    /// Packets the decoder rejected (`avcodec_send_packet` < 0) plus failed receives.
+    public var rejectedPackets = 0
+    /// Frames the decoder output with concealed errors (`decode_error_flags`, `AV_FRAME_FLAG_CORRUPT`).
+    public var concealedFrames = 0
+    /// Error lines libavcodec logged while decoding (how most concealed errors show up).
+    public var loggedErrors = 0
+    public var framesDecoded = 0
+
+    public var errorCount: Int { rejectedPackets + loggedErrors }
+    public var hasErrors: Bool { rejectedPackets > 0 || concealedFrames > 0 || loggedErrors > 0 }
+    public init() {}
+}
+
+/// Decoding options.
+public struct DecoderOptions: Sendable {
+    /// Decoding threads; 0 lets libavcodec pick (one per core).
+    public var threads: Int = 0
+    public init(threads: Int = 0) { self.threads = threads }
+}
+
+/// libavcodec software decoding with frame and slice threading; owns the `AVCodecContext`
+/// (freed once, in `deinit`). Not thread-safe; one owner at a time (libavcodec runs its own
+/// worker threads internally).
+public final class SoftwareDecoder: Decoder {
+    public let kind = "sw"
+    public let codecName: String
+    let context: UnsafeMutablePointer<AVCodecContext>
+    private let input: String
+    public private(set) var stats = DecodeStats()
+    private let errorLines = ErrorLineCounter()
+
+    /// Opens the decoder for the demuxer's video stream.
+    public init(for demuxer: Demuxer, options: DecoderOptions = DecoderOptions()) throws {
+        input = demuxer.input
+        let par = demuxer.codecParameters
+        codecName = demuxer.video.codecName
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
+            var name = demuxer.video.codecName
+            if name == "none" || name == "unknown" {
+                let tag = par.pointee.codec_tag
+                name = tag == 0 ? "unknown" : "unknown (tag \(fourCC(tag)))"
+            }
+            throw MediaError.unsupportedCodec(input: demuxer.input, codec: name)
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
+        context = ctx
+        FFmpegLog.ensureInstalled()
+        ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
+        var r = avcodec_parameters_to_context(ctx, par)
+        if r >= 0 {
+            ctx.pointee.pkt_timebase = demuxer.stream.pointee.time_base
+            ctx.pointee.thread_count = Int32(options.threads)
+            ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+            r = avcodec_open2(ctx, codec, nil)
+        }
+        if r < 0 {
+            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&c)
+            throw MediaError.decoderOpenFailed(input: demuxer.input, codec: codecName, reason: ffmpegErrorString(r))
+        }
+    }
+
+    deinit {
+        // Joins libavcodec's threads before `errorLines`, which they may log into, is released.
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    /// Feeds one packet, or `nil` to drain (`avcodec_send_packet`). A packet the decoder rejects
+    /// is counted and skipped, as the ffmpeg tool does; it does not end decoding.
+    public func send(_ packet: Packet?) throws {
+        let r = avcodec_send_packet(context, packet?.pointer)
+        if r < 0 && r != SCANOUT_AVERROR_EOF && r != SCANOUT_AVERROR_EAGAIN {
+            stats.rejectedPackets += 1
+        }
+        syncLoggedErrors()
+    }
+
+    /// Takes the next decoded frame (`avcodec_receive_frame`); false when the decoder needs input
+    /// or is drained.
+    public func receive(into frame: VideoFrame) throws -> Bool {
+        let r = avcodec_receive_frame(context, frame.pointer)
+        if r == SCANOUT_AVERROR_EAGAIN || r == SCANOUT_AVERROR_EOF { return false }
+        if r < 0 {
+            stats.rejectedPackets += 1
+            syncLoggedErrors()
+            return false
+        }
+        stats.framesDecoded += 1
+        if frame.hasDecodeErrors { stats.concealedFrames += 1 }
+        syncLoggedErrors()
+        return true
+    }
+
+    /// Drops frames in flight and resets the decoder's state (`avcodec_flush_buffers`).
+    public func flush() {
+        avcodec_flush_buffers(context)
+    }
+
+    private func syncLoggedErrors() {
+        stats.loggedErrors = errorLines.value
+    }
+}
+
+func fourCC(_ tag: UInt32) -> String {
+    let bytes = (0..<4).map { UInt8((tag >> ($0 * 8)) & 0xff) }
+    return String(decoding: bytes.map { (32...126).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+}

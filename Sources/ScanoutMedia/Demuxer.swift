@@ -1,0 +1,322 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How an input is opened.
+public struct DemuxerOptions: Sendable {
+    /// Longest wait for the source to answer: opening, probing, and each read. Network sources
+    /// that stall past it fail with `MediaError.timedOut` instead of hanging.
+    public var timeoutSeconds: Double = 10
+    public init(timeoutSeconds: Double = 10) { self.timeoutSeconds = timeoutSeconds }
+}
+
+/// Facts about the chosen video stream, read once at open.
+public struct VideoStreamInfo: Sendable {
+    public var index: Int
+    public var codecName: String
+    public var codecLongName: String
+    public var profile: String?
+    public var width: Int
+    public var height: Int
+    public var pixelFormat: PixelFormat
+    /// Units of every timestamp of this stream.
+    public var timeBase: Rational
+    /// The frame rate FFmpeg guesses (`av_guess_frame_rate`); invalid when unknown.
+    public var frameRate: Rational
+    /// First presentation timestamp in `timeBase`, nil when unknown.
+    public var startTime: Int64?
+    /// Duration in `timeBase`, nil when unknown.
+    public var duration: Int64?
+    /// Frame count the container states, nil when it states none.
+    public var declaredFrameCount: Int?
+    public var sampleAspectRatio: Rational
+    public var orientation: Orientation
+    public var colorSpace: ColorSpace
+    public var colorRange: ColorRange
+    public var bitRate: Int64
+
+    public var durationSeconds: Double? { duration.map { Double($0) * timeBase.doubleValue } }
+}
+
+/// How to turn stored pixels upright, from the stream's display matrix.
+///
+/// One of the eight lossless turns and mirrors of a picture: rotate `rotation` degrees clockwise
+/// (0, 90, 180, 270), then mirror left–right when `mirrored`. Chosen exactly as the ffmpeg tool's
+/// autorotation chooses its transpose/hflip/vflip filters, so that rendered frames match it.
+public struct Orientation: Hashable, Sendable, CustomStringConvertible {
+    public var rotation: Int
+    public var mirrored: Bool
+
+    public init(rotation: Int = 0, mirrored: Bool = false) {
+        self.rotation = ((rotation % 360) + 360) % 360
+        self.mirrored = mirrored
+    }
+
+    public static let identity = Orientation()
+    public var isIdentity: Bool { self == .identity }
+    public var swapsDimensions: Bool { rotation == 90 || rotation == 270 }
+
+    public var description: String { mirrored ? "rotate \(rotation), mirror" : "rotate \(rotation)" }
+
+    /// From a 3×3 display matrix in FFmpeg's 16.16 layout (`av_display_rotation_get`).
+    init(displayMatrix m: UnsafePointer<Int32>) {
+        var theta = -av_display_rotation_get(m).rounded()
+        if theta.isNaN { theta = 0 }
+        theta -= 360 * (theta / 360 + 0.9 / 360).rounded(.down)
+        if abs(theta - 90) < 1 {
+            // transpose=cclock_flip (a plain transpose) or transpose=clock
+            self.init(rotation: 90, mirrored: m[3] > 0)
+        } else if abs(theta - 180) < 1 {
+            switch (m[0] < 0, m[4] < 0) {
+            case (true, true): self.init(rotation: 180)
+            case (true, false): self.init(rotation: 0, mirrored: true)
+            case (false, true): self.init(rotation: 180, mirrored: true)
+            case (false, false): self.init()
+            }
+        } else if abs(theta - 270) < 1 {
+            // transpose=clock_flip or transpose=cclock
+            self.init(rotation: 270, mirrored: m[3] < 0)
+        } else if abs(theta) < 1, m[4] < 0 {
+            self.init(rotation: 180, mirrored: true)  // vflip
+        } else {
+            // Angles other than quarter turns are not applied (ffmpeg would rotate with
+            // interpolation); the picture is shown as stored.
+            self.init()
+        }
+    }
+}
+
+/// Opens an input with libavformat and reads the packets of its best video stream; owns the
+/// `AVFormatContext` (closed once, in `deinit`).
+///
+/// Inputs are local paths or any URL libavformat understands (`http://`, `https://`, `file:`).
+/// Reads block the calling thread; every blocking step is bounded by `DemuxerOptions.timeoutSeconds`
+/// through libavformat's interrupt callback. Not thread-safe; one owner at a time.
+public final class Demuxer {
+    public let input: String
+    public let video: VideoStreamInfo
+    let context: UnsafeMutablePointer<AVFormatContext>
+    let stream: UnsafeMutablePointer<AVStream>
+    private let deadline: Deadline
+    private let options: DemuxerOptions
+    /// Packets the demuxer flagged as short reads (a truncated file).
+    public private(set) var corruptPackets = 0
+
+    /// The input's start time in microseconds (`AVFormatContext.start_time`), nil when unknown.
+    public var formatStartTime: Int64? {
+        context.pointee.start_time == SCANOUT_AV_NOPTS_VALUE ? nil : context.pointee.start_time
+    }
+
+    /// Name of the container format (`mov,mp4,m4a,3gp,3g2,mj2`, `mpegts`, `matroska,webm`, ...).
+    public var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
+
+    /// Whether the container can seek to a byte offset (MPEG-TS can, MP4 and Matroska cannot).
+    public var canSeekByByte: Bool {
+        context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK == 0 && context.pointee.pb != nil
+    }
+
+    public init(input: String, options: DemuxerOptions = DemuxerOptions()) throws {
+        self.input = input
+        self.options = options
+        try Self.checkLocalPath(input)
+
+        deadline = Deadline()
+        guard let ctx = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
+        ctx.pointee.interrupt_callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
+        }
+        ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(deadline).toOpaque()
+
+        var dict: OpaquePointer? = nil
+        let micros = String(Int64(options.timeoutSeconds * 1_000_000))
+        av_dict_set(&dict, "rw_timeout", micros, 0)
+        av_dict_set(&dict, "reconnect", "0", 0)
+        defer { av_dict_free(&dict) }
+
+        var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
+        deadline.arm(seconds: options.timeoutSeconds)
+        let openResult = avformat_open_input(&ctxOpt, input, nil, &dict)
+        if openResult < 0 {
+            // avformat_open_input frees the context on failure.
+            throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening")
+        }
+        guard let opened = ctxOpt else { throw MediaError.openFailed(input: input, reason: "no context") }
+
+        deadline.arm(seconds: options.timeoutSeconds)
+        let probe = avformat_find_stream_info(opened, nil)
+        if probe < 0 {
+            avformat_close_input(&ctxOpt)
+            throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams")
+        }
+
+        let best = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard best >= 0, let st = opened.pointee.streams[Int(best)] else {
+            avformat_close_input(&ctxOpt)
+            throw MediaError.noVideoStream(input: input)
+        }
+        // Only the video stream's packets are read; the demuxer skips the rest cheaply.
+        for i in 0..<Int(opened.pointee.nb_streams) where i != Int(best) {
+            opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
+        }
+        context = opened
+        stream = st
+        video = Self.describe(stream: st, context: opened)
+        deadline.disarm()
+    }
+
+    deinit {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&ctx)
+    }
+
+    /// The stream's codec parameters, for opening a decoder. Valid as long as the demuxer lives.
+    var codecParameters: UnsafeMutablePointer<AVCodecParameters> { stream.pointee.codecpar }
+
+    /// Reads the next packet of the video stream into `packet` (`av_read_frame`).
+    /// Returns false at the end of the input.
+    public func read(into packet: Packet) throws -> Bool {
+        while true {
+            packet.unref()
+            deadline.arm(seconds: options.timeoutSeconds)
+            let r = av_read_frame(context, packet.pointer)
+            deadline.disarm()
+            if r == SCANOUT_AVERROR_EOF { return false }
+            if r < 0 {
+                if deadline.fired {
+                    throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading")
+                }
+                if r == scanout_averror(EIO) || r == SCANOUT_AVERROR_INVALIDDATA, isLocalFileShorterThanExpected {
+                    throw MediaError.truncated(input: input, detail: "data ends before the container's index says it should")
+                }
+                throw MediaError.readFailed(input: input, reason: ffmpegErrorString(r))
+            }
+            if packet.streamIndex != video.index { continue }
+            if packet.isCorrupt { corruptPackets += 1 }
+            return true
+        }
+    }
+
+    /// Seeks so that the next packet read is the keyframe at or before `timestamp` (in the
+    /// stream's time base), or the keyframe at byte `position` when given and the container
+    /// allows byte seeks (`avformat_seek_file` / `av_seek_frame`).
+    public func seek(toTimestamp timestamp: Int64, position: Int64? = nil) throws {
+        deadline.arm(seconds: options.timeoutSeconds)
+        defer { deadline.disarm() }
+        let r: Int32
+        if let position, canSeekByByte {
+            r = av_seek_frame(context, -1, position, AVSEEK_FLAG_BYTE)
+        } else {
+            r = av_seek_frame(context, Int32(video.index), timestamp, AVSEEK_FLAG_BACKWARD)
+        }
+        if r < 0 {
+            if deadline.fired { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "seeking") }
+            throw MediaError.readFailed(input: input, reason: "seek failed: \(ffmpegErrorString(r))")
+        }
+    }
+
+    /// A truncated MP4 ends reads with EIO/INVALIDDATA before EOF; the file's end tells it apart
+    /// from a read error.
+    private var isLocalFileShorterThanExpected: Bool {
+        guard let pb = context.pointee.pb else { return false }
+        return avio_feof(pb) != 0 || pb.pointee.eof_reached != 0
+    }
+
+    private static func checkLocalPath(_ input: String) throws {
+        // URLs other than file: are libavformat's business.
+        if let colon = input.firstIndex(of: ":"), input[..<colon].count > 1,
+           input[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "." || $0 == "-" }),
+           !input.hasPrefix("file:") {
+            return
+        }
+        let path = input.hasPrefix("file:") ? String(input.dropFirst(5)) : input
+        var st = stat()
+        if stat(path, &st) != 0 {
+            switch errno {
+            case ENOENT, ENOTDIR: throw MediaError.notFound(input: input)
+            case EACCES: throw MediaError.permissionDenied(input: input)
+            default: throw MediaError.openFailed(input: input, reason: String(cString: strerror(errno)))
+            }
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw MediaError.isDirectory(input: input) }
+        if access(path, R_OK) != 0 { throw MediaError.permissionDenied(input: input) }
+    }
+
+    private static func openError(input: String, code: Int32, deadline: Deadline, timeout: Double, during: String) -> MediaError {
+        if deadline.fired || code == SCANOUT_AVERROR_EXIT || code == scanout_averror(ETIMEDOUT) {
+            return .timedOut(input: input, seconds: timeout, during: during)
+        }
+        if code == scanout_averror(ENOENT) { return .notFound(input: input) }
+        if code == scanout_averror(EACCES) { return .permissionDenied(input: input) }
+        if code == SCANOUT_AVERROR_INVALIDDATA {
+            return .openFailed(input: input, reason: "not a media file libavformat recognises, or its header is damaged or missing (\(ffmpegErrorString(code)))")
+        }
+        return .openFailed(input: input, reason: ffmpegErrorString(code))
+    }
+
+    private static func describe(stream st: UnsafeMutablePointer<AVStream>, context: UnsafeMutablePointer<AVFormatContext>) -> VideoStreamInfo {
+        let par = st.pointee.codecpar!
+        let desc = avcodec_descriptor_get(par.pointee.codec_id)
+        let codecName = desc.map { String(cString: $0.pointee.name) } ?? "unknown"
+        let longName = desc.flatMap { $0.pointee.long_name.map { String(cString: $0) } } ?? codecName
+        let profile = avcodec_profile_name(par.pointee.codec_id, par.pointee.profile).map { String(cString: $0) }
+
+        var orientation = Orientation.identity
+        var size: Int = 0
+        if let sd = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 9 * 4 {
+            orientation = sd.withMemoryRebound(to: Int32.self, capacity: 9) { Orientation(displayMatrix: $0) }
+        }
+        let start = st.pointee.start_time == SCANOUT_AV_NOPTS_VALUE ? nil : st.pointee.start_time
+        let duration = st.pointee.duration == SCANOUT_AV_NOPTS_VALUE ? nil : st.pointee.duration
+        let sar = av_guess_sample_aspect_ratio(context, st, nil)
+        let range: ColorRange = par.pointee.color_range == AVCOL_RANGE_JPEG ? .full
+            : (par.pointee.color_range == AVCOL_RANGE_MPEG ? .limited : .unspecified)
+        return VideoStreamInfo(
+            index: Int(st.pointee.index),
+            codecName: codecName,
+            codecLongName: longName,
+            profile: profile,
+            width: Int(par.pointee.width),
+            height: Int(par.pointee.height),
+            pixelFormat: PixelFormat(rawValue: par.pointee.format),
+            timeBase: Rational(st.pointee.time_base),
+            frameRate: Rational(av_guess_frame_rate(context, st, nil)),
+            startTime: start,
+            duration: duration,
+            declaredFrameCount: st.pointee.nb_frames > 0 ? Int(st.pointee.nb_frames) : nil,
+            sampleAspectRatio: Rational(sar),
+            orientation: orientation,
+            colorSpace: ColorSpace(rawValue: par.pointee.color_space.rawValue),
+            colorRange: range,
+            bitRate: par.pointee.bit_rate
+        )
+    }
+}
+
+/// A monotonic deadline that libavformat's interrupt callback polls. Shared between the demuxer
+/// and the callback on the same thread (libavformat calls it from inside the blocking call).
+final class Deadline {
+    private var limit: UInt64 = 0
+    private(set) var fired = false
+
+    func arm(seconds: Double) {
+        fired = false
+        limit = monotonicNanoseconds() + UInt64(max(seconds, 0.001) * 1e9)
+    }
+
+    func disarm() { limit = 0 }
+
+    var expired: Bool {
+        guard limit != 0 else { return false }
+        if monotonicNanoseconds() >= limit { fired = true }
+        return fired
+    }
+}
+
+/// Nanoseconds on the monotonic clock (`clock_gettime(CLOCK_MONOTONIC)`).
+public func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

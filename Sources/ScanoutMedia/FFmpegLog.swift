@@ -1,0 +1,76 @@
+import CFFmpeg
+import CScanoutShims
+import Synchronization
+
+/// Where FFmpeg's own log lines go.
+///
+/// By default libav* prints nothing: Scanout reports errors itself, one line each. `--verbose`
+/// raises the level so that FFmpeg's warnings reach stderr with their context ("[h264] ...").
+/// Lines at error level from a decoder are also counted, because that is how libavcodec reports
+/// concealed bitstream errors that its API calls do not return.
+public enum FFmpegLog {
+    public enum Level: Int32, Sendable, Comparable {
+        case quiet = -8, panic = 0, fatal = 8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    private static let printLevel = Atomic<Int32>(Level.quiet.rawValue)
+
+    private static let installed = Atomic<Bool>(false)
+
+    /// Installs the sink. Lines at `level` or more severe are printed on stderr; error lines
+    /// are always seen so that decoders can count them.
+    public static func install(printing level: Level = .quiet) {
+        printLevel.store(level.rawValue, ordering: .relaxed)
+        installed.store(true, ordering: .relaxed)
+        scanout_install_log_sink(sink, max(level.rawValue, Level.error.rawValue))
+    }
+
+    /// Installs the sink at its quiet default unless `install(printing:)` already ran.
+    static func ensureInstalled() {
+        if installed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            scanout_install_log_sink(sink, Level.error.rawValue)
+        }
+    }
+
+    private static let sink: scanout_log_sink = { level, context, line, codecOpaque in
+        if level <= Level.error.rawValue, let codecOpaque {
+            Unmanaged<ErrorLineCounter>.fromOpaque(codecOpaque).takeUnretainedValue().add()
+        }
+        guard level <= FFmpegLog.printLevel.load(ordering: .relaxed), let line else { return }
+        let ctx = context.map { String(cString: $0) } ?? ""
+        let text = ctx.isEmpty ? "ffmpeg: \(String(cString: line))\n" : "ffmpeg [\(ctx)]: \(String(cString: line))\n"
+        StandardError.write(text)
+    }
+}
+
+/// Counts the error lines one codec context (and its frame-threading copies) logs; the context's
+/// `opaque` points at it. Atomic because libavcodec logs from its worker threads.
+final class ErrorLineCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// Unbuffered writes to stderr, safe from any thread.
+public enum StandardError {
+    public static func write(_ text: String) {
+        var t = text
+        t.withUTF8 { buf in
+            var off = 0
+            while off < buf.count {
+                let n = unistd_write(2, buf.baseAddress! + off, buf.count - off)
+                if n <= 0 { break }
+                off += n
+            }
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+@inline(__always) func unistd_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Glibc.write(fd, p, n) }
+#elseif canImport(Darwin)
+import Darwin
+@inline(__always) func unistd_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { Darwin.write(fd, p, n) }
+#endif

@@ -1,0 +1,191 @@
+import CFFmpeg
+
+/// The presentation timestamps of a stream's frames and where its keyframes are, built by
+/// demuxing the whole input once (no decoding: a few milliseconds per thousand packets).
+///
+/// Frame n is the n-th smallest timestamp among the packets the decoder will show: packets
+/// flagged for discard (MP4 edit lists) and packets before the first keyframe are left out,
+/// as the decoder drops them too.
+public struct FrameIndex: Sendable {
+    public struct Keyframe: Sendable {
+        public var pts: Int64
+        public var dts: Int64?
+        public var position: Int64?
+    }
+
+    /// Presentation timestamps in presentation order; index = frame number.
+    public let timestamps: [Int64]
+    /// Keyframes in decoding order.
+    public let keyframes: [Keyframe]
+    /// False when timestamps are missing or repeat (raw elementary streams): frames can then only
+    /// be found by decoding from the start.
+    public let isSeekable: Bool
+
+    public var frameCount: Int { timestamps.count }
+
+    /// Scans `input` with a demuxer of its own.
+    public static func build(input: String, options: DemuxerOptions = DemuxerOptions()) throws -> FrameIndex {
+        let demuxer = try Demuxer(input: input, options: options)
+        let packet = Packet()
+        var pts: [Int64] = []
+        var keys: [Keyframe] = []
+        var seekable = true
+        var seenKey = false
+        while try demuxer.read(into: packet) {
+            if packet.isKeyframe { seenKey = true }
+            guard seenKey else { continue }
+            if packet.isKeyframe, let p = packet.pts ?? packet.dts {
+                keys.append(Keyframe(pts: p, dts: packet.dts, position: packet.position))
+            }
+            if packet.isDiscarded { continue }
+            guard let p = packet.pts else { seekable = false; continue }
+            pts.append(p)
+        }
+        pts.sort()
+        for i in pts.indices.dropFirst() where pts[i] == pts[i - 1] { seekable = false; break }
+        if keys.isEmpty { seekable = false }
+        return FrameIndex(timestamps: pts, keyframes: keys, isSeekable: seekable)
+    }
+
+    /// The frame shown at `seconds` after the first frame: the last frame whose timestamp is not
+    /// later than that instant.
+    public func frameNumber(at seconds: Double, timeBase: Rational) -> Int? {
+        guard let first = timestamps.first, seconds >= 0 else { return nil }
+        // An instant that is exactly a frame's start lands on that frame despite float rounding.
+        let limit = first + Int64((seconds / timeBase.doubleValue + 1e-6).rounded(.down))
+        var lo = 0, hi = timestamps.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if timestamps[mid] <= limit { lo = mid + 1 } else { hi = mid }
+        }
+        return lo == 0 ? nil : lo - 1
+    }
+
+    /// The last keyframe (in decoding order) whose timestamp is not after `pts`, and the one
+    /// before it for a retry.
+    func keyframeIndex(for pts: Int64) -> Int? {
+        keyframes.lastIndex { $0.pts <= pts }
+    }
+}
+
+/// Finds exact frames by number or time: seeks to the keyframe before the frame and decodes
+/// forward, checking the timestamp of every frame it hands out. Stays exact with B-frames,
+/// open GOPs (leading pictures are decoded from the previous GOP), MP4 edit lists, non-zero
+/// start times and variable frame rates; where the index cannot be trusted (no timestamps) it
+/// decodes from the start and counts. Not thread-safe; one owner at a time.
+public final class FrameSeeker {
+    public private(set) var reader: FrameReader
+    public let index: FrameIndex
+    private let demuxerOptions: DemuxerOptions
+    private let decoderOptions: DecoderOptions
+    private let frame = VideoFrame()
+    /// Number of the frame held in `frame`, when the reader is positioned by counting from 0.
+    private var linearPosition = -1
+    /// Timestamp of the last frame decoded since the last seek, nil right after a seek.
+    private var lastPts: Int64?
+    private var currentKeyframe: Int?
+    /// Seeks made (for tests and stats).
+    public private(set) var seeks = 0
+    /// Frames decoded to reach the requested ones (for tests and stats).
+    public private(set) var framesDecoded = 0
+
+    public init(input: String, demuxerOptions: DemuxerOptions = DemuxerOptions(), decoderOptions: DecoderOptions = DecoderOptions()) throws {
+        self.demuxerOptions = demuxerOptions
+        self.decoderOptions = decoderOptions
+        index = try FrameIndex.build(input: input, options: demuxerOptions)
+        reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions)
+    }
+
+    public var frameCount: Int { index.frameCount }
+
+    /// The frame number shown `seconds` after the first frame.
+    public func frameNumber(at seconds: Double) throws -> Int {
+        let tb = reader.video.timeBase
+        guard let n = index.frameNumber(at: seconds, timeBase: tb) else {
+            let dur = index.timestamps.last.map { Double($0 - index.timestamps[0]) * tb.doubleValue } ?? 0
+            throw MediaError.timeOutOfRange(input: reader.input, seconds: seconds, durationSeconds: dur)
+        }
+        if n == index.frameCount - 1, let last = index.timestamps.last {
+            // Past the last frame's display time is past the end of the stream.
+            let lastDuration = index.timestamps.count > 1 ? last - index.timestamps[index.timestamps.count - 2] : 0
+            let end = Double(last - index.timestamps[0] + lastDuration) * tb.doubleValue
+            if seconds >= end + 1e-9 && lastDuration > 0 {
+                throw MediaError.timeOutOfRange(input: reader.input, seconds: seconds, durationSeconds: end)
+            }
+        }
+        return n
+    }
+
+    /// Decodes frame `number` and returns it (valid until the next call; `clone()` to keep it).
+    public func frame(_ number: Int) throws -> VideoFrame {
+        guard number >= 0 else { throw MediaError.frameOutOfRange(input: reader.input, requested: number, frameCount: index.frameCount) }
+        if index.isSeekable {
+            guard number < index.frameCount else {
+                throw MediaError.frameOutOfRange(input: reader.input, requested: number, frameCount: index.frameCount)
+            }
+            if let f = try seekAndDecode(to: index.timestamps[number]) { return f }
+        }
+        return try linear(to: number)
+    }
+
+    private func seekAndDecode(to target: Int64) throws -> VideoFrame? {
+        guard var k = index.keyframeIndex(for: target) else { return nil }
+        var attempts = 0
+        // Keep decoding forward when the target is ahead and no nearer keyframe lies in between.
+        if let last = lastPts, target > last, let cur = currentKeyframe, k == cur || index.keyframes[k].pts <= last {
+            if let f = try decodeForward(to: target) { return f }
+        }
+        while attempts < 3 {
+            let key = index.keyframes[k]
+            try reader.seek(toTimestamp: key.dts ?? key.pts, position: key.position)
+            seeks += 1
+            currentKeyframe = k
+            lastPts = nil
+            linearPosition = -1
+            if let f = try decodeForward(to: target) { return f }
+            // Landed after the target (or the seek was imprecise): start one GOP earlier.
+            attempts += 1
+            guard k > 0 else { break }
+            k -= 1
+        }
+        return nil
+    }
+
+    private func decodeForward(to target: Int64) throws -> VideoFrame? {
+        while try reader.next(into: frame) {
+            framesDecoded += 1
+            guard let pts = frame.pts else { continue }
+            lastPts = pts
+            if pts == target { return frame }
+            if pts > target && !isLeadingPicture(pts) { return nil }
+        }
+        return nil
+    }
+
+    /// Right after a seek, frames before the keyframe (open-GOP leading pictures) may come out
+    /// first; they do not mean the target was passed.
+    private func isLeadingPicture(_ pts: Int64) -> Bool {
+        guard let k = currentKeyframe else { return false }
+        return pts < index.keyframes[k].pts
+    }
+
+    private func linear(to number: Int) throws -> VideoFrame {
+        if number == linearPosition { return frame }
+        if number <= linearPosition || (linearPosition < 0 && (lastPts != nil || currentKeyframe != nil)) {
+            // Back to the very start: a fresh reader, since streams without timestamps may not
+            // seek at all.
+            reader = try FrameReader(input: reader.input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions)
+            currentKeyframe = nil
+            lastPts = nil
+            linearPosition = -1
+        }
+        while linearPosition < number {
+            guard try reader.next(into: frame) else {
+                throw MediaError.frameOutOfRange(input: reader.input, requested: number, frameCount: linearPosition + 1)
+            }
+            framesDecoded += 1
+            linearPosition += 1
+        }
+        return frame
+    }
+}

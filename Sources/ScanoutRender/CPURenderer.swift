@@ -1,0 +1,62 @@
+import CFFmpeg
+import ScanoutMedia
+
+/// The bit-exact reference renderer: a decoded frame to upright RGB in CPU memory with
+/// libswscale (`Scaler`), so that its output equals
+/// `ffmpeg -i INPUT -vf select=eq(n\,N) -frames:v 1 -pix_fmt rgb24` byte for byte.
+///
+/// Orientation is applied to the YUV planes before conversion, exactly like the ffmpeg tool's
+/// autorotation; the sample aspect ratio is carried in the image, not resampled. Reuses its
+/// conversion context and buffers between frames. Not thread-safe; one owner at a time.
+public final class CPURenderer {
+    private let scaler = Scaler()
+    private let converted = VideoFrame()
+
+    public init() {}
+
+    /// Renders `frame` turned by `orientation` into packed RGB of `layout`.
+    public func render(_ frame: VideoFrame, orientation: Orientation = .identity, layout: RGBImage.Layout = .rgb24) throws -> RGBImage {
+        var source = frame
+        var turnAfter = Orientation.identity
+        if !orientation.isIdentity {
+            if frame.canOrientPlanes(orientation) {
+                source = try frame.oriented(orientation)
+            } else {
+                turnAfter = orientation
+            }
+        }
+        try scaler.convert(source, to: layout.pixelFormat, into: converted)
+        var bytes = [UInt8](repeating: 0, count: converted.width * converted.height * layout.bytesPerPixel)
+        let rowBytes = converted.width * layout.bytesPerPixel
+        let stride = converted.lineSize(0)
+        guard let base = converted.planeData(0) else { throw MediaError.ffmpeg(call: "sws_scale", code: -1, message: "no output plane") }
+        bytes.withUnsafeMutableBytes { dst in
+            for y in 0..<converted.height {
+                (dst.baseAddress! + y * rowBytes).copyMemory(from: base + y * stride, byteCount: rowBytes)
+            }
+        }
+        var image = RGBImage(width: converted.width, height: converted.height, layout: layout, bytes: bytes,
+                             sampleAspectRatio: frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1))
+        if !turnAfter.isIdentity { image = image.oriented(turnAfter) }
+        if orientation.swapsDimensions, image.sampleAspectRatio != Rational(1, 1) {
+            image.sampleAspectRatio = image.sampleAspectRatio.inverted
+        }
+        return image
+    }
+}
+
+extension RGBImage {
+    /// This image turned by `o` (lossless).
+    public func oriented(_ o: Orientation) -> RGBImage {
+        if o.isIdentity { return self }
+        let (w, h) = PlaneTransform.outputSize(width: width, height: height, o)
+        var out = [UInt8](repeating: 0, count: bytes.count)
+        bytes.withUnsafeBytes { src in
+            out.withUnsafeMutableBytes { dst in
+                PlaneTransform.apply(o, src: src.baseAddress!, srcStride: rowBytes, width: width, height: height,
+                                     elementSize: layout.bytesPerPixel, dst: dst.baseAddress!, dstStride: w * layout.bytesPerPixel)
+            }
+        }
+        return RGBImage(width: w, height: h, layout: layout, bytes: out, sampleAspectRatio: sampleAspectRatio)
+    }
+}

@@ -1,0 +1,154 @@
+import CFFmpeg
+import ScanoutMedia
+
+/// Writes decoded frames to a file or stdout (`-`).
+public protocol FrameWriter: AnyObject {
+    func write(_ frame: VideoFrame) throws
+    /// Flushes and closes the output; further writes are errors.
+    func finish() throws
+}
+
+/// Makes the writer that the output's extension asks for: `.y4m` → YUV4MPEG2, anything else
+/// (`.yuv`, `-`) → raw planar frames with no padding, as `ffmpeg -f rawvideo` writes them.
+public func makeFrameWriter(path: String, video: VideoStreamInfo, pixelFormat: PixelFormat, width: Int, height: Int, sampleAspectRatio: Rational) throws -> any FrameWriter {
+    if path.lowercased().hasSuffix(".y4m") {
+        // "-.y4m" is stdout in Y4M.
+        return try Y4MWriter(path: path == "-.y4m" ? "-" : path, pixelFormat: pixelFormat, width: width, height: height,
+                             frameRate: video.frameRate.isValid ? video.frameRate : Rational(25, 1),
+                             sampleAspectRatio: sampleAspectRatio)
+    }
+    return try RawVideoWriter(path: path)
+}
+
+/// Raw planar frames back to back; owns one `AVIOContext` (closed once).
+public final class RawVideoWriter: FrameWriter {
+    private var pb: UnsafeMutablePointer<AVIOContext>?
+    private let path: String
+    private var buffer: [UInt8] = []
+
+    public init(path: String) throws {
+        self.path = path
+        let r = avio_open(&pb, path == "-" ? "pipe:1" : path, AVIO_FLAG_WRITE)
+        if r < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(r)) }
+    }
+
+    deinit { avio_closep(&pb) }
+
+    public func write(_ frame: VideoFrame) throws {
+        guard let pb else { throw MediaError.outputFailed(path: path, reason: "already closed") }
+        let n = try frame.copyPacked(into: &buffer)
+        buffer.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32(n)) }
+        if pb.pointee.error < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(pb.pointee.error)) }
+    }
+
+    public func finish() throws {
+        guard let p = pb else { return }
+        avio_flush(p)
+        let err = p.pointee.error
+        avio_closep(&pb)
+        if err < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(err)) }
+    }
+}
+
+/// YUV4MPEG2 through libavformat's `yuv4mpegpipe` muxer (which writes the header, the
+/// colour-space tag and the FRAME markers) fed by the `wrapped_avframe` encoder. Owns the muxer
+/// and encoder contexts (freed once).
+public final class Y4MWriter: FrameWriter {
+    private var output: UnsafeMutablePointer<AVFormatContext>?
+    private var encoder: UnsafeMutablePointer<AVCodecContext>?
+    private let stream: UnsafeMutablePointer<AVStream>
+    private let packet = Packet()
+    private let path: String
+    private var nextPts: Int64 = 0
+    private var finished = false
+
+    public init(path: String, pixelFormat: PixelFormat, width: Int, height: Int, frameRate: Rational, sampleAspectRatio: Rational) throws {
+        self.path = path
+        var oc: UnsafeMutablePointer<AVFormatContext>? = nil
+        try check(avformat_alloc_output_context2(&oc, nil, "yuv4mpegpipe", nil), "avformat_alloc_output_context2(yuv4mpegpipe)")
+        guard let oc, let st = avformat_new_stream(oc, nil),
+              let codec = avcodec_find_encoder(AV_CODEC_ID_WRAPPED_AVFRAME),
+              let enc = avcodec_alloc_context3(codec) else { fatalError("Y4MWriter: out of memory") }
+        output = oc
+        stream = st
+        encoder = enc
+        let tb = frameRate.inverted
+        enc.pointee.width = Int32(width)
+        enc.pointee.height = Int32(height)
+        enc.pointee.pix_fmt = pixelFormat.av
+        enc.pointee.time_base = tb.av
+        enc.pointee.sample_aspect_ratio = sampleAspectRatio.av
+        try check(avcodec_open2(enc, codec, nil), "avcodec_open2(wrapped_avframe)")
+        try check(avcodec_parameters_from_context(st.pointee.codecpar, enc), "avcodec_parameters_from_context")
+        st.pointee.time_base = tb.av
+        st.pointee.sample_aspect_ratio = sampleAspectRatio.av
+        let r = avio_open(&oc.pointee.pb, path == "-" ? "pipe:1" : path, AVIO_FLAG_WRITE)
+        if r < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(r)) }
+        let h = avformat_write_header(oc, nil)
+        if h < 0 {
+            throw MediaError.outputFailed(path: path, reason: "Y4M cannot store \(pixelFormat.name) (\(ffmpegErrorString(h))); choose one with --pixel-format, e.g. yuv420p")
+        }
+    }
+
+    deinit {
+        if let oc = output {
+            if oc.pointee.pb != nil { avio_closep(&oc.pointee.pb) }
+            avformat_free_context(oc)
+        }
+        avcodec_free_context(&encoder)
+    }
+
+    public func write(_ frame: VideoFrame) throws {
+        guard let enc = encoder, let oc = output, !finished else { throw MediaError.outputFailed(path: path, reason: "already closed") }
+        let ref = frame.clone()
+        ref.pointer.pointee.pts = nextPts
+        nextPts += 1
+        try check(avcodec_send_frame(enc, ref.pointer), "avcodec_send_frame(wrapped_avframe)")
+        while true {
+            packet.unref()
+            let r = avcodec_receive_packet(enc, packet.pointer)
+            if r == SCANOUT_AVERROR_EAGAIN || r == SCANOUT_AVERROR_EOF { break }
+            try check(r, "avcodec_receive_packet(wrapped_avframe)")
+            packet.pointer.pointee.stream_index = stream.pointee.index
+            av_packet_rescale_ts(packet.pointer, enc.pointee.time_base, stream.pointee.time_base)
+            let w = av_write_frame(oc, packet.pointer)
+            if w < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(w)) }
+        }
+    }
+
+    public func finish() throws {
+        guard let oc = output, !finished else { return }
+        finished = true
+        let t = av_write_trailer(oc)
+        let err = oc.pointee.pb?.pointee.error ?? 0
+        avio_closep(&oc.pointee.pb)
+        if t < 0 || err < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(t < 0 ? t : err)) }
+    }
+}
+
+/// Bytes to a file or stdout (`-`) through one `AVIOContext` (closed once).
+public final class RawBytesWriter {
+    private var pb: UnsafeMutablePointer<AVIOContext>?
+    private let path: String
+
+    public init(path: String) throws {
+        self.path = path
+        let r = avio_open(&pb, path == "-" ? "pipe:1" : path, AVIO_FLAG_WRITE)
+        if r < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(r)) }
+    }
+
+    deinit { avio_closep(&pb) }
+
+    public func write(_ bytes: [UInt8]) {
+        guard let pb, !bytes.isEmpty else { return }
+        bytes.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32($0.count)) }
+    }
+
+    public func close() throws {
+        guard let p = pb else { return }
+        avio_flush(p)
+        let err = p.pointee.error
+        avio_closep(&pb)
+        if err < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(err)) }
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import ScanoutMedia
+import ScanoutRender
+
+struct Decode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode every frame to raw planar video (.yuv) or YUV4MPEG2 (.y4m).",
+        discussion: "Frames are written in the stream's pixel format unless --pixel-format names another (converted bit-exactly with libswscale)."
+    )
+
+    @Argument(help: "File path or URL.") var input: String
+    @Option(name: .shortAndLong, help: "Output file: .y4m for YUV4MPEG2, anything else raw; '-' for stdout (raw, or Y4M with --y4m).")
+    var output: String
+    @Option(help: "Pixel format of the output (ffmpeg's names: yuv420p, nv12, yuv420p10le, ...).")
+    var pixelFormat: String?
+    @Flag(help: "Write YUV4MPEG2 to stdout when --output is '-'.") var y4m = false
+    @Option(help: "Stop after this many frames.") var frames: Int?
+    @OptionGroup var options: InputOptions
+
+    func run() throws {
+        options.installLog()
+        try runReporting {
+            var target: PixelFormat?
+            if let name = pixelFormat {
+                guard let f = PixelFormat(name: name) else { throw MediaError.unsupportedPixelFormat(name: name) }
+                target = f
+            }
+            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
+            let scaler = Scaler()
+            let converted = VideoFrame()
+            let frame = VideoFrame()
+            var writer: (any FrameWriter)?
+            var count = 0
+            let path = (output == "-" && y4m) ? "pipe:.y4m" : output
+            while count < (frames ?? Int.max), try reader.next(into: frame) {
+                var out = frame
+                if let target, target != frame.pixelFormat {
+                    try scaler.convert(frame, to: target, into: converted)
+                    out = converted
+                }
+                if writer == nil {
+                    writer = try makeFrameWriter(path: path == "pipe:.y4m" ? "-.y4m" : path, video: reader.video, pixelFormat: out.pixelFormat,
+                                                 width: out.width, height: out.height, sampleAspectRatio: out.sampleAspectRatio)
+                }
+                try writer!.write(out)
+                count += 1
+            }
+            try writer?.finish()
+            if count == 0 { throw MediaError.noFrames(input: input) }
+            StandardError.write("decoded \(count) frame\(count == 1 ? "" : "s") of \(reader.video.codecName) \(reader.video.width)x\(reader.video.height) to \(output)\n")
+            if let damage = reader.damage() { throw damage }
+        }
+    }
+}

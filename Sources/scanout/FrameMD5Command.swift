@@ -1,0 +1,61 @@
+import ArgumentParser
+import ScanoutMedia
+import ScanoutRender
+
+struct FrameMD5: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "framemd5",
+        abstract: "Print one MD5 per decoded frame in ffmpeg's framemd5 layout.",
+        discussion: "The md5 column equals `ffmpeg -i INPUT -map 0:v:0 -f framemd5 -` frame for frame."
+    )
+
+    @Argument(help: "File path or URL.") var input: String
+    @Option(name: .shortAndLong, help: "Write here instead of stdout.") var output: String = "-"
+    @OptionGroup var options: InputOptions
+
+    func run() throws {
+        options.installLog()
+        try runReporting {
+            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
+            var checksum = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
+            let out = try TextOutput(path: output)
+            let frame = VideoFrame()
+            var n: Int64 = 0
+            while try reader.next(into: frame) {
+                if n == 0 { out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
+                out.write(try checksum.line(for: frame, fallbackTimestamp: n))
+                n += 1
+            }
+            try out.close()
+            if n == 0 { throw MediaError.noFrames(input: input) }
+            if let damage = reader.damage() { throw damage }
+        }
+    }
+}
+
+/// Buffered text to a file or stdout through `writeFile`'s AVIO path.
+final class TextOutput {
+    private let path: String
+    private var pending: [UInt8] = []
+    private let writer: RawBytesWriter
+
+    init(path: String) throws {
+        self.path = path
+        writer = try RawBytesWriter(path: path)
+    }
+
+    func write(_ s: String) {
+        pending.append(contentsOf: s.utf8)
+        if pending.count > 1 << 16 { flush() }
+    }
+
+    func flush() {
+        writer.write(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    func close() throws {
+        flush()
+        try writer.close()
+    }
+}

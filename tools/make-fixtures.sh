@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Generates the test clips into DIR (default .fixtures/) with ffmpeg from Debian, deterministically:
+# single-threaded encoders and bit-exact flags, so the same ffmpeg build gives the same bytes.
+# Every clip shows its frame number as a 10-bit binary code in the top 32 rows (bit b is the
+# 32-pixel-wide block b from the left: white = 1), so a test can read which frame it holds.
+# Re-running is cheap: a clip is made only when missing. Needs: ffmpeg, python3.
+set -euo pipefail
+DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
+mkdir -p "$DIR"
+cd "$DIR"
+STAMP=v3
+if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
+
+FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
+BX=(-fflags +bitexact -flags:v +bitexact)
+# The counter source: frame n as a binary code in the top band, testsrc2 below it.
+counter() { # size rate frames
+  echo "testsrc2=size=$1:rate=$2,geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))',trim=end_frame=$3"
+}
+X264=(-c:v libx264 -threads 1 -preset veryfast)
+
+# H.264 MP4, B-frames, closed GOPs of 30: the MP4 muxer writes an edit list for the B-frame delay.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 96)" "${X264[@]}" -g 30 -bf 2 -x264-params open-gop=0 -pix_fmt yuv420p "${BX[@]}" counter.mp4
+# Same picture in MPEG-TS with open GOPs (non-zero start time, leading B-frames across I-frames).
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 96)" "${X264[@]}" -g 24 -bf 3 -x264-params open-gop=1:scenecut=0 -pix_fmt yuv420p "${BX[@]}" counter_open.ts
+# An edit list that starts in the middle of a GOP: the first shown frame is not a keyframe.
+"${FF[@]}" -ss 0.5 -i counter.mp4 -c copy "${BX[@]}" counter_editlist.mp4
+# Variable frame rate in Matroska: frame n at t = n/30 s, plus 0.5 s after frame 40.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 80),setpts='(N/30+gte(N\,40)*0.5)/TB'" "${X264[@]}" -g 20 -bf 2 -fps_mode vfr -pix_fmt yuv420p "${BX[@]}" counter_vfr.mkv
+# BT.709-tagged, limited range.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv "${BX[@]}" bt709.mp4
+# Full range (yuvj-style tags) BT.601.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p -color_range pc -colorspace smpte170m "${BX[@]}" fullrange.mp4
+# Rotation metadata (display matrix, 90 degrees) and a non-square sample aspect ratio.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p -metadata:s:v:0 rotate=90 "${BX[@]}" rotated.mp4
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30),setsar=4/3" "${X264[@]}" -g 30 -pix_fmt yuv420p "${BX[@]}" anamorphic.mp4
+# Odd dimensions (4:4:4 so that H.264 allows them).
+"${FF[@]}" -f lavfi -i "$(counter 321x241 30 20)" "${X264[@]}" -g 10 -pix_fmt yuv444p "${BX[@]}" odd.mkv
+# HEVC 10-bit, VP9, AV1.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" -c:v libx265 -preset ultrafast -x265-params pools=1:frame-threads=1:log-level=error:keyint=15 -pix_fmt yuv420p10le "${BX[@]}" hevc10.mkv
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" -c:v libvpx-vp9 -threads 1 -deadline realtime -cpu-used 8 -g 15 -pix_fmt yuv420p "${BX[@]}" vp9.webm
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 20)" -c:v libaom-av1 -threads 1 -cpu-used 8 -g 10 -pix_fmt yuv420p "${BX[@]}" av1.mkv
+# A raw H.264 elementary stream (no container timestamps).
+"${FF[@]}" -i counter.mp4 -c copy -bsf:v h264_mp4toannexb -frames:v 60 "${BX[@]}" counter.h264
+
+# Bad inputs.
+# Truncated: moov first (faststart) and the data cut at 60%; moov last and cut (no index at all).
+"${FF[@]}" -i counter.mp4 -c copy -movflags +faststart "${BX[@]}" faststart.mp4
+python3 - <<'PY'
+import os, random
+def cut(src, dst, frac):
+    data = open(src, 'rb').read()
+    open(dst, 'wb').write(data[:int(len(data) * frac)])
+cut('faststart.mp4', 'truncated.mp4', 0.6)
+cut('counter.mp4', 'truncated_noindex.mp4', 0.6)
+# Corrupt: overwrite payload bytes of TS packets in the middle (headers kept so demuxing goes on).
+data = bytearray(open('counter_open.ts', 'rb').read())
+rng = random.Random(7)
+n = len(data) // 188
+for i in range(n // 3, n // 3 + 40):
+    off = i * 188
+    for j in range(20, 188):
+        data[off + j] = rng.randrange(256)
+open('corrupt.ts', 'wb').write(bytes(data))
+# Random bytes.
+rng = random.Random(1)
+open('random.bin', 'wb').write(bytes(rng.randrange(256) for _ in range(65536)))
+# A Matroska file whose codec id no libavcodec knows (V_MPEG4/ISO/AVC renamed, same length).
+mkv = bytearray(open('odd.mkv', 'rb').read())
+i = mkv.find(b'V_MPEG4/ISO/AVC')
+assert i >= 0
+mkv[i:i + 15] = b'V_SCANOUT/NONE1'
+open('unknown_codec.mkv', 'wb').write(bytes(mkv))
+PY
+# Audio only.
+"${FF[@]}" -f lavfi -i "sine=frequency=440:duration=1" -c:a pcm_s16le "${BX[@]}" audio_only.wav
+echo "$STAMP" > .stamp
