@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v3
+STAMP=v4
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -32,7 +32,8 @@ X264=(-c:v libx264 -threads 1 -preset veryfast)
 # Full range (yuvj-style tags) BT.601.
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p -color_range pc -colorspace smpte170m "${BX[@]}" fullrange.mp4
 # Rotation metadata (display matrix, 90 degrees) and a non-square sample aspect ratio.
-"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p -metadata:s:v:0 rotate=90 "${BX[@]}" rotated.mp4
+# (This ffmpeg writes no rotation itself: the track header's matrix is patched below.)
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p "${BX[@]}" rotated.mp4
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 30),setsar=4/3" "${X264[@]}" -g 30 -pix_fmt yuv420p "${BX[@]}" anamorphic.mp4
 # Odd dimensions (4:4:4 so that H.264 allows them).
 "${FF[@]}" -f lavfi -i "$(counter 321x241 30 20)" "${X264[@]}" -g 10 -pix_fmt yuv444p "${BX[@]}" odd.mkv
@@ -62,6 +63,16 @@ for i in range(n // 3, n // 3 + 40):
     for j in range(20, 188):
         data[off + j] = rng.randrange(256)
 open('corrupt.ts', 'wb').write(bytes(data))
+# Display matrix of a 90-degree clockwise turn in the video track header (tkhd, version 0).
+import struct
+mp4 = bytearray(open('rotated.mp4', 'rb').read())
+identity = struct.pack('>9i', 0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+turn90 = struct.pack('>9i', 0, 0x10000, 0, -0x10000, 0, 0, 0, 0, 0x40000000)
+i = mp4.find(b'tkhd')
+j = mp4.find(identity, i)
+assert i >= 0 and j == i + 44, (i, j)
+mp4[j:j + 36] = turn90
+open('rotated.mp4', 'wb').write(bytes(mp4))
 # Random bytes.
 rng = random.Random(1)
 open('random.bin', 'wb').write(bytes(rng.randrange(256) for _ in range(65536)))

@@ -77,3 +77,10 @@ extension VideoFrame {
         return out
     }
 }
+
+extension VideoFrame {
+    /// This frame when `o` is the identity, otherwise a copy turned by `o` (see `oriented(_:)`).
+    public func upright(_ o: Orientation) throws -> VideoFrame {
+        o.isIdentity ? self : try oriented(o)
+    }
+}

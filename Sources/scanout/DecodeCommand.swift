@@ -15,6 +15,7 @@ struct Decode: ParsableCommand {
     var pixelFormat: String?
     @Flag(help: "Write YUV4MPEG2 to stdout when --output is '-'.") var y4m = false
     @Option(help: "Stop after this many frames.") var frames: Int?
+    @Flag(help: "Write frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
     @OptionGroup var options: InputOptions
 
     func run() throws {
@@ -30,12 +31,13 @@ struct Decode: ParsableCommand {
             let converted = VideoFrame()
             let frame = VideoFrame()
             var writer: (any FrameWriter)?
+            let orientation = noAutorotate ? Orientation.identity : reader.video.orientation
             var count = 0
             let path = (output == "-" && y4m) ? "pipe:.y4m" : output
             while count < (frames ?? Int.max), try reader.next(into: frame) {
-                var out = frame
+                var out = try frame.upright(orientation)
                 if let target, target != frame.pixelFormat {
-                    try scaler.convert(frame, to: target, into: converted)
+                    try scaler.convert(out, to: target, into: converted)
                     out = converted
                 }
                 if writer == nil {

@@ -11,6 +11,7 @@ struct FrameMD5: ParsableCommand {
 
     @Argument(help: "File path or URL.") var input: String
     @Option(name: .shortAndLong, help: "Write here instead of stdout.") var output: String = "-"
+    @Flag(help: "Hash frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
     @OptionGroup var options: InputOptions
 
     func run() throws {
@@ -20,8 +21,10 @@ struct FrameMD5: ParsableCommand {
             var checksum = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
             let out = try TextOutput(path: output)
             let frame = VideoFrame()
+            let orientation = noAutorotate ? Orientation.identity : reader.video.orientation
             var n: Int64 = 0
             while try reader.next(into: frame) {
+                let frame = try frame.upright(orientation)
                 if n == 0 { out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
                 out.write(try checksum.line(for: frame, fallbackTimestamp: n))
                 n += 1
