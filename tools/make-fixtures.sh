@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v4
+STAMP=v5
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -54,15 +54,16 @@ def cut(src, dst, frac):
     open(dst, 'wb').write(data[:int(len(data) * frac)])
 cut('faststart.mp4', 'truncated.mp4', 0.6)
 cut('counter.mp4', 'truncated_noindex.mp4', 0.6)
-# Corrupt: overwrite payload bytes of TS packets in the middle (headers kept so demuxing goes on).
-data = bytearray(open('counter_open.ts', 'rb').read())
+# Corrupt bitstream: the MP4 container intact, bytes inside the coded pictures changed (every
+# 97th byte of the middle third of the media data), so the decoder must conceal errors.
+data = bytearray(open('counter.mp4', 'rb').read())
 rng = random.Random(7)
-n = len(data) // 188
-for i in range(n // 3, n // 3 + 40):
-    off = i * 188
-    for j in range(20, 188):
-        data[off + j] = rng.randrange(256)
-open('corrupt.ts', 'wb').write(bytes(data))
+start = data.find(b'mdat') + 4
+end = data.find(b'moov') - 8
+third = (end - start) // 3
+for off in range(start + third, start + 2 * third, 97):
+    data[off] = rng.randrange(256)
+open('corrupt.mp4', 'wb').write(bytes(data))
 # Display matrix of a 90-degree clockwise turn in the video track header (tkhd, version 0).
 import struct
 mp4 = bytearray(open('rotated.mp4', 'rb').read())

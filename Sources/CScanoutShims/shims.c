@@ -4,6 +4,7 @@
 #include <string.h>
 #include <libavutil/log.h>
 #include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
 
 static _Atomic(scanout_log_sink) current_sink = NULL;
 static atomic_int current_level = AV_LOG_WARNING;
@@ -23,14 +24,16 @@ static void scanout_log_trampoline(void *avcl, int level, const char *fmt, va_li
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
     if (n == 0) return;
     const char *context = "";
-    void *codec_opaque = NULL;
+    void *owner = NULL;
     if (avcl) {
         AVClass *cls = *(AVClass **)avcl;
         if (cls && cls->item_name) context = cls->item_name(avcl);
         if (cls && cls->class_name && strcmp(cls->class_name, "AVCodecContext") == 0)
-            codec_opaque = ((AVCodecContext *)avcl)->opaque;
+            owner = ((AVCodecContext *)avcl)->opaque;
+        else if (cls && cls->class_name && strcmp(cls->class_name, "AVFormatContext") == 0)
+            owner = ((AVFormatContext *)avcl)->opaque;
     }
-    sink(level, context ? context : "", line, codec_opaque);
+    sink(level, context ? context : "", line, owner);
 }
 
 void scanout_install_log_sink(scanout_log_sink sink, int max_level) {

@@ -45,7 +45,7 @@ public final class SoftwareDecoder: Decoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     private let input: String
     public private(set) var stats = DecodeStats()
-    private let errorLines = ErrorLineCounter()
+    private let errorLines = ErrorLines()
 
     /// Opens the decoder for the demuxer's video stream.
     public init(for demuxer: Demuxer, options: DecoderOptions = DecoderOptions()) throws {
@@ -116,7 +116,7 @@ public final class SoftwareDecoder: Decoder {
     }
 
     private func syncLoggedErrors() {
-        stats.loggedErrors = errorLines.value
+        stats.loggedErrors = errorLines.count
     }
 }
 

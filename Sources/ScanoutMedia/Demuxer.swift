@@ -100,8 +100,13 @@ public final class Demuxer {
     let stream: UnsafeMutablePointer<AVStream>
     private let deadline: Deadline
     private let options: DemuxerOptions
-    /// Packets the demuxer flagged as short reads (a truncated file).
+    private let errorLines = ErrorLines()
+    /// Packets the demuxer flagged as damaged or cut short.
     public private(set) var corruptPackets = 0
+    /// Video packets read so far.
+    public private(set) var packetsRead = 0
+    /// Whether a read reached the end of the input.
+    public private(set) var reachedEnd = false
 
     /// The input's start time in microseconds (`AVFormatContext.start_time`), nil when unknown.
     public var formatStartTime: Int64? {
@@ -128,6 +133,8 @@ public final class Demuxer {
             return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
         }
         ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(deadline).toOpaque()
+        FFmpegLog.ensureInstalled()
+        ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
 
         var dict: OpaquePointer? = nil
         let micros = String(Int64(options.timeoutSeconds * 1_000_000))
@@ -140,7 +147,7 @@ public final class Demuxer {
         let openResult = avformat_open_input(&ctxOpt, input, nil, &dict)
         if openResult < 0 {
             // avformat_open_input frees the context on failure.
-            throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening")
+            throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
         }
         guard let opened = ctxOpt else { throw MediaError.openFailed(input: input, reason: "no context") }
 
@@ -148,7 +155,7 @@ public final class Demuxer {
         let probe = avformat_find_stream_info(opened, nil)
         if probe < 0 {
             avformat_close_input(&ctxOpt)
-            throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams")
+            throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)
         }
 
         let best = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
@@ -182,7 +189,10 @@ public final class Demuxer {
             deadline.arm(seconds: options.timeoutSeconds)
             let r = av_read_frame(context, packet.pointer)
             deadline.disarm()
-            if r == SCANOUT_AVERROR_EOF { return false }
+            if r == SCANOUT_AVERROR_EOF {
+                reachedEnd = true
+                return false
+            }
             if r < 0 {
                 if deadline.fired {
                     throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading")
@@ -194,8 +204,21 @@ public final class Demuxer {
             }
             if packet.streamIndex != video.index { continue }
             if packet.isCorrupt { corruptPackets += 1 }
+            packetsRead += 1
             return true
         }
+    }
+
+    /// What a complete read found wrong with the container: fewer packets than its index lists
+    /// (a truncated file), or packets the demuxer flagged as damaged. Nil when it looked whole.
+    public func containerDamage() -> MediaError? {
+        if reachedEnd, let declared = video.declaredFrameCount, packetsRead < declared {
+            return .truncated(input: input, detail: "read \(packetsRead) of the \(declared) packets its index lists")
+        }
+        if corruptPackets > 0 {
+            return .damagedPackets(input: input, count: corruptPackets)
+        }
+        return nil
     }
 
     /// Seeks so that the next packet read is the keyframe at or before `timestamp` (in the
@@ -243,16 +266,19 @@ public final class Demuxer {
         if access(path, R_OK) != 0 { throw MediaError.permissionDenied(input: input) }
     }
 
-    private static func openError(input: String, code: Int32, deadline: Deadline, timeout: Double, during: String) -> MediaError {
+    private static func openError(input: String, code: Int32, deadline: Deadline, timeout: Double, during: String, detail: String?) -> MediaError {
         if deadline.fired || code == SCANOUT_AVERROR_EXIT || code == scanout_averror(ETIMEDOUT) {
             return .timedOut(input: input, seconds: timeout, during: during)
         }
         if code == scanout_averror(ENOENT) { return .notFound(input: input) }
         if code == scanout_averror(EACCES) { return .permissionDenied(input: input) }
         if code == SCANOUT_AVERROR_INVALIDDATA {
-            return .openFailed(input: input, reason: "not a media file libavformat recognises, or its header is damaged or missing (\(ffmpegErrorString(code)))")
+            if let detail {
+                return .openFailed(input: input, reason: "damaged or incomplete container: \(detail)")
+            }
+            return .openFailed(input: input, reason: "not a media file libavformat recognises (\(ffmpegErrorString(code)))")
         }
-        return .openFailed(input: input, reason: ffmpegErrorString(code))
+        return .openFailed(input: input, reason: detail.map { "\(ffmpegErrorString(code)): \($0)" } ?? ffmpegErrorString(code))
     }
 
     private static func describe(stream st: UnsafeMutablePointer<AVStream>, context: UnsafeMutablePointer<AVFormatContext>) -> VideoStreamInfo {

@@ -33,9 +33,9 @@ public enum FFmpegLog {
         }
     }
 
-    private static let sink: scanout_log_sink = { level, context, line, codecOpaque in
-        if level <= Level.error.rawValue, let codecOpaque {
-            Unmanaged<ErrorLineCounter>.fromOpaque(codecOpaque).takeUnretainedValue().add()
+    private static let sink: scanout_log_sink = { level, context, line, owner in
+        if level <= Level.error.rawValue, let owner, let line {
+            Unmanaged<ErrorLines>.fromOpaque(owner).takeUnretainedValue().add(String(cString: line))
         }
         guard level <= FFmpegLog.printLevel.load(ordering: .relaxed), let line else { return }
         let ctx = context.map { String(cString: $0) } ?? ""
@@ -44,12 +44,14 @@ public enum FFmpegLog {
     }
 }
 
-/// Counts the error lines one codec context (and its frame-threading copies) logs; the context's
-/// `opaque` points at it. Atomic because libavcodec logs from its worker threads.
-final class ErrorLineCounter: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
+/// The error lines one codec or format context (and a codec's frame-threading copies) logs:
+/// their count and the last one. The context's `opaque` points at it. Behind a mutex because
+/// libavcodec logs from its worker threads.
+final class ErrorLines: Sendable {
+    private let state = Mutex<(count: Int, last: String?)>((0, nil))
+    func add(_ line: String) { state.withLock { $0.count += 1; $0.last = line } }
+    var count: Int { state.withLock { $0.count } }
+    var last: String? { state.withLock { $0.last } }
 }
 
 /// Unbuffered writes to stderr, safe from any thread.

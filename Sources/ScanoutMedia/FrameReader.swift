@@ -14,8 +14,7 @@ public final class FrameReader {
     private let packet = Packet()
     private var draining = false
     private var finished = false
-    /// Packets read since the last keyframe (inclusive) are not kept here; see DecoderSelector.
-    public private(set) var packetsRead = 0
+    /// Compressed bytes read so far.
     public private(set) var bytesRead = 0
 
     public init(input: String, demuxerOptions: DemuxerOptions = DemuxerOptions(), decoderOptions: DecoderOptions = DecoderOptions()) throws {
@@ -39,7 +38,6 @@ public final class FrameReader {
                 continue
             }
             if try demuxer.read(into: packet) {
-                packetsRead += 1
                 bytesRead += packet.size
                 try decoder.send(packet)
             } else {
@@ -65,9 +63,7 @@ public final class FrameReader {
     /// The error a finished read should end with, if the stream was damaged: a truncated file
     /// (short reads) or concealed decode errors. Nil when the input was clean.
     public func damage() -> MediaError? {
-        if demuxer.corruptPackets > 0 {
-            return .truncated(input: input, detail: "\(demuxer.corruptPackets) packet\(demuxer.corruptPackets == 1 ? " was" : "s were") cut short")
-        }
+        if let damage = demuxer.containerDamage() { return damage }
         let s = decoder.stats
         if s.hasErrors {
             return .corruptBitstream(input: input, errors: max(s.errorCount, s.concealedFrames), affectedFrames: s.concealedFrames)

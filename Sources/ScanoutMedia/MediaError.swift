@@ -25,6 +25,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     case readFailed(input: String, reason: String)
     /// The container says there is more data than the file holds.
     case truncated(input: String, detail: String)
+    /// The demuxer flagged packets as damaged or incomplete.
+    case damagedPackets(input: String, count: Int)
     /// Decoding finished but the bitstream held errors; they were concealed as FFmpeg does.
     case corruptBitstream(input: String, errors: Int, affectedFrames: Int)
     /// The input decoded to no frame at all.
@@ -54,6 +56,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(input): no answer within \(formatSeconds(seconds)) s while \(during) (raise --timeout for slow sources)"
         case .noVideoStream(let input):
             return "\(input): no video stream"
+        case .unsupportedCodec(let input, let codec) where codec.hasPrefix("unknown"):
+            return "\(input): unsupported codec: the container names a codec this FFmpeg does not know\(codec == "unknown" ? "" : " " + codec.dropFirst(8))"
         case .unsupportedCodec(let input, let codec):
             return "\(input): unsupported codec '\(codec)': this libavcodec has no decoder for it"
         case .decoderOpenFailed(let input, let codec, let reason):
@@ -62,6 +66,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(input): read failed: \(reason)"
         case .truncated(let input, let detail):
             return "\(input): truncated file: \(detail)"
+        case .damagedPackets(let input, let count):
+            return "\(input): damaged container: \(count) packet\(count == 1 ? " was" : "s were") incomplete or damaged"
         case .corruptBitstream(let input, let errors, let frames):
             return "\(input): corrupt bitstream: \(errors) decode error\(errors == 1 ? "" : "s") concealed in \(frames) frame\(frames == 1 ? "" : "s")"
         case .noFrames(let input):
@@ -86,7 +92,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
             return i
         case .openFailed(let i, _), .timedOut(let i, _, _), .unsupportedCodec(let i, _),
              .decoderOpenFailed(let i, _, _), .readFailed(let i, _), .truncated(let i, _),
-             .corruptBitstream(let i, _, _), .frameOutOfRange(let i, _, _), .timeOutOfRange(let i, _, _):
+             .corruptBitstream(let i, _, _), .damagedPackets(let i, _), .frameOutOfRange(let i, _, _), .timeOutOfRange(let i, _, _):
             return i
         case .unsupportedPixelFormat, .outputFailed, .ffmpeg:
             return nil

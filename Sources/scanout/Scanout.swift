@@ -51,7 +51,7 @@ func fail(_ error: any Error) -> ExitCode {
     if let m = error as? MediaError {
         StandardError.write("scanout: \(m.description)\n")
         switch m {
-        case .corruptBitstream, .truncated: return ExitCode(Exit.damaged)
+        case .corruptBitstream, .truncated, .damagedPackets: return ExitCode(Exit.damaged)
         default: return ExitCode(Exit.failure)
         }
     }

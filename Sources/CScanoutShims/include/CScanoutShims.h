@@ -4,9 +4,9 @@
 
 /// Receives one formatted FFmpeg log line. `context` is the item name of the object that logged
 /// ("h264", "mov,mp4,m4a,3gp,3g2,mj2", ...) or an empty string; `line` has no trailing newline.
-/// `codec_opaque` is the `opaque` field of the AVCodecContext that logged (frame-threading
-/// copies of a context share it), or NULL when the logger is not a codec context.
-typedef void (*scanout_log_sink)(int level, const char *context, const char *line, void *codec_opaque);
+/// `owner` is the `opaque` field of the AVCodecContext or AVFormatContext that logged
+/// (frame-threading copies of a codec context share it), or NULL for any other logger.
+typedef void (*scanout_log_sink)(int level, const char *context, const char *line, void *owner);
 
 /// Routes av_log through `sink` (NULL restores FFmpeg's default callback). Lines above
 /// `max_level` (AV_LOG_* numbering) are dropped before formatting. Thread-safe: FFmpeg may log
