@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ScanoutMedia", targets: ["ScanoutMedia"]),
         .library(name: "ScanoutRender", targets: ["ScanoutRender"]),
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
+        .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -23,16 +24,18 @@ let package = Package(
         // The little real C that is needed (the va_list log callback).
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
-        .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims"]),
+        .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI"]),
         .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL"]),
-        .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM", "CVAAPI"]),
+        .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM"]),
+        .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay",
+            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia"]),
+        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia"]),
         .testTarget(name: "ScanoutCLITests", dependencies: ["scanout"]),
     ],
     swiftLanguageModes: [.v6]

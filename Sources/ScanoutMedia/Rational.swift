@@ -25,3 +25,9 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
         av_rescale_q(value, av, to.av)
     }
 }
+
+/// The linked libavcodec's version, "59.37.100".
+public var libavcodecVersion: String {
+    let v = avcodec_version()
+    return "\(v >> 16).\((v >> 8) & 0xff).\(v & 0xff)"
+}

@@ -22,7 +22,9 @@ public final class Scaler {
     /// when it names one swscale knows, BT.601 (BT.470BG) otherwise, including untagged.
     public static func effectiveMatrix(for space: ColorSpace) -> Int32 {
         let v = Int32(space.rawValue)
-        if v < 1 || v > 10 || v == 8 { return Int32(AVCOL_SPC_BT470BG.rawValue) }
+        // swscale's table for "unspecified" holds the BT.601 coefficients too; naming it BT.470BG
+        // says so plainly.
+        if v < 1 || v > 10 || v == 8 || v == Int32(AVCOL_SPC_UNSPECIFIED.rawValue) { return Int32(AVCOL_SPC_BT470BG.rawValue) }
         return v
     }
 

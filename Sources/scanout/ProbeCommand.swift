@@ -1,0 +1,43 @@
+import ArgumentParser
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutRender
+
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show what this machine can do (outputs, EGL/GLES, VA-API) and, given an input, its video stream."
+    )
+
+    @Argument(help: "Optional file path or URL to describe.") var input: String?
+    @OptionGroup var options: InputOptions
+
+    func run() throws {
+        options.installLog()
+        try runReporting {
+            let out = OutputSelector.choose()
+            print("output:   \(out.kind.rawValue) (\(out.reason))")
+            for c in OutputSelector.cards() {
+                print("  \(c.path): driver \(c.driver), \(c.connectors) connectors, \(c.crtcs) CRTCs, connected: \(c.connectedConnectors.isEmpty ? "none" : c.connectedConnectors.joined(separator: ", "))")
+            }
+            let egl = EGLProbe.surfaceless()
+            if egl.available {
+                print("egl:      \(egl.vendor) EGL \(egl.version); GLES \(egl.glesVersion) on \(egl.glesRenderer)")
+                print("  dma-buf import: \(egl.dmaBufImport ? "yes" : "no")\(egl.dmaBufImportModifiers ? " (with modifiers)" : ""), surfaceless context: \(egl.surfacelessContext ? "yes" : "no")")
+            } else {
+                print("egl:      unavailable: \(egl.reason ?? "unknown")")
+            }
+            print("va-api:   \(VAAPIProbe.summary())")
+            print("decoders: sw (libavcodec \(libavcodecVersion)), hw \(VAAPIProbe.devices().contains(where: \.usable) ? "possible" : "not possible here")")
+            guard let input else { return }
+            let d = try Demuxer(input: input, options: options.demuxer)
+            let v = d.video
+            print("input:    \(input)")
+            print("  container: \(d.formatName)")
+            print("  video:     stream \(v.index), \(v.codecName)\(v.profile.map { " (\($0))" } ?? ""), \(v.width)x\(v.height), \(v.pixelFormat), \(v.pixelFormat.bitDepth)-bit")
+            print("  rate:      \(v.frameRate.isValid ? "\(v.frameRate) (\(format2(v.frameRate.doubleValue)) fps)" : "unknown"), time base \(v.timeBase)")
+            print("  duration:  \(v.durationSeconds.map { format2($0) + " s" } ?? "unknown"), \(v.declaredFrameCount.map { "\($0) frames declared" } ?? "frame count not declared")")
+            print("  colour:    \(v.colorSpace), \(v.colorRange.rawValue) range; matrix used: \(ColorSpace(rawValue: UInt32(Scaler.effectiveMatrix(for: v.colorSpace))))")
+            print("  shape:     sample aspect \(v.sampleAspectRatio.isValid ? v.sampleAspectRatio.description : "1/1"), \(v.orientation)")
+        }
+    }
+}
