@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v5
+STAMP=v6
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -35,6 +35,8 @@ X264=(-c:v libx264 -threads 1 -preset veryfast)
 # (This ffmpeg writes no rotation itself: the track header's matrix is patched below.)
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" "${X264[@]}" -g 30 -pix_fmt yuv420p "${BX[@]}" rotated.mp4
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 30),setsar=4/3" "${X264[@]}" -g 30 -pix_fmt yuv420p "${BX[@]}" anamorphic.mp4
+# Cropping: 318x238 is coded as 320x240 macroblocks with a crop window in the SPS.
+"${FF[@]}" -f lavfi -i "$(counter 318x238 30 20)" "${X264[@]}" -g 10 -pix_fmt yuv420p "${BX[@]}" cropped.mp4
 # Odd dimensions (4:4:4 so that H.264 allows them).
 "${FF[@]}" -f lavfi -i "$(counter 321x241 30 20)" "${X264[@]}" -g 10 -pix_fmt yuv444p "${BX[@]}" odd.mkv
 # HEVC 10-bit, VP9, AV1.
