@@ -33,9 +33,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // Fixtures, subprocesses and scratch directories for every test target.
+        .target(name: "ScanoutTestSupport", path: "Tests/ScanoutTestSupport"),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia"]),
-        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia"]),
+        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutCLITests", dependencies: ["scanout"]),
     ],
     swiftLanguageModes: [.v6]

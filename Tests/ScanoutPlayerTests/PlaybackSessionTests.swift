@@ -1,0 +1,131 @@
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutTestSupport
+import Testing
+
+/// A display that records when each frame was shown and can take time to show it.
+final class RecordingDisplay: Display {
+    let clock: ManualClock
+    let cost: UInt64
+    var shown: [(pts: Int64, at: UInt64)] = []
+    init(clock: ManualClock, cost: UInt64 = 0) {
+        self.clock = clock
+        self.cost = cost
+    }
+    var description: String { "recording" }
+    func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        shown.append((frame.pts ?? -1, clock.now()))
+        clock.advance(by: cost)
+    }
+}
+
+@Suite struct PlaybackSessionTests {
+    @Test func presentsEveryFrameOnItsTargetWhenOnTime() throws {
+        let clock = ManualClock()
+        let start = clock.now()
+        let display = RecordingDisplay(clock: clock)
+        let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
+        let stats = try PlaybackSession(reader: reader, display: display, clock: clock).run()
+        #expect(stats.framesPresented == 96)
+        #expect(stats.framesDropped == 0)
+        #expect(display.shown.count == 96)
+        // counter.mp4 is 30 fps in a 1/15360 time base: frame i is due i/30 s after the start.
+        for (i, s) in display.shown.enumerated() {
+            #expect(s.at - start == UInt64(Double(i) / 30 * 1e9), "frame \(i)")
+        }
+        #expect(stats.pacingPercentile(99) == 0)
+    }
+
+    @Test func dropsFramesThatAreMoreThanOneIntervalLate() throws {
+        // Showing a frame takes 70 ms at 30 fps (33.3 ms a frame): the display falls behind, and a
+        // frame that is already more than one interval late when decoded is dropped.
+        let clock = ManualClock()
+        let start = clock.now()
+        let display = RecordingDisplay(clock: clock, cost: 70_000_000)
+        let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
+        let stats = try PlaybackSession(reader: reader, display: display, clock: clock).run()
+
+        // The rule, frame by frame: due at i/30 s; dropped when now > due + 1/30 s; else shown at
+        // max(now, due), which then costs 70 ms.
+        var now = start
+        var expected: [Int] = []
+        for i in 0..<96 {
+            let due = start + UInt64(Double(i) / 30 * 1e9)
+            if !expected.isEmpty && now > due + 33_333_333 { continue }
+            now = max(now, due) + 70_000_000
+            expected.append(i)
+        }
+        #expect(expected.count < 50 && expected.count > 40)
+        #expect(stats.framesDecoded == 96)
+        #expect(stats.framesPresented == expected.count)
+        #expect(stats.framesDropped == 96 - expected.count)
+        #expect(display.shown.map(\.pts) == expected.map { Int64($0 * 512) })
+        // Shown frames are never early, and never more than one interval plus one display cost late.
+        for (s, i) in zip(display.shown, expected) {
+            let due = start + UInt64(Double(i) / 30 * 1e9)
+            #expect(s.at + 1 >= due && s.at <= due + 33_333_333 + 70_000_000)
+        }
+    }
+
+    @Test func untimedPresentsEverythingWithoutWaiting() throws {
+        let clock = ManualClock()
+        let start = clock.now()
+        let display = RecordingDisplay(clock: clock, cost: 70_000_000)
+        let reader = try FrameReader(input: try Fixtures.path("counter_open.ts"))
+        let stats = try PlaybackSession(reader: reader, display: display, clock: clock, timed: false).run()
+        #expect(stats.framesPresented == 96)
+        #expect(stats.framesDropped == 0)
+        #expect(clock.now() - start == 96 * 70_000_000)
+    }
+
+    @Test func rateScalesTheSchedule() throws {
+        let clock = ManualClock()
+        let start = clock.now()
+        let display = RecordingDisplay(clock: clock)
+        let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
+        _ = try PlaybackSession(reader: reader, display: display, clock: clock, rate: 2).run()
+        let last = try #require(display.shown.last)
+        // 95/30 s of media at 2x.
+        #expect(last.at - start == UInt64(95.0 / 30 / 2 * 1e9))
+    }
+
+    @Test func stopsWhenAsked() throws {
+        let clock = ManualClock()
+        let display = RecordingDisplay(clock: clock)
+        let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
+        var calls = 0
+        let stats = try PlaybackSession(reader: reader, display: display, clock: clock).run(shouldStop: {
+            calls += 1
+            return calls > 10
+        })
+        #expect(stats.framesPresented == 10)
+    }
+
+    @Test func headlessDisplayKeepsTheLastPicture() throws {
+        let display = HeadlessDisplay()
+        let reader = try FrameReader(input: try Fixtures.path("rotated.mp4"))
+        let stats = try PlaybackSession(reader: reader, display: display, timed: false).run()
+        #expect(stats.framesPresented == 30)
+        let image = try #require(display.lastImage)
+        // Rotation metadata applies to what the display shows.
+        #expect(image.width == 240 && image.height == 320)
+        #expect(display.description == "headless 240x320")
+    }
+}
+
+@Suite struct OutputSelectorTests {
+    @Test func noCardMeansHeadlessWithAReason() throws {
+        let scratch = try Scratch()
+        let choice = OutputSelector.choose(directory: scratch.url.path)
+        #expect(choice.kind == .headless)
+        #expect(choice.reason.contains("no KMS device"))
+        #expect(OutputSelector.choose(requested: "headless").reason == "headless output requested")
+    }
+
+    @Test func missingRenderNodeIsReportedForVAAPI() throws {
+        let scratch = try Scratch()
+        #expect(VAAPIProbe.devices(directory: scratch.url.path).isEmpty)
+        #expect(VAAPIProbe.summary(directory: scratch.url.path).hasPrefix("unavailable: no render node"))
+    }
+}
