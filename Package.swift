@@ -35,10 +35,10 @@ let package = Package(
 
         // Fixtures, subprocesses and scratch directories for every test target.
         .target(name: "ScanoutTestSupport", path: "Tests/ScanoutTestSupport"),
-        .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia"]),
-        .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia"]),
+        .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutCLITests", dependencies: ["scanout"]),
+        .testTarget(name: "ScanoutCLITests", dependencies: ["scanout", "ScanoutTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,14 +8,14 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v6
+STAMP=v7
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
 BX=(-fflags +bitexact -flags:v +bitexact)
 # The counter source: frame n as a binary code in the top band, testsrc2 below it.
-counter() { # size rate frames
-  echo "testsrc2=size=$1:rate=$2,geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))',trim=end_frame=$3"
+counter() { # size rate frames [pixel format of the source, so odd sizes are not rounded]
+  echo "testsrc2=size=$1:rate=$2,format=${4:-yuv420p},geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))',trim=end_frame=$3"
 }
 X264=(-c:v libx264 -threads 1 -preset veryfast)
 
@@ -38,7 +38,7 @@ X264=(-c:v libx264 -threads 1 -preset veryfast)
 # Cropping: 318x238 is coded as 320x240 macroblocks with a crop window in the SPS.
 "${FF[@]}" -f lavfi -i "$(counter 318x238 30 20)" "${X264[@]}" -g 10 -pix_fmt yuv420p "${BX[@]}" cropped.mp4
 # Odd dimensions (4:4:4 so that H.264 allows them).
-"${FF[@]}" -f lavfi -i "$(counter 321x241 30 20)" "${X264[@]}" -g 10 -pix_fmt yuv444p "${BX[@]}" odd.mkv
+"${FF[@]}" -f lavfi -i "$(counter 321x241 30 20 yuv444p)" "${X264[@]}" -g 10 -pix_fmt yuv444p "${BX[@]}" odd.mkv
 # HEVC 10-bit, VP9, AV1.
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" -c:v libx265 -preset ultrafast -x265-params pools=1:frame-threads=1:log-level=error:keyint=15 -pix_fmt yuv420p10le "${BX[@]}" hevc10.mkv
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 30)" -c:v libvpx-vp9 -threads 1 -deadline realtime -cpu-used 8 -g 15 -pix_fmt yuv420p "${BX[@]}" vp9.webm

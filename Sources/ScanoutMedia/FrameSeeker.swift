@@ -109,7 +109,8 @@ public final class FrameSeeker {
             // Past the last frame's display time is past the end of the stream.
             let lastDuration = index.timestamps.count > 1 ? last - index.timestamps[index.timestamps.count - 2] : 0
             let end = Double(last - index.timestamps[0] + lastDuration) * tb.doubleValue
-            if seconds >= end + 1e-9 && lastDuration > 0 {
+            // The instant the last frame stops being shown is outside the stream.
+            if seconds > end - 1e-9 && lastDuration > 0 {
                 throw MediaError.timeOutOfRange(input: reader.input, seconds: seconds, durationSeconds: end)
             }
         }

@@ -10,12 +10,12 @@ public protocol FrameWriter: AnyObject {
 
 /// Makes the writer that the output's extension asks for: `.y4m` → YUV4MPEG2, anything else
 /// (`.yuv`, `-`) → raw planar frames with no padding, as `ffmpeg -f rawvideo` writes them.
-public func makeFrameWriter(path: String, video: VideoStreamInfo, pixelFormat: PixelFormat, width: Int, height: Int, sampleAspectRatio: Rational) throws -> any FrameWriter {
+/// `firstFrame` gives the format, size, aspect ratio and chroma siting of every frame to come.
+public func makeFrameWriter(path: String, video: VideoStreamInfo, firstFrame: VideoFrame) throws -> any FrameWriter {
     if path.lowercased().hasSuffix(".y4m") {
         // "-.y4m" is stdout in Y4M.
-        return try Y4MWriter(path: path == "-.y4m" ? "-" : path, pixelFormat: pixelFormat, width: width, height: height,
-                             frameRate: video.frameRate.isValid ? video.frameRate : Rational(25, 1),
-                             sampleAspectRatio: sampleAspectRatio)
+        return try Y4MWriter(path: path == "-.y4m" ? "-" : path, like: firstFrame,
+                             frameRate: video.frameRate.isValid ? video.frameRate : Rational(25, 1))
     }
     return try RawVideoWriter(path: path)
 }
@@ -62,8 +62,12 @@ public final class Y4MWriter: FrameWriter {
     private var nextPts: Int64 = 0
     private var finished = false
 
-    public init(path: String, pixelFormat: PixelFormat, width: Int, height: Int, frameRate: Rational, sampleAspectRatio: Rational) throws {
+    /// Opens `path` for frames shaped like `frame` (format, size, sample aspect ratio, colour
+    /// range and chroma siting, which the header's `C` tag states) at `frameRate`.
+    public init(path: String, like frame: VideoFrame, frameRate: Rational) throws {
         self.path = path
+        let pixelFormat = frame.pixelFormat
+        let sampleAspectRatio = frame.sampleAspectRatio
         var oc: UnsafeMutablePointer<AVFormatContext>? = nil
         try check(avformat_alloc_output_context2(&oc, nil, "yuv4mpegpipe", nil), "avformat_alloc_output_context2(yuv4mpegpipe)")
         guard let oc, let st = avformat_new_stream(oc, nil),
@@ -73,8 +77,10 @@ public final class Y4MWriter: FrameWriter {
         stream = st
         encoder = enc
         let tb = frameRate.inverted
-        enc.pointee.width = Int32(width)
-        enc.pointee.height = Int32(height)
+        enc.pointee.width = Int32(frame.width)
+        enc.pointee.height = Int32(frame.height)
+        enc.pointee.chroma_sample_location = frame.pointer.pointee.chroma_location
+        enc.pointee.color_range = frame.pointer.pointee.color_range
         enc.pointee.pix_fmt = pixelFormat.av
         enc.pointee.time_base = tb.av
         enc.pointee.sample_aspect_ratio = sampleAspectRatio.av

@@ -41,16 +41,16 @@ struct Decode: ParsableCommand {
                     out = converted
                 }
                 if writer == nil {
-                    writer = try makeFrameWriter(path: path == "pipe:.y4m" ? "-.y4m" : path, video: reader.video, pixelFormat: out.pixelFormat,
-                                                 width: out.width, height: out.height, sampleAspectRatio: out.sampleAspectRatio)
+                    writer = try makeFrameWriter(path: path == "pipe:.y4m" ? "-.y4m" : path, video: reader.video, firstFrame: out)
                 }
                 try writer!.write(out)
                 count += 1
             }
             try writer?.finish()
             if count == 0 { throw MediaError.noFrames(input: input) }
-            StandardError.write("decoded \(count) frame\(count == 1 ? "" : "s") of \(reader.video.codecName) \(reader.video.width)x\(reader.video.height) to \(output)\n")
+            // Damage is reported in its own single line instead of the summary.
             if let damage = reader.damage() { throw damage }
+            StandardError.write("decoded \(count) frame\(count == 1 ? "" : "s") of \(reader.video.codecName) \(reader.video.width)x\(reader.video.height) to \(output)\n")
         }
     }
 }

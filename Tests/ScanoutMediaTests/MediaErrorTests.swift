@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import ScanoutMedia
+import ScanoutTestSupport
 
 /// Bad inputs through the library API: each ends in the matching `MediaError` case, naming the input.
 @Suite("Bad input (library)")

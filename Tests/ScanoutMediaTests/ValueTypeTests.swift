@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import ScanoutMedia
+import ScanoutTestSupport
 
 @Suite("Rational")
 struct RationalTests {

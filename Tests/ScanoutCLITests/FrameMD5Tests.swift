@@ -1,0 +1,55 @@
+import Testing
+import Foundation
+import ScanoutTestSupport
+
+@Suite("scanout framemd5")
+struct FrameMD5Tests {
+    static let clips = ["counter.mp4", "counter_open.ts", "counter_editlist.mp4", "counter_vfr.mkv", "counter.h264",
+                        "hevc10.mkv", "vp9.webm", "av1.mkv", "odd.mkv", "rotated.mp4", "anamorphic.mp4"]
+
+    @Test("data lines equal ffmpeg -f framemd5 line for line", arguments: clips)
+    func parity(name: String) throws {
+        let path = try Fixtures.path(name)
+        let result = try CLI.run(["framemd5", path])
+        #expect(result.status == 0, "exit \(result.status): \(result.stderrText)")
+        #expect(result.stderrText.isEmpty, "stderr: \(result.stderrText)")
+        let all = result.stdoutText.split(separator: "\n").map(String.init)
+        let mine = all.filter { !$0.hasPrefix("#") }
+        let theirs = try Proc.ffmpegFrameMD5Lines(path)
+        try #require(!theirs.isEmpty)
+        #expect(mine.count == theirs.count, "frame count")
+        #expect(mine.map(md5Column) == theirs.map(md5Column), "md5 column")
+        for (i, (a, b)) in zip(mine, theirs).enumerated() where a != b {
+            Issue.record("\(name) line \(i): scanout '\(a)' vs ffmpeg '\(b)'")
+        }
+        // The header: the same lines as ffmpeg's (the #software line names the library, also the same).
+        let theirHeader = String(decoding: try Proc.ffmpeg(["-i", path, "-map", "0:v:0", "-f", "framemd5", "-"]), as: UTF8.self)
+            .split(separator: "\n").map(String.init).filter { $0.hasPrefix("#") }
+        #expect(all.filter { $0.hasPrefix("#") } == theirHeader)
+    }
+
+    @Test("corrupt.mp4 (single-threaded on both sides): the same concealed frames as ffmpeg, exit 2")
+    func corruptParity() throws {
+        let path = try Fixtures.path("corrupt.mp4")
+        let result = try CLI.run(["framemd5", "--threads", "1", path])
+        #expect(result.status == 2)
+        let mine = result.stdoutText.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") }
+        let theirs = String(decoding: try Proc.ffmpeg(["-threads", "1", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"]), as: UTF8.self)
+            .split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") }
+        #expect(!mine.isEmpty)
+        #expect(mine == theirs)
+    }
+
+    @Test("-o writes the same text to a file")
+    func toFile() throws {
+        let scratch = try Scratch()
+        let path = try Fixtures.path("av1.mkv")
+        let out = scratch.path("sums.txt")
+        let toFile = try CLI.run(["framemd5", path, "-o", out])
+        #expect(toFile.status == 0, "\(toFile.stderrText)")
+        let toStdout = try CLI.run(["framemd5", path])
+        let written = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(written == toStdout.stdoutText)
+        #expect(toFile.stdout.isEmpty)
+    }
+}
