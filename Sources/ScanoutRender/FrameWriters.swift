@@ -20,34 +20,21 @@ public func makeFrameWriter(path: String, video: VideoStreamInfo, firstFrame: Vi
     return try RawVideoWriter(path: path)
 }
 
-/// Raw planar frames back to back; owns one `AVIOContext` (closed once).
+/// Raw planar frames back to back, packed with no padding.
 public final class RawVideoWriter: FrameWriter {
-    private var pb: UnsafeMutablePointer<AVIOContext>?
-    private let path: String
+    private let output: RawBytesWriter
     private var buffer: [UInt8] = []
 
     public init(path: String) throws {
-        self.path = path
-        let r = avio_open(&pb, path == "-" ? "pipe:1" : path, AVIO_FLAG_WRITE)
-        if r < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(r)) }
+        output = try RawBytesWriter(path: path)
     }
-
-    deinit { avio_closep(&pb) }
 
     public func write(_ frame: VideoFrame) throws {
-        guard let pb else { throw MediaError.outputFailed(path: path, reason: "already closed") }
         let n = try frame.copyPacked(into: &buffer)
-        buffer.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32(n)) }
-        if pb.pointee.error < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(pb.pointee.error)) }
+        try output.write(buffer[0..<n])
     }
 
-    public func finish() throws {
-        guard let p = pb else { return }
-        avio_flush(p)
-        let err = p.pointee.error
-        avio_closep(&pb)
-        if err < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(err)) }
-    }
+    public func finish() throws { try output.close() }
 }
 
 /// YUV4MPEG2 through libavformat's `yuv4mpegpipe` muxer (which writes the header, the
@@ -145,9 +132,12 @@ public final class RawBytesWriter {
 
     deinit { avio_closep(&pb) }
 
-    public func write(_ bytes: [UInt8]) {
-        guard let pb, !bytes.isEmpty else { return }
-        bytes.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32($0.count)) }
+    /// Appends `bytes`; throws once the output has failed (a full disk, a closed pipe) or closed.
+    public func write(_ bytes: some Collection<UInt8>) throws {
+        guard let pb else { throw MediaError.outputFailed(path: path, reason: "already closed") }
+        let written: Void? = bytes.withContiguousStorageIfAvailable { avio_write(pb, $0.baseAddress, Int32($0.count)) }
+        if written == nil { Array(bytes).withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32($0.count)) } }
+        if pb.pointee.error < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(pb.pointee.error)) }
     }
 
     public func close() throws {

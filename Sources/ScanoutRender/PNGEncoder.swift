@@ -68,14 +68,9 @@ public final class PNGEncoder {
     }
 }
 
-/// Writes `bytes` to `path` (created or truncated).
+/// Writes `bytes` to `path` (created or truncated), `-` for stdout.
 public func writeFile(_ path: String, bytes: [UInt8]) throws {
-    var pb: UnsafeMutablePointer<AVIOContext>? = nil
-    let r = avio_open(&pb, path == "-" ? "pipe:1" : path, AVIO_FLAG_WRITE)
-    guard r >= 0, let pb else { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(r)) }
-    bytes.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32($0.count)) }
-    let err = pb.pointee.error
-    var opt: UnsafeMutablePointer<AVIOContext>? = pb
-    avio_closep(&opt)
-    if err < 0 { throw MediaError.outputFailed(path: path, reason: ffmpegErrorString(err)) }
+    let out = try RawBytesWriter(path: path)
+    try out.write(bytes)
+    try out.close()
 }

@@ -25,8 +25,8 @@ struct FrameMD5: ParsableCommand {
             var n: Int64 = 0
             while try reader.next(into: frame) {
                 let frame = try frame.upright(orientation)
-                if n == 0 { out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
-                out.write(try checksum.line(for: frame, fallbackTimestamp: n))
+                if n == 0 { try out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
+                try out.write(checksum.line(for: frame, fallbackTimestamp: n))
                 n += 1
             }
             try out.close()
@@ -47,18 +47,18 @@ final class TextOutput {
         writer = try RawBytesWriter(path: path)
     }
 
-    func write(_ s: String) {
+    func write(_ s: String) throws {
         pending.append(contentsOf: s.utf8)
-        if pending.count > 1 << 16 { flush() }
+        if pending.count > 1 << 16 { try flush() }
     }
 
-    func flush() {
-        writer.write(pending)
+    func flush() throws {
+        try writer.write(pending)
         pending.removeAll(keepingCapacity: true)
     }
 
     func close() throws {
-        flush()
+        try flush()
         try writer.close()
     }
 }
