@@ -1,26 +1,55 @@
 #!/usr/bin/env bash
 # Makes the sample and benchmark clips into DIR (default .clips/), deterministically (fixed
-# encoder settings, bit-exact flags). Each clip is made only when missing.
-#   sample.mp4          H.264 1280x720 30 fps, 10 s: the README's playback demo
-#   h264-1080p30.mp4    H.264 1920x1080 30 fps, 10 s: the decode benchmark
-# Usage: tools/make-clips.sh [DIR] [CLIP...]   (no CLIP: all of them)
+# encoder settings, single-threaded encoders where threading changes the bytes, bit-exact flags).
+# Each clip is made only when missing.
+#
+#   sample.mp4            H.264 1280x720 30 fps, 10 s: the README's playback demo
+#   h264-1080p30.mp4      H.264 1920x1080 30 fps, 10 s, MP4       (the decode benchmark)
+#   h264-1080p30.ts       the same stream in MPEG-TS
+#   h264-720p60.mp4       H.264 1280x720 60 fps, 5 s
+#   h264-2160p30.mp4      H.264 3840x2160 30 fps, 3 s
+#   hevc-1080p30.mkv      HEVC 8-bit 1920x1080 30 fps, 5 s
+#   hevc10-1080p30.mkv    HEVC 10-bit (yuv420p10le) 1920x1080 30 fps, 5 s
+#   vp9-1080p30.webm      VP9 1920x1080 30 fps, 5 s
+#   av1-720p30.mkv        AV1 1280x720 30 fps, 3 s
+#
+# Usage: tools/make-clips.sh [DIR] [CLIP...]   (no CLIP: all of them; `--list` prints the names)
 set -euo pipefail
+ALL=(sample.mp4 h264-1080p30.mp4 h264-1080p30.ts h264-720p60.mp4 h264-2160p30.mp4 hevc-1080p30.mkv hevc10-1080p30.mkv vp9-1080p30.webm av1-720p30.mkv)
+if [[ ${1:-} == --list ]]; then printf '%s\n' "${ALL[@]:1}"; exit 0; fi
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.clips"}
 shift || true
+CLIPS=("$@"); ((${#CLIPS[@]})) || CLIPS=("${ALL[@]}")
 mkdir -p "$DIR"
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
 BX=(-fflags +bitexact -flags:v +bitexact)
+X265=(-c:v libx265 -preset ultrafast -x265-params pools=2:frame-threads=1:log-level=error:keyint=60)
 
-make_clip() { # name size rate seconds extra-encoder-args...
-  local name=$1 size=$2 rate=$3 secs=$4; shift 4
-  [[ -s $DIR/$name ]] && return 0
-  echo "making $DIR/$name" >&2
-  "${FF[@]}" -f lavfi -i "testsrc2=size=$size:rate=$rate,format=yuv420p,trim=duration=$secs" "$@" "${BX[@]}" "$DIR/.tmp-$name"
-  mv "$DIR/.tmp-$name" "$DIR/$name"
+src() { # size rate seconds [pix_fmt]
+  echo "testsrc2=size=$1:rate=$2,format=${4:-yuv420p},trim=duration=$3"
 }
 
-want() { [[ ${#CLIPS[@]} == 0 ]] || [[ " ${CLIPS[*]} " == *" $1 "* ]]; }
-CLIPS=("$@")
-want sample.mp4 && make_clip sample.mp4 1280x720 30 10 -c:v libx264 -preset veryfast -g 60 -bf 2 -movflags +faststart
-want h264-1080p30.mp4 && make_clip h264-1080p30.mp4 1920x1080 30 10 -c:v libx264 -preset veryfast -g 60 -bf 3 -b:v 8M -movflags +faststart
-exit 0
+make_clip() { # name source encoder-args...
+  local name=$1 source=$2; shift 2
+  [[ -s $DIR/$name ]] && return 0
+  echo "making $DIR/$name" >&2
+  local tmp="$DIR/.tmp-$name"
+  "${FF[@]}" -f lavfi -i "$source" "$@" "${BX[@]}" "$tmp"
+  mv "$tmp" "$DIR/$name"
+}
+
+for c in "${CLIPS[@]}"; do
+  case $c in
+    sample.mp4)        make_clip "$c" "$(src 1280x720 30 10)" -c:v libx264 -preset veryfast -g 60 -bf 2 -movflags +faststart ;;
+    h264-1080p30.mp4)  make_clip "$c" "$(src 1920x1080 30 10)" -c:v libx264 -preset veryfast -g 60 -bf 3 -b:v 8M -movflags +faststart ;;
+    h264-1080p30.ts)   "$0" "$DIR" h264-1080p30.mp4
+                       [[ -s $DIR/$c ]] || { echo "making $DIR/$c" >&2; "${FF[@]}" -i "$DIR/h264-1080p30.mp4" -c copy "${BX[@]}" "$DIR/.tmp-$c" && mv "$DIR/.tmp-$c" "$DIR/$c"; } ;;
+    h264-720p60.mp4)   make_clip "$c" "$(src 1280x720 60 5)" -c:v libx264 -preset veryfast -g 120 -bf 3 -b:v 6M ;;
+    h264-2160p30.mp4)  make_clip "$c" "$(src 3840x2160 30 3)" -c:v libx264 -preset ultrafast -g 60 -b:v 20M ;;
+    hevc-1080p30.mkv)  make_clip "$c" "$(src 1920x1080 30 5)" "${X265[@]}" -b:v 6M ;;
+    hevc10-1080p30.mkv) make_clip "$c" "$(src 1920x1080 30 5 yuv420p10le)" "${X265[@]}" -b:v 6M ;;
+    vp9-1080p30.webm)  make_clip "$c" "$(src 1920x1080 30 5)" -c:v libvpx-vp9 -threads 2 -row-mt 0 -deadline realtime -cpu-used 8 -g 60 -b:v 6M ;;
+    av1-720p30.mkv)    make_clip "$c" "$(src 1280x720 30 3)" -c:v libaom-av1 -threads 2 -row-mt 0 -cpu-used 8 -usage realtime -g 60 -b:v 3M ;;
+    *) echo "make-clips: unknown clip '$c' (known: ${ALL[*]})" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,110 @@
+import Foundation
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutRender
+
+/// What one Scanout benchmark process did, written as JSON for the parent to read.
+struct ChildReport: Codable {
+    /// Units of work: frames decoded/rendered/presented, seeks made, or 1 for startup.
+    var frames: Int
+    /// Time of the measured work inside the process (after start-up), seconds.
+    var internalSeconds: Double
+    /// Time of each unit of work (a frame, a seek), milliseconds.
+    var unitMs: [Double]
+    var dropped: Int = 0
+    var pacingP50Ms: Double = 0
+    var pacingP99Ms: Double = 0
+    var decoder: String = "sw"
+}
+
+/// The work of one measured Scanout run, done in a child process so that it is timed exactly
+/// like the peers.
+struct BenchChild {
+    let suite: BenchSuite
+    let options: BenchOptions
+
+    func run(reportPath: String) throws {
+        let input = options.inputs[0]
+        let report: ChildReport
+        switch suite {
+        case .decode: report = try frames(input: input, render: false)
+        case .render: report = try frames(input: input, render: true)
+        case .startup: report = try startup(input: input)
+        case .seek: report = try seek(input: input)
+        case .play: report = try play(input: input)
+        }
+        let data = try JSONEncoder().encode(report)
+        guard FileManager.default.createFile(atPath: reportPath, contents: data) else {
+            throw MediaError.outputFailed(path: reportPath, reason: "cannot write the benchmark report")
+        }
+    }
+
+    private func reader(_ input: String) throws -> FrameReader {
+        try FrameReader(input: input, demuxerOptions: options.input.demuxer, decoderOptions: options.input.decoder)
+    }
+
+    private func frames(input: String, render: Bool) throws -> ChildReport {
+        let t0 = monotonicSeconds()
+        let r = try reader(input)
+        let renderer = CPURenderer()
+        let frame = VideoFrame()
+        var times: [Double] = []
+        times.reserveCapacity(4096)
+        var last = monotonicSeconds()
+        while try r.next(into: frame) {
+            if render { _ = try renderer.render(frame, orientation: r.video.orientation) }
+            let now = monotonicSeconds()
+            times.append((now - last) * 1000)
+            last = now
+        }
+        if times.isEmpty { throw MediaError.noFrames(input: input) }
+        return ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
+    }
+
+    private func startup(input: String) throws -> ChildReport {
+        let t0 = monotonicSeconds()
+        let r = try reader(input)
+        let frame = VideoFrame()
+        guard try r.next(into: frame) else { throw MediaError.noFrames(input: input) }
+        _ = try CPURenderer().render(frame, orientation: r.video.orientation)
+        let s = monotonicSeconds() - t0
+        return ChildReport(frames: 1, internalSeconds: s, unitMs: [s * 1000])
+    }
+
+    private func seek(input: String) throws -> ChildReport {
+        let t0 = monotonicSeconds()
+        let seeker = try FrameSeeker(input: input, demuxerOptions: options.input.demuxer, decoderOptions: options.input.decoder)
+        let targets = seekTargets(frameCount: seeker.frameCount, count: options.seeks)
+        let renderer = CPURenderer()
+        let png = PNGEncoder()
+        var times: [Double] = []
+        for n in targets {
+            let s0 = monotonicSeconds()
+            let f = try seeker.frame(n)
+            _ = try png.encode(try renderer.render(f, orientation: seeker.reader.video.orientation))
+            times.append((monotonicSeconds() - s0) * 1000)
+        }
+        return ChildReport(frames: targets.count, internalSeconds: monotonicSeconds() - t0, unitMs: times)
+    }
+
+    private func play(input: String) throws -> ChildReport {
+        let t0 = monotonicSeconds()
+        let r = try reader(input)
+        let stats = try PlaybackSession(reader: r, display: HeadlessDisplay()).run()
+        return ChildReport(frames: stats.framesPresented, internalSeconds: monotonicSeconds() - t0,
+                           unitMs: stats.pacingDeviations.map { Double($0) / 1e6 }, dropped: stats.framesDropped,
+                           pacingP50Ms: stats.pacingPercentile(50), pacingP99Ms: stats.pacingPercentile(99))
+    }
+}
+
+/// `count` frame numbers spread over the stream in a fixed pseudo-random order (the same for
+/// every tool and run): a 64-bit LCG, seeded once.
+func seekTargets(frameCount: Int, count: Int) -> [Int] {
+    guard frameCount > 0 else { return [] }
+    var state: UInt64 = 0x5CA2_0071
+    return (0..<count).map { _ in
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        return Int((state >> 33) % UInt64(frameCount))
+    }
+}

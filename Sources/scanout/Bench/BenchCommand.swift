@@ -1,0 +1,115 @@
+import ArgumentParser
+import ScanoutMedia
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure Scanout and compare it with FFmpeg, mpv and GStreamer on the same inputs in the same run.",
+        discussion: """
+        Every tool, Scanout included, runs as its own process on the same file, interleaved run by run, \
+        and is timed the same way: wall-clock time of the whole process (wait4 gives CPU time and peak \
+        memory). Figures are medians over --runs after --warmup unmeasured runs; ratios are \
+        Scanout/peer of the medians. A peer that is not installed is reported as missing.
+        """,
+        subcommands: [BenchDecode.self, BenchRender.self, BenchPlay.self, BenchSeek.self, BenchStartup.self]
+    )
+}
+
+/// Options every suite shares.
+struct BenchOptions: ParsableArguments {
+    @Argument(help: "Files to measure (each is a row group in the table and the plot).") var inputs: [String]
+    @Option(help: "Measured runs per tool and input.") var runs: Int = 3
+    @Option(help: "Unmeasured warm-up runs per tool and input.") var warmup: Int = 1
+    @Option(help: "Peers to run on the same inputs, comma-separated: ffmpeg,mpv,gstreamer.") var compare: String?
+    @Flag(help: "Print the results as JSON.") var json = false
+    @Option(help: "Write an SVG plot of the results here.") var plot: String?
+    @Option(help: "Decoder: auto, sw, hw or native (hw and native need a VA-API device).") var playerType: String = "auto"
+    @Option(help: "Renderer for render/startup/play: cpu.") var renderer: String = "cpu"
+    @Option(help: "Seek suite: exact seeks per run.") var seeks: Int = 8
+    @Option(help: .hidden) var childReport: String?
+    @OptionGroup var input: InputOptions
+
+    var peers: [String] { compare.map { $0.split(separator: ",").map { String($0).trimmingSpaces } } ?? [] }
+
+    func validate() throws {
+        guard !inputs.isEmpty else { throw ValidationError("give at least one input") }
+        guard (1...100).contains(runs) else { throw ValidationError("--runs must be 1...100") }
+        guard warmup >= 0 else { throw ValidationError("--warmup must be 0 or more") }
+        guard (1...1000).contains(seeks) else { throw ValidationError("--seeks must be 1...1000") }
+        for p in peers where !Peer.known.contains(p) {
+            throw ValidationError("--compare: unknown peer '\(p)' (known: \(Peer.known.joined(separator: ", ")))")
+        }
+        guard ["auto", "sw", "hw", "native"].contains(playerType) else { throw ValidationError("--player-type must be auto, sw, hw or native") }
+        guard renderer == "cpu" else { throw ValidationError("--renderer: only cpu is available to the benchmark in this build") }
+    }
+}
+
+protocol BenchSuiteCommand: ParsableCommand {
+    static var suite: BenchSuite { get }
+    var bench: BenchOptions { get }
+}
+
+extension BenchSuiteCommand {
+    func run() throws {
+        bench.input.installLog()
+        try runReporting {
+            if let report = bench.childReport {
+                try BenchChild(suite: Self.suite, options: bench).run(reportPath: report)
+            } else {
+                try BenchRunner(suite: Self.suite, options: bench).run()
+            }
+        }
+    }
+}
+
+struct BenchDecode: BenchSuiteCommand {
+    static let configuration = CommandConfiguration(commandName: "decode",
+        abstract: "Demux + decode every frame: fps, CPU ms per frame, peak memory.",
+        discussion: "Peers: ffmpeg -threads N -i X -f null -; mpv --no-config --vo=null --ao=null --untimed; gst-launch-1.0 filesrc ! parsebin ! avdec_* ! fakesink sync=false.")
+    static let suite = BenchSuite.decode
+    @OptionGroup var bench: BenchOptions
+}
+
+struct BenchRender: BenchSuiteCommand {
+    static let configuration = CommandConfiguration(commandName: "render",
+        abstract: "Decode + convert every frame to RGB (the bit-exact CPU renderer).",
+        discussion: "Peers: ffmpeg ... -pix_fmt rgb24 -f null -; gst-launch-1.0 ... ! videoconvert ! video/x-raw,format=RGB ! fakesink.")
+    static let suite = BenchSuite.render
+    @OptionGroup var bench: BenchOptions
+}
+
+struct BenchPlay: BenchSuiteCommand {
+    static let configuration = CommandConfiguration(commandName: "play",
+        abstract: "Real-time headless playback: frames dropped and pacing jitter (p50/p99 deviation from each frame's due time).")
+    static let suite = BenchSuite.play
+    @OptionGroup var bench: BenchOptions
+}
+
+struct BenchSeek: BenchSuiteCommand {
+    static let configuration = CommandConfiguration(commandName: "seek",
+        abstract: "Exact-seek latency: time to the exact frame N as a PNG, per seek.",
+        discussion: "Targets are the same pseudo-random frames for every tool. Peer: ffmpeg -ss T -i X -frames:v 1 (one process per seek; note that -ss lands on the wrong frame in MPEG-TS).")
+    static let suite = BenchSuite.seek
+    @OptionGroup var bench: BenchOptions
+}
+
+struct BenchStartup: BenchSuiteCommand {
+    static let configuration = CommandConfiguration(commandName: "startup",
+        abstract: "Time to first frame: start the process, open, decode and render frame 0, exit.",
+        discussion: "Peers: ffmpeg -i X -frames:v 1 -pix_fmt rgb24 -f null -; mpv --frames=1 --vo=null.")
+    static let suite = BenchSuite.startup
+    @OptionGroup var bench: BenchOptions
+}
+
+enum BenchSuite: String {
+    case decode, render, play, seek, startup
+
+    /// What the figure is and which way is better.
+    var metric: (name: String, unit: String, higherIsBetter: Bool) {
+        switch self {
+        case .decode, .render: return ("fps", "frames/s", true)
+        case .play: return ("dropped", "frames", false)
+        case .seek: return ("ms/seek", "ms", false)
+        case .startup: return ("ms", "ms", false)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// The table and JSON forms of a benchmark's results.
+enum BenchReport {
+    static func table(suite: BenchSuite, options: BenchOptions, results: [InputResult]) -> String {
+        let m = suite.metric
+        var out = "bench \(suite.rawValue): threads \(options.input.threads == 0 ? "auto" : String(options.input.threads)), \(options.runs) runs after \(options.warmup) warm-up; whole-process time per tool; \(m.name) (\(m.higherIsBetter ? "higher" : "lower") is better)\n"
+        for r in results {
+            let v = r.video
+            out += "\n\(r.input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat), \(r.frames) \(suite == .seek ? "seeks" : "frames")\n"
+            if suite == .play {
+                let drops = r.dropped.sorted()
+                out += "  scanout  dropped median \(drops.isEmpty ? 0 : drops[drops.count / 2]) (max \(drops.max() ?? 0)), pacing p50 \(format2(r.pacing.p50)) ms, p99 \(format2(r.pacing.p99)) ms\n"
+                continue
+            }
+            out += "  " + pad("tool", 11) + pad(m.name + " median", 14) + pad("min", 10) + pad("max", 10) + pad("cpu ms/unit", 13) + pad("peak MiB", 10) + "ratio scanout/tool\n"
+            for t in r.tools {
+                let ratio = t.tool == "scanout" ? "" : (r.ratio(to: t.tool).map { formatFixed($0, 3) } ?? "-")
+                out += "  " + pad(t.tool, 11) + pad(format1(t.median), 14) + pad(format1(t.values.min() ?? .nan), 10)
+                    + pad(format1(t.values.max() ?? .nan), 10) + pad(format2(t.cpuMedian), 13) + pad(format1(Double(t.peakKiB) / 1024), 10) + ratio + "\n"
+            }
+            if suite == .decode || suite == .render {
+                let ours = r.tools.first?.internalFPS.sorted() ?? []
+                let ff = r.tools.first { $0.tool == "ffmpeg" }?.internalFPS.sorted() ?? []
+                if !ours.isEmpty && !ff.isEmpty {
+                    out += "  in-process (scanout decode loop vs ffmpeg -benchmark rtime): \(format1(ours[ours.count / 2])) vs \(format1(ff[ff.count / 2])) fps, ratio \(formatFixed(ours[ours.count / 2] / ff[ff.count / 2], 3))\n"
+                }
+            }
+            if !r.unitMs.isEmpty {
+                let s = r.unitMs.sorted()
+                out += "  scanout \(suite == .seek ? "seek" : "frame") time: p50 \(format2(pct(s, 50))) ms, p90 \(format2(pct(s, 90))) ms, p99 \(format2(pct(s, 99))) ms, max \(format2(s.last!)) ms\n"
+            }
+            for p in r.missing { out += "  \(p): missing (not installed, or it failed on this input)\n" }
+            for p in r.noEquivalent { out += "  \(p): no equivalent for the \(suite.rawValue) suite\n" }
+        }
+        return out
+    }
+
+    static func json(suite: BenchSuite, options: BenchOptions, results: [InputResult]) -> String {
+        func num(_ v: Double) -> Any { v.isFinite ? (v * 1000).rounded() / 1000 : NSNull() }
+        let items: [[String: Any]] = results.map { r in
+            let s = r.unitMs.sorted()
+            var ratios: [String: Any] = [:]
+            for t in r.tools.dropFirst() { if let x = r.ratio(to: t.tool) { ratios[t.tool] = num(x) } }
+            return [
+                "input": r.input, "codec": r.video.codecName, "width": r.video.width, "height": r.video.height,
+                "pixelFormat": r.video.pixelFormat.name, "units": r.frames,
+                "results": r.tools.map { t in
+                    ["tool": t.tool, "values": t.values.map(num), "median": num(t.median), "cpuMsPerUnit": t.cpuMsPerUnit.map(num),
+                     "peakKiB": t.peakKiB, "inProcessFPS": t.internalFPS.map(num)] as [String: Any]
+                },
+                "ratios": ratios, "missing": r.missing, "noEquivalent": r.noEquivalent,
+                "scanoutUnitMs": s.isEmpty ? [:] : ["p50": num(pct(s, 50)), "p90": num(pct(s, 90)), "p99": num(pct(s, 99)), "max": num(s.last!)],
+                "dropped": r.dropped, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
+            ]
+        }
+        let root: [String: Any] = [
+            "suite": suite.rawValue, "metric": suite.metric.name, "higherIsBetter": suite.metric.higherIsBetter,
+            "threads": options.input.threads, "runs": options.runs, "warmup": options.warmup, "inputs": items,
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The `p`-th percentile of sorted values (nearest rank).
+func pct(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))]
+}
+
+/// `s` left-aligned in a column of `width` characters (at least one space after it).
+func pad(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
+}

@@ -1,0 +1,183 @@
+import Foundation
+import ScanoutMedia
+
+/// One tool's figures on one input.
+struct ToolFigures {
+    var tool: String
+    var values: [Double] = []
+    var cpuMsPerUnit: [Double] = []
+    var peakKiB = 0
+    var internalFPS: [Double] = []
+
+    var median: Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
+    var cpuMedian: Double { cpuMsPerUnit.isEmpty ? .nan : cpuMsPerUnit.sorted()[cpuMsPerUnit.count / 2] }
+}
+
+/// Everything measured on one input.
+struct InputResult {
+    var input: String
+    var video: VideoStreamInfo
+    var frames = 0
+    var tools: [ToolFigures] = []
+    var missing: [String] = []
+    var noEquivalent: [String] = []
+    /// Scanout's per-unit times (frame times, seek times or pacing deviations) from its last run, ms.
+    var unitMs: [Double] = []
+    var dropped: [Int] = []
+    var pacing: (p50: Double, p99: Double) = (0, 0)
+
+    func ratio(to peer: String) -> Double? {
+        guard let ours = tools.first, let theirs = tools.first(where: { $0.tool == peer }), theirs.median > 0 else { return nil }
+        return ours.median / theirs.median
+    }
+}
+
+/// Runs the suite: Scanout and the peers as child processes, interleaved run by run.
+struct BenchRunner {
+    let suite: BenchSuite
+    let options: BenchOptions
+
+    func run() throws {
+        if options.playerType == "hw" || options.playerType == "native" {
+            throw BenchError("--player-type \(options.playerType): no hardware decoding here (\(VAAPIProbe.summary()))")
+        }
+        let peers = options.peers
+        let progress = ProgressBar(total: options.inputs.count * (options.warmup + options.runs) * (1 + peers.count), quiet: options.json)
+        var results: [InputResult] = []
+        for input in options.inputs {
+            let index = try FrameIndex.build(input: input, options: options.input.demuxer)
+            let demuxer = try Demuxer(input: input, options: options.input.demuxer)
+            var result = InputResult(input: input, video: demuxer.video)
+            result.tools = [ToolFigures(tool: "scanout")] + peers.map { ToolFigures(tool: $0) }
+            let seekTimes = seekTargets(frameCount: index.frameCount, count: options.seeks).map {
+                Double(index.timestamps[$0] - index.timestamps[0]) * demuxer.video.timeBase.doubleValue
+            }
+            for run in 0..<(options.warmup + options.runs) {
+                let measured = run >= options.warmup
+                // Scanout first, then each peer: the same conditions, interleaved.
+                let ours = try runScanout(input: input)
+                progress.step("\(short(input)) scanout run \(run + 1)")
+                let units = ours.report.frames
+                result.frames = units
+                if measured {
+                    record(&result.tools[0], wall: ours.child.wallSeconds, cpu: ours.child.cpuSeconds, units: units, peak: ours.child.maxRSSKiB)
+                    result.tools[0].internalFPS.append(Double(units) / max(ours.report.internalSeconds, 1e-9))
+                    result.unitMs = ours.report.unitMs
+                    result.dropped.append(ours.report.dropped)
+                    result.pacing = (ours.report.pacingP50Ms, ours.report.pacingP99Ms)
+                }
+                for (i, peer) in peers.enumerated() {
+                    defer { progress.step("\(short(input)) \(peer) run \(run + 1)") }
+                    if result.missing.contains(peer) || result.noEquivalent.contains(peer) { continue }
+                    guard let commands = Peer.commands(peer, suite: suite, input: input, threads: options.input.threads,
+                                                       codec: demuxer.video.codecName, seekTimes: seekTimes) else {
+                        result.noEquivalent.append(peer)
+                        continue
+                    }
+                    var wall = 0.0, cpu = 0.0, peak = 0
+                    var failed = false
+                    for argv in commands {
+                        guard let c = runChild(argv), c.status == 0 else { failed = true; break }
+                        wall += c.wallSeconds
+                        cpu += c.cpuSeconds
+                        peak = max(peak, c.maxRSSKiB)
+                        if peer == "ffmpeg", suite == .decode || suite == .render,
+                           let rtime = lastNumber(after: "rtime=", in: c.stderr), let n = lastNumber(after: "frame=", in: c.stderr), measured {
+                            result.tools[i + 1].internalFPS.append(n / max(rtime, 1e-9))
+                        }
+                    }
+                    if failed {
+                        result.missing.append(peer)
+                        continue
+                    }
+                    if measured { record(&result.tools[i + 1], wall: wall, cpu: cpu, units: units, peak: peak) }
+                }
+            }
+            result.tools.removeAll { $0.tool != "scanout" && $0.values.isEmpty }
+            results.append(result)
+        }
+        progress.finish()
+        if options.json {
+            print(BenchReport.json(suite: suite, options: options, results: results))
+        } else {
+            print(BenchReport.table(suite: suite, options: options, results: results))
+        }
+        if let path = options.plot {
+            let svg = SVGPlot.render(suite: suite, results: results, threads: options.input.threads)
+            guard FileManager.default.createFile(atPath: path, contents: Data(svg.utf8)) else {
+                throw MediaError.outputFailed(path: path, reason: "cannot write the plot")
+            }
+            if !options.json { print("plot: \(path)") }
+        }
+    }
+
+    /// One figure per run, in the suite's unit.
+    private func record(_ f: inout ToolFigures, wall: Double, cpu: Double, units: Int, peak: Int) {
+        let n = Double(max(units, 1))
+        switch suite {
+        case .decode, .render: f.values.append(n / max(wall, 1e-9))
+        case .startup: f.values.append(wall * 1000)
+        case .seek: f.values.append(wall * 1000 / n)
+        case .play: break
+        }
+        f.cpuMsPerUnit.append(cpu * 1000 / n)
+        f.peakKiB = max(f.peakKiB, peak)
+    }
+
+    private func runScanout(input: String) throws -> (child: ChildResult, report: ChildReport) {
+        let reportPath = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-bench-\(getpid())-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: reportPath) }
+        var argv = [selfExecutable(), "bench", suite.rawValue, input, "--threads", String(options.input.threads),
+                    "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--child-report", reportPath]
+        if options.input.verbose { argv.append("--verbose") }
+        guard let child = runChild(argv) else { throw BenchError("cannot start \(argv[0])") }
+        guard child.status == 0, let data = FileManager.default.contents(atPath: reportPath) else {
+            let line = child.stderr.split(separator: "\n").last.map(String.init) ?? "exit status \(child.status)"
+            throw BenchError(line.hasPrefix("scanout: ") ? String(line.dropFirst(9)) : line)
+        }
+        return (child, try JSONDecoder().decode(ChildReport.self, from: data))
+    }
+
+    private func short(_ input: String) -> String { String(input.split(separator: "/").last ?? Substring(input)) }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// This program's own path (`/proc/self/exe`), to start benchmark children.
+func selfExecutable() -> String {
+    var buf = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+    return n > 0 ? String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+}
+
+/// A progress bar on stderr when it is a terminal; nothing otherwise.
+final class ProgressBar {
+    private let total: Int
+    private var done = 0
+    private let enabled: Bool
+
+    init(total: Int, quiet: Bool) {
+        self.total = max(total, 1)
+        enabled = !quiet && isatty(2) != 0
+    }
+
+    func step(_ label: String) {
+        done += 1
+        guard enabled else { return }
+        let width = 30
+        let filled = done * width / total
+        StandardError.write("\r\u{1B}[K[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(done)/\(total) \(label)")
+    }
+
+    func finish() { if enabled { StandardError.write("\r\u{1B}[K") } }
+}
+
+/// The number after the last occurrence of `key` ("rtime=1.234s" → 1.234).
+func lastNumber(after key: String, in text: String) -> Double? {
+    guard let range = text.range(of: key, options: .backwards) else { return nil }
+    let rest = text[range.upperBound...].drop(while: { $0 == " " })
+    return Double(rest.prefix { $0.isNumber || $0 == "." })
+}
