@@ -28,8 +28,8 @@ enum CLI {
     }()
 
     /// Runs `scanout args...`.
-    static func run(_ args: [String], timeout: Double = 120) throws -> ProcResult {
-        try Proc.run(try binary.get(), args, timeout: timeout)
+    static func run(_ args: [String], timeout: Double = 120, environment: [String: String]? = nil) throws -> ProcResult {
+        try Proc.run(try binary.get(), args, timeout: timeout, environment: environment)
     }
 }
 

@@ -79,7 +79,7 @@ public enum Proc {
 
     /// Runs `exe` with `args`, stdout and stderr captured through files (no pipe can fill up),
     /// killed after `timeout` seconds.
-    public static func run(_ exe: String, _ args: [String], timeout: Double = 120) throws -> ProcResult {
+    public static func run(_ exe: String, _ args: [String], timeout: Double = 120, environment: [String: String]? = nil) throws -> ProcResult {
         let scratch = try Scratch()
         let outURL = scratch.url.appendingPathComponent("stdout")
         let errURL = scratch.url.appendingPathComponent("stderr")
@@ -92,6 +92,7 @@ public enum Proc {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try which(exe))
         p.arguments = args
+        if let environment { p.environment = environment }
         p.standardInput = FileHandle.nullDevice
         p.standardOutput = outHandle
         p.standardError = errHandle

@@ -1,0 +1,87 @@
+import Foundation
+import ScanoutTestSupport
+import Testing
+
+@Suite("scanout bench")
+struct BenchTests {
+    private func json(_ r: ProcResult) throws -> [String: Any] {
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
+    }
+
+    @Test("decode: Scanout and ffmpeg on the same file, frame counts agree, a ratio per peer")
+    func decodeAgainstFFmpeg() throws {
+        let path = try Fixtures.path("counter.mp4")
+        let root = try json(try CLI.run(["bench", "decode", path, "--runs", "2", "--warmup", "0", "--threads", "1", "--compare", "ffmpeg", "--json"]))
+        #expect(root["suite"] as? String == "decode")
+        let input = try #require((root["inputs"] as? [[String: Any]])?.first)
+        #expect(input["units"] as? Int == 96)
+        let results = try #require(input["results"] as? [[String: Any]])
+        #expect(results.map { $0["tool"] as? String } == ["scanout", "ffmpeg"])
+        for r in results {
+            let values = try #require(r["values"] as? [Double])
+            #expect(values.count == 2 && values.allSatisfy { $0 > 0 })
+            #expect((r["peakKiB"] as? Int ?? 0) > 1024)
+        }
+        // ffmpeg's own count (from its -benchmark run) gave an in-process figure too.
+        #expect((results[1]["inProcessFPS"] as? [Double])?.count == 2)
+        let ratio = try #require((input["ratios"] as? [String: Any])?["ffmpeg"] as? Double)
+        #expect(ratio > 0)
+    }
+
+    @Test("a peer that is not installed is reported as missing, not as a failure")
+    func missingPeer() throws {
+        let path = try Fixtures.path("counter.mp4")
+        // A PATH with ffmpeg only.
+        let scratch = try Scratch()
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("ffmpeg"), withDestinationPath: try Proc.which("ffmpeg"))
+        let r = try CLI.run(["bench", "decode", path, "--runs", "1", "--warmup", "0", "--compare", "ffmpeg,mpv"],
+                            environment: ["PATH": scratch.url.path])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        #expect(r.stdoutText.contains("mpv: missing"))
+        #expect(r.stdoutText.contains("ffmpeg"))
+    }
+
+    @Test("seek: the same targets for every run, per-seek figures; play: drops and pacing")
+    func seekAndPlay() throws {
+        let ts = try Fixtures.path("counter_open.ts")
+        let seek = try json(try CLI.run(["bench", "seek", ts, "--runs", "1", "--warmup", "0", "--seeks", "5", "--json"]))
+        let sInput = try #require((seek["inputs"] as? [[String: Any]])?.first)
+        #expect(sInput["units"] as? Int == 5)
+        #expect(seek["higherIsBetter"] as? Bool == false)
+        let play = try json(try CLI.run(["bench", "play", try Fixtures.path("counter.mp4"), "--runs", "1", "--warmup", "0", "--json"]))
+        let pInput = try #require((play["inputs"] as? [[String: Any]])?.first)
+        #expect((pInput["dropped"] as? [Int])?.count == 1)
+        #expect(pInput["units"] as? Int ?? 0 > 80)
+    }
+
+    @Test("--plot writes an SVG with a bar per tool and a distribution curve")
+    func plot() throws {
+        let scratch = try Scratch()
+        let svgPath = scratch.path("plot.svg")
+        let r = try CLI.run(["bench", "render", try Fixtures.path("counter.mp4"), try Fixtures.path("hevc10.mkv"),
+                             "--runs", "1", "--warmup", "0", "--compare", "ffmpeg", "--plot", svgPath])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let svg = try String(contentsOfFile: svgPath, encoding: .utf8)
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        #expect(svg.hasSuffix("</svg>\n"))
+        // Two inputs × two tools.
+        #expect(svg.components(separatedBy: "<title>scanout ").count - 1 == 2)
+        #expect(svg.components(separatedBy: "<title>ffmpeg ").count - 1 == 2)
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 2)
+    }
+
+    @Test("bad options and inputs fail with one line")
+    func badInput() throws {
+        let unknown = try CLI.run(["bench", "decode", try Fixtures.path("counter.mp4"), "--compare", "vlc"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderrText.contains("unknown peer 'vlc'"))
+        let hw = try CLI.run(["bench", "decode", try Fixtures.path("counter.mp4"), "--player-type", "hw"])
+        #expect(hw.status == 1)
+        #expect(hw.stderrLines.count == 1)
+        #expect(hw.stderrText.contains("no hardware decoding here"))
+        let missing = try CLI.run(["bench", "decode", "/nonexistent.mp4"])
+        #expect(missing.status == 1)
+        #expect(missing.stderrLines == ["scanout: /nonexistent.mp4: no such file"])
+    }
+}
