@@ -53,3 +53,21 @@ struct FrameMD5Tests {
         #expect(toFile.stdout.isEmpty)
     }
 }
+
+@Suite("http input")
+struct HTTPInputTests {
+    @Test("framemd5 and an exact frame over http equal the local file's", arguments: ["counter.mp4", "counter_open.ts"])
+    func overHTTP(name: String) throws {
+        let local = try Fixtures.path(name)
+        let server = try HTTPFileServer(directory: Fixtures.directory.path)
+        let remote = try CLI.run(["framemd5", server.url(name)])
+        #expect(remote.status == 0, "exit \(remote.status): \(remote.stderrText)")
+        let file = try CLI.run(["framemd5", local])
+        #expect(remote.stdoutText == file.stdoutText)
+        #expect(remote.stdoutText.split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 96)
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", server.url(name), "--frames", "50", "--out", scratch.url.path])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        #expect(FileManager.default.fileExists(atPath: scratch.path("frame-000050.png")))
+    }
+}

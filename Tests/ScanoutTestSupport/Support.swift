@@ -100,7 +100,7 @@ public enum Proc {
         try p.run()
         while p.isRunning {
             if Date().timeIntervalSince(start) > timeout {
-                p.terminate()
+                kill(p.processIdentifier, SIGKILL)  // SIGTERM may be blocked in the inherited mask
                 p.waitUntilExit()
                 break
             }
@@ -195,4 +195,55 @@ private func bindLoopback(_ fd: Int32) throws -> UInt16 {
     }
     guard named == 0 else { throw SupportError("getsockname() failed") }
     return UInt16(bigEndian: addr.sin_port)
+}
+
+/// `tools/http-serve.py` (HTTP with byte ranges) serving `directory` on 127.0.0.1 (a free port),
+/// stopped when released.
+public final class HTTPFileServer: @unchecked Sendable {
+    public let port: UInt16
+    private let process: Process
+
+    public init(directory: String) throws {
+        port = try refusedLoopbackPort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
+        process.arguments = [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready once it accepts a connection (at most 10 s).
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.accepts(port) { return }
+            usleep(50_000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        throw SupportError("tools/http-serve.py did not start on 127.0.0.1:\(port)")
+    }
+
+    public func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+
+    private static func accepts(_ port: UInt16) -> Bool {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    deinit {
+        // SIGKILL: the test process's threads may block SIGTERM, and the child inherits the mask.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
 }
