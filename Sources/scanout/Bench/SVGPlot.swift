@@ -4,7 +4,8 @@ enum SVGPlot {
     static let palette = ["scanout": "#2b6cb0", "ffmpeg": "#2f855a", "mpv": "#b7791f", "gstreamer": "#9b2c2c"]
 
     static func render(suite: BenchSuite, results: [InputResult], threads: Int) -> String {
-        let width = 900.0
+        // Wide enough for every input's bars and name.
+        let width = max(900.0, 130 * Double(results.count) + 100)
         let barH = 300.0, cdfH = 260.0
         let height = 60 + barH + 80 + cdfH + 60
         var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -26,10 +27,10 @@ enum SVGPlot {
                 let h = t.median / scale * barH
                 let x = gx + Double(ti) * bw
                 s += "<rect x=\"\(f(x))\" y=\"\(f(bottom - h))\" width=\"\(f(bw - 3))\" height=\"\(f(h))\" fill=\"\(palette[t.tool] ?? "#555")\"><title>\(esc(t.tool)) \(format1(t.median)) \(esc(m.unit))</title></rect>\n"
-                s += text(x + (bw - 3) / 2, bottom - h - 4, format1(t.median), size: 10, anchor: "middle")
+                s += text(x + (bw - 3) / 2, bottom - h - 4, format1(t.median), size: 9, anchor: "middle")
             }
             let name = r.input.split(separator: "/").last.map(String.init) ?? r.input
-            s += text(left + Double(gi) * groupW + groupW / 2, bottom + 16, name, size: 11, anchor: "middle")
+            s += text(left + Double(gi) * groupW + groupW / 2, bottom + 16, name, size: 10, anchor: "middle")
         }
         // Legend.
         var lx = left
@@ -46,6 +47,7 @@ enum SVGPlot {
         let xMax = niceCeiling(pct(all, 99.5).isFinite ? pct(all, 99.5) : 1)
         s += "<line x1=\"\(f(left))\" y1=\"\(f(cBottom))\" x2=\"\(f(right))\" y2=\"\(f(cBottom))\" stroke=\"#333\"/>\n"
         s += "<line x1=\"\(f(left))\" y1=\"\(f(cTop))\" x2=\"\(f(left))\" y2=\"\(f(cBottom))\" stroke=\"#333\"/>\n"
+        s += text(right, cBottom + 32, "ms", size: 11, anchor: "end")
         for i in 0...4 {
             let x = left + Double(i) / 4 * (right - left)
             s += text(x, cBottom + 16, format2(xMax * Double(i) / 4), size: 10, anchor: "middle")
