@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -42,3 +42,19 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Micro-benchmarks (package-benchmark: time and allocations per frame) in Benchmarks/. Only with
+// SCANOUT_BENCHMARKS=1, so that ordinary builds and CI do not compile the benchmark framework:
+//   SCANOUT_BENCHMARKS=1 swift package benchmark
+if Context.environment["SCANOUT_BENCHMARKS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(.executableTarget(
+        name: "ScanoutBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            "ScanoutMedia", "ScanoutRender",
+        ],
+        path: "Benchmarks/ScanoutBenchmarks",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ))
+}

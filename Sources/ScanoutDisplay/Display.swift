@@ -16,19 +16,21 @@ public protocol Display: AnyObject {
 /// drops are honest), and the last one is kept for snapshots.
 public final class HeadlessDisplay: Display {
     private let renderer = CPURenderer()
+    private var framebuffer = RGBImage(width: 0, height: 0, bytes: [])
     public private(set) var framesPresented = 0
     /// The last picture shown.
-    public private(set) var lastImage: RGBImage?
+    public var lastImage: RGBImage? { framesPresented > 0 ? framebuffer : nil }
 
     public init() {}
 
     public var description: String {
-        if let img = lastImage { return "headless \(img.width)x\(img.height)" }
+        if framesPresented > 0 { return "headless \(framebuffer.width)x\(framebuffer.height)" }
         return "headless"
     }
 
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
-        lastImage = try renderer.render(frame, orientation: orientation)
+        // The framebuffer's storage is reused frame after frame.
+        try renderer.render(frame, orientation: orientation, into: &framebuffer)
         framesPresented += 1
     }
 }

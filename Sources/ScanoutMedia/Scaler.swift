@@ -29,7 +29,7 @@ public final class Scaler {
     }
 
     /// Converts `frame` to `format` at `width`×`height` (the frame's size when nil) into `output`,
-    /// which gets fresh buffers with FFmpeg's default alignment.
+    /// whose buffers (FFmpeg's default alignment) are reused when they fit and are not shared.
     public func convert(_ frame: VideoFrame, to format: PixelFormat, width: Int? = nil, height: Int? = nil, into output: VideoFrame) throws {
         let src = frame.pointer
         let dstW = Int32(width ?? frame.width), dstH = Int32(height ?? frame.height)
@@ -58,11 +58,17 @@ public final class Scaler {
             key = k
         }
         let dst = output.pointer
-        av_frame_unref(dst)
-        dst.pointee.format = format.rawValue
-        dst.pointee.width = dstW
-        dst.pointee.height = dstH
-        try check(av_frame_get_buffer(dst, 0), "av_frame_get_buffer")
+        // Reuse the output's buffers when they already have this shape and nobody else holds
+        // them: the steady state of a playback loop allocates nothing here.
+        let reusable = dst.pointee.buf.0 != nil && dst.pointee.format == format.rawValue
+            && dst.pointee.width == dstW && dst.pointee.height == dstH && av_frame_is_writable(dst) != 0
+        if !reusable {
+            av_frame_unref(dst)
+            dst.pointee.format = format.rawValue
+            dst.pointee.width = dstW
+            dst.pointee.height = dstH
+            try check(av_frame_get_buffer(dst, 0), "av_frame_get_buffer")
+        }
         av_frame_copy_props(dst, src)
         let r = withUnsafeBytes(of: src.pointee.data) { sd in
             withUnsafeBytes(of: src.pointee.linesize) { sl in

@@ -16,6 +16,15 @@ public final class CPURenderer {
 
     /// Renders `frame` turned by `orientation` into packed RGB of `layout`.
     public func render(_ frame: VideoFrame, orientation: Orientation = .identity, layout: RGBImage.Layout = .rgb24) throws -> RGBImage {
+        var image = RGBImage(width: 0, height: 0, layout: layout, bytes: [])
+        try render(frame, orientation: orientation, into: &image)
+        return image
+    }
+
+    /// Renders into `image`, reusing its storage when the size is unchanged (no allocation per
+    /// frame in a playback loop). `image.layout` chooses the output layout.
+    public func render(_ frame: VideoFrame, orientation: Orientation = .identity, into image: inout RGBImage) throws {
+        let layout = image.layout
         var source = frame
         var turnAfter = Orientation.identity
         if !orientation.isIdentity {
@@ -26,22 +35,23 @@ public final class CPURenderer {
             }
         }
         try scaler.convert(source, to: layout.pixelFormat, into: converted)
-        var bytes = [UInt8](repeating: 0, count: converted.width * converted.height * layout.bytesPerPixel)
         let rowBytes = converted.width * layout.bytesPerPixel
+        let count = rowBytes * converted.height
+        if image.bytes.count != count { image.bytes = [UInt8](repeating: 0, count: count) }
+        image.width = converted.width
+        image.height = converted.height
         let stride = converted.lineSize(0)
         guard let base = converted.planeData(0) else { throw MediaError.ffmpeg(call: "sws_scale", code: -1, message: "no output plane") }
-        bytes.withUnsafeMutableBytes { dst in
+        image.bytes.withUnsafeMutableBytes { dst in
             for y in 0..<converted.height {
                 (dst.baseAddress! + y * rowBytes).copyMemory(from: base + y * stride, byteCount: rowBytes)
             }
         }
-        var image = RGBImage(width: converted.width, height: converted.height, layout: layout, bytes: bytes,
-                             sampleAspectRatio: frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1))
+        image.sampleAspectRatio = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
         if !turnAfter.isIdentity { image = image.oriented(turnAfter) }
         if orientation.swapsDimensions, image.sampleAspectRatio != Rational(1, 1) {
             image.sampleAspectRatio = image.sampleAspectRatio.inverted
         }
-        return image
     }
 }
 
