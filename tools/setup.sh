@@ -7,6 +7,7 @@ PKGS=(
   ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev   # decode, convert, PNG/Y4M
   libva-dev libdrm-dev libgbm-dev                                      # VA-API, KMS, GBM
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri                  # EGL/GLES (Mesa, llvmpipe)
+  glslang-tools                                                        # shader validation (tests)
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,243 @@
+import CEGL
+import Synchronization
+
+/// An EGL display with one GLES context made current with no surface: rendering goes into
+/// framebuffer objects. Owns the display's initialisation (reference-counted per process, see
+/// `DisplayUsers`) and the context; both are released once, in `deinit`.
+///
+/// **One thread.** The context is made current on the thread that creates it, and every GL object
+/// made with it (textures, programs, framebuffers) belongs to that thread: create, use and release
+/// the context and its objects on one thread. The class is deliberately not `Sendable`.
+///
+/// Platforms: Mesa's surfaceless platform works now (headless rendering, llvmpipe included).
+/// The GBM platform (`.gbm` with a `gbm_device` as the native display) has its place in the
+/// initialiser, and will need a window surface for scan-out; it is not built yet and throws.
+public final class EGLDisplayContext {
+    /// The EGL platform to open.
+    public enum Platform: Sendable, Equatable {
+        /// `EGL_PLATFORM_SURFACELESS_MESA`: no native display, no window.
+        case surfaceless
+        /// `EGL_PLATFORM_GBM_KHR` over a `gbm_device` (not built yet).
+        case gbm
+        /// Any other platform enum (tests use an invalid one to reach the "no display" branch).
+        case other(UInt32)
+
+        var eglValue: EGLenum {
+            switch self {
+            case .surfaceless: return 0x31DD
+            case .gbm: return EGLenum(EGL_PLATFORM_GBM_KHR)
+            case .other(let v): return v
+            }
+        }
+
+        var clientExtension: String? {
+            switch self {
+            case .surfaceless: return "EGL_MESA_platform_surfaceless"
+            case .gbm: return "EGL_KHR_platform_gbm"
+            case .other: return nil
+            }
+        }
+    }
+
+    /// How to create the context, and faults to inject for tests.
+    public struct Options: Sendable {
+        /// GLES major versions to try, in order (3 first, 2 as the fallback).
+        public var contextVersions: [Int] = [3, 2]
+        /// Extensions to treat as absent although the driver offers them (for tests of the
+        /// fallbacks and of the "missing extension" errors).
+        public var hiddenExtensions: Set<String> = []
+        /// Treat the context as no newer than this GLES major version (Mesa answers a GLES 2
+        /// request with a GLES 3.2 context; tests use this to reach the "no GLES 3" branch).
+        public var glesVersionLimit: Int?
+        public init(contextVersions: [Int] = [3, 2], hiddenExtensions: Set<String> = [], glesVersionLimit: Int? = nil) {
+            self.contextVersions = contextVersions
+            self.hiddenExtensions = hiddenExtensions
+            self.glesVersionLimit = glesVersionLimit
+        }
+    }
+
+    public let platform: Platform
+    private let display: EGLDisplay
+    private let context: EGLContext
+    private let config: EGLConfig?
+    /// EGL display extensions (minus hidden ones).
+    public let eglExtensions: Set<String>
+    /// GLES extensions (minus hidden ones).
+    public let glExtensions: Set<String>
+    /// `GL_VERSION`, e.g. "OpenGL ES 3.2 Mesa 22.3.6".
+    public let glVersion: String
+    /// `GL_RENDERER`, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)".
+    public let glRenderer: String
+    /// The context's GLES major version (from `GL_MAJOR_VERSION`, 2 when that query is absent).
+    public let glesMajorVersion: Int
+    /// The largest texture side the driver takes.
+    public let maxTextureSize: Int
+
+    /// Opens the surfaceless platform.
+    public convenience init(options: Options = Options()) throws {
+        try self.init(platform: .surfaceless, nativeDisplay: nil, options: options)
+    }
+
+    /// Opens `platform` on `nativeDisplay` (nil for surfaceless; a `gbm_device` for GBM).
+    /// The native display stays owned by the caller and must outlive this object.
+    package init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, options: Options = Options()) throws {
+        self.platform = platform
+        if platform == .gbm {
+            throw RenderError.eglUnavailable("the GBM platform is not built yet (use the surfaceless platform)")
+        }
+        guard let clientExt = eglQueryString(scanout_egl_no_display(), EGLint(EGL_EXTENSIONS)).map({ String(cString: $0) }) else {
+            throw RenderError.eglUnavailable("no EGL client extensions (EGL 1.5 or EGL_EXT_client_extensions needed)")
+        }
+        let client = Set(clientExt.split(separator: " ").map(String.init)).subtracting(options.hiddenExtensions)
+        if let needed = platform.clientExtension, !client.contains(needed) {
+            throw RenderError.missingExtension(needed, neededFor: "the \(platform) EGL platform")
+        }
+        typealias GetPlatformDisplay = @convention(c) (EGLenum, UnsafeMutableRawPointer?, UnsafePointer<EGLAttrib>?) -> EGLDisplay?
+        guard let sym = eglGetProcAddress("eglGetPlatformDisplay") else {
+            throw RenderError.eglUnavailable("eglGetPlatformDisplay not found (EGL 1.5 needed)")
+        }
+        let getDisplay = unsafeBitCast(sym, to: GetPlatformDisplay.self)
+        guard let d = getDisplay(platform.eglValue, nativeDisplay, nil), d != scanout_egl_no_display() else {
+            throw RenderError.eglUnavailable("eglGetPlatformDisplay(0x\(String(platform.eglValue, radix: 16))) gave no display (EGL error 0x\(String(eglGetError(), radix: 16)))")
+        }
+        try DisplayUsers.acquire(d)
+        var cleanup: (EGLContext?) -> Void = { ctx in
+            if let ctx { eglDestroyContext(d, ctx) }
+            DisplayUsers.release(d)
+        }
+        let ext = eglQueryString(d, EGLint(EGL_EXTENSIONS)).map { String(cString: $0) } ?? ""
+        let names = Set(ext.split(separator: " ").map(String.init)).subtracting(options.hiddenExtensions)
+        guard names.contains("EGL_KHR_surfaceless_context") else {
+            cleanup(nil)
+            throw RenderError.missingExtension("EGL_KHR_surfaceless_context", neededFor: "a context with no surface")
+        }
+        guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGLBoolean(EGL_TRUE) else {
+            cleanup(nil)
+            throw RenderError.eglCall("eglBindAPI(EGL_OPENGL_ES_API)", code: eglGetError())
+        }
+        // A pbuffer-capable GLES config; with EGL_KHR_no_config_context none is needed.
+        var chosen: EGLConfig? = nil
+        var count: EGLint = 0
+        let renderable = options.contextVersions.contains(3) ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_ES2_BIT
+        let configAttribs: [EGLint] = [EGLint(EGL_SURFACE_TYPE), EGLint(EGL_PBUFFER_BIT),
+                                       EGLint(EGL_RENDERABLE_TYPE), EGLint(renderable),
+                                       EGLint(EGL_RED_SIZE), 8, EGLint(EGL_GREEN_SIZE), 8, EGLint(EGL_BLUE_SIZE), 8,
+                                       EGLint(EGL_NONE)]
+        if eglChooseConfig(d, configAttribs, &chosen, 1, &count) != EGLBoolean(EGL_TRUE) || count < 1 {
+            chosen = nil
+            guard names.contains("EGL_KHR_no_config_context") else {
+                cleanup(nil)
+                throw RenderError.missingExtension("EGL_KHR_no_config_context", neededFor: "a context without a pbuffer config")
+            }
+        }
+        var ctx: EGLContext? = nil
+        for v in options.contextVersions {
+            let attribs: [EGLint] = [EGLint(EGL_CONTEXT_MAJOR_VERSION), EGLint(v), EGLint(EGL_NONE)]
+            let c = eglCreateContext(d, chosen ?? scanout_egl_no_config(), scanout_egl_no_context(), attribs)
+            if let c, c != scanout_egl_no_context() { ctx = c; break }
+        }
+        guard let ctx else {
+            let code = eglGetError()
+            cleanup(nil)
+            throw RenderError.eglCall("eglCreateContext(GLES \(options.contextVersions.map(String.init).joined(separator: " or ")))", code: code)
+        }
+        guard eglMakeCurrent(d, scanout_egl_no_surface(), scanout_egl_no_surface(), ctx) == EGLBoolean(EGL_TRUE) else {
+            let code = eglGetError()
+            cleanup(ctx)
+            throw RenderError.eglCall("eglMakeCurrent (no surface)", code: code)
+        }
+        cleanup = { _ in }
+        display = d
+        context = ctx
+        config = chosen
+        eglExtensions = names
+        glVersion = glGetString(GLenum(GL_VERSION)).map { String(cString: $0) } ?? ""
+        glRenderer = glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
+        let glExt = glGetString(GLenum(GL_EXTENSIONS)).map { String(cString: $0) } ?? ""
+        glExtensions = Set(glExt.split(separator: " ").map(String.init)).subtracting(options.hiddenExtensions)
+        // "OpenGL ES 3.2 Mesa ..." → 3; GL_MAJOR_VERSION is a GLES 3 query.
+        let afterPrefix = glVersion.split(separator: " ").dropFirst(2).first ?? ""
+        let major = Int(afterPrefix.split(separator: ".").first ?? "") ?? 2
+        glesMajorVersion = min(major, options.glesVersionLimit ?? major)
+        var maxSize: GLint = 0
+        glGetIntegerv(GLenum(GL_MAX_TEXTURE_SIZE), &maxSize)
+        maxTextureSize = Int(maxSize)
+    }
+
+    deinit {
+        if eglGetCurrentContext() == context {
+            eglMakeCurrent(display, scanout_egl_no_surface(), scanout_egl_no_surface(), scanout_egl_no_context())
+        }
+        eglDestroyContext(display, context)
+        DisplayUsers.release(display)
+    }
+
+    /// Makes the context current on the calling thread (a no-op when it already is).
+    public func makeCurrent() throws {
+        if eglGetCurrentContext() == context { return }
+        guard eglMakeCurrent(display, scanout_egl_no_surface(), scanout_egl_no_surface(), context) == EGLBoolean(EGL_TRUE) else {
+            throw RenderError.eglCall("eglMakeCurrent", code: eglGetError())
+        }
+    }
+
+    /// Whether the context is current on the calling thread.
+    var isCurrent: Bool { eglGetCurrentContext() == context }
+
+    public func hasEGLExtension(_ name: String) -> Bool { eglExtensions.contains(name) }
+    public func hasGLExtension(_ name: String) -> Bool { glExtensions.contains(name) }
+
+    /// Throws `missingExtension` unless the EGL display offers `name`.
+    func requireEGLExtension(_ name: String, for what: String) throws {
+        guard hasEGLExtension(name) else { throw RenderError.missingExtension(name, neededFor: what) }
+    }
+
+    /// An EGL or GL extension entry point, loaded with `eglGetProcAddress` (never linked), cast to `T`.
+    func procAddress<T>(_ name: String, as: T.Type) throws -> T {
+        guard let p = eglGetProcAddress(name) else {
+            throw RenderError.missingExtension(name, neededFor: "loading \(name) with eglGetProcAddress")
+        }
+        return unsafeBitCast(p, to: T.self)
+    }
+
+    /// Calls `body` with the EGL display (never stored outside this class).
+    func withDisplay<R>(_ body: (EGLDisplay) throws -> R) rethrows -> R { try body(display) }
+
+    /// Throws `glesVersionTooLow` unless the context is GLES `major` or later.
+    public func requireGLES(_ major: Int) throws {
+        guard glesMajorVersion >= major else {
+            throw RenderError.glesVersionTooLow(have: "GLES \(glesMajorVersion) (\(glVersion))", need: "\(major).0")
+        }
+    }
+}
+
+/// `eglInitialize`/`eglTerminate` per EGL display, counted across the process:
+/// `eglGetPlatformDisplay` hands every caller the same display, and `eglTerminate` by one owner
+/// would pull it from under the others (tests create contexts on several threads at once).
+enum DisplayUsers {
+    private static let counts = Mutex<[UInt: Int]>([:])
+
+    static func acquire(_ d: EGLDisplay) throws {
+        let key = UInt(bitPattern: d)
+        try counts.withLock { c in
+            if let n = c[key], n > 0 { c[key] = n + 1; return }
+            var major: EGLint = 0, minor: EGLint = 0
+            guard eglInitialize(d, &major, &minor) == EGLBoolean(EGL_TRUE) else {
+                throw RenderError.eglUnavailable("eglInitialize failed (EGL error 0x\(String(eglGetError(), radix: 16)))")
+            }
+            c[key] = 1
+        }
+    }
+
+    static func release(_ d: EGLDisplay) {
+        let key = UInt(bitPattern: d)
+        counts.withLock { c in
+            let n = (c[key] ?? 1) - 1
+            if n <= 0 {
+                c[key] = nil
+                eglTerminate(d)
+            } else {
+                c[key] = n
+            }
+        }
+    }
+}

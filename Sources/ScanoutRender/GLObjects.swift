@@ -1,0 +1,209 @@
+import CEGL
+
+// One small final class per GL object: each creates its object with its context current, keeps
+// the context alive, and deletes the object exactly once in `deinit`. Like the context, they
+// belong to one thread and are not Sendable.
+
+/// Makes `context` current for a `deinit` (where nothing can be thrown): a context that cannot be
+/// made current any more has lost its objects with it.
+private func currentForRelease(_ context: EGLDisplayContext) -> Bool {
+    (try? context.makeCurrent()) != nil
+}
+
+/// A 2D texture.
+final class GLTexture {
+    let context: EGLDisplayContext
+    let name: GLuint
+    /// The internal format, size and filter it was made with (what the pool compares).
+    let key: Key
+
+    struct Key: Equatable {
+        var internalFormat: GLint
+        var width: Int
+        var height: Int
+    }
+
+    init(context: EGLDisplayContext, key: Key, target: GLenum = GLenum(GL_TEXTURE_2D)) throws {
+        self.context = context
+        self.key = key
+        var t: GLuint = 0
+        glGenTextures(1, &t)
+        guard t != 0 else { throw RenderError.glCall("glGenTextures", code: glGetError()) }
+        name = t
+        glBindTexture(target, t)
+        glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
+        glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
+        glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+    }
+
+    deinit {
+        if currentForRelease(context) {
+            var t = name
+            glDeleteTextures(1, &t)
+        }
+    }
+
+    func setFilter(linear: Bool) {
+        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        let f = linear ? GL_LINEAR : GL_NEAREST
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), f)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), f)
+    }
+}
+
+/// A framebuffer with an RGBA8 renderbuffer as its colour attachment.
+final class GLFramebuffer {
+    let context: EGLDisplayContext
+    let framebuffer: GLuint
+    let renderbuffer: GLuint
+    let width: Int
+    let height: Int
+
+    init(context: EGLDisplayContext, width: Int, height: Int) throws {
+        self.context = context
+        self.width = width
+        self.height = height
+        var fb: GLuint = 0, rb: GLuint = 0
+        glGenFramebuffers(1, &fb)
+        glGenRenderbuffers(1, &rb)
+        framebuffer = fb
+        renderbuffer = rb
+        glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
+        glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
+        try checkGL("glRenderbufferStorage(RGBA8, \(width)x\(height))")
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
+        glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_RENDERBUFFER), rb)
+        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+        guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
+            throw RenderError.glCall("glCheckFramebufferStatus (\(width)x\(height) RGBA8)", code: status)
+        }
+    }
+
+    deinit {
+        if currentForRelease(context) {
+            var fb = framebuffer, rb = renderbuffer
+            glDeleteFramebuffers(1, &fb)
+            glDeleteRenderbuffers(1, &rb)
+        }
+    }
+}
+
+/// A vertex buffer holding the unit square (two triangles as a strip).
+final class GLQuad {
+    let context: EGLDisplayContext
+    let buffer: GLuint
+    let vertexArray: GLuint
+
+    init(context: EGLDisplayContext) {
+        self.context = context
+        var b: GLuint = 0, va: GLuint = 0
+        glGenVertexArrays(1, &va)
+        glBindVertexArray(va)
+        glGenBuffers(1, &b)
+        buffer = b
+        vertexArray = va
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), b)
+        let square: [Float] = [0, 0, 1, 0, 0, 1, 1, 1]
+        square.withUnsafeBytes { glBufferData(GLenum(GL_ARRAY_BUFFER), $0.count, $0.baseAddress, GLenum(GL_STATIC_DRAW)) }
+        glEnableVertexAttribArray(0)
+        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
+    }
+
+    func draw() {
+        glBindVertexArray(vertexArray)
+        glDrawArrays(GLenum(GL_TRIANGLE_STRIP), 0, 4)
+    }
+
+    deinit {
+        if currentForRelease(context) {
+            var b = buffer, va = vertexArray
+            glDeleteBuffers(1, &b)
+            glDeleteVertexArrays(1, &va)
+        }
+    }
+}
+
+/// A linked program of a vertex and a fragment shader, with its uniform locations cached.
+final class GLProgram {
+    let context: EGLDisplayContext
+    let program: GLuint
+    let name: String
+    private var locations: [String: GLint] = [:]
+
+    /// Compiles and links; throws `shaderCompile` / `programLink` with the driver's info log.
+    init(context: EGLDisplayContext, name: String, vertex: (name: String, source: String), fragment: (name: String, source: String)) throws {
+        self.context = context
+        self.name = name
+        let vs = try Self.compile(type: GLenum(GL_VERTEX_SHADER), name: vertex.name, source: vertex.source)
+        defer { glDeleteShader(vs) }
+        let fs = try Self.compile(type: GLenum(GL_FRAGMENT_SHADER), name: fragment.name, source: fragment.source)
+        defer { glDeleteShader(fs) }
+        let p = glCreateProgram()
+        guard p != 0 else { throw RenderError.glCall("glCreateProgram", code: glGetError()) }
+        glAttachShader(p, vs)
+        glAttachShader(p, fs)
+        glBindAttribLocation(p, 0, "a_pos")
+        glLinkProgram(p)
+        var ok: GLint = 0
+        glGetProgramiv(p, GLenum(GL_LINK_STATUS), &ok)
+        if ok == GL_FALSE {
+            let log = Self.infoLog(p, program: true)
+            glDeleteProgram(p)
+            throw RenderError.programLink(name: name, log: log)
+        }
+        program = p
+    }
+
+    deinit {
+        if currentForRelease(context) { glDeleteProgram(program) }
+    }
+
+    func use() { glUseProgram(program) }
+
+    func location(_ uniform: String) -> GLint {
+        if let l = locations[uniform] { return l }
+        let l = glGetUniformLocation(program, uniform)
+        locations[uniform] = l
+        return l
+    }
+
+    func set(_ uniform: String, int v: Int) { glUniform1i(location(uniform), GLint(v)) }
+    func set(_ uniform: String, float v: Float) { glUniform1f(location(uniform), v) }
+    func set(_ uniform: String, vec2 v: (Float, Float)) { glUniform2f(location(uniform), v.0, v.1) }
+    func set(_ uniform: String, ivec2 v: (Int, Int)) { glUniform2i(location(uniform), GLint(v.0), GLint(v.1)) }
+    func set(_ uniform: String, vec4 v: (Float, Float, Float, Float)) { glUniform4f(location(uniform), v.0, v.1, v.2, v.3) }
+    /// A 3×3 matrix given column by column.
+    func set(_ uniform: String, mat3 columns: [Float]) {
+        precondition(columns.count == 9)
+        columns.withUnsafeBufferPointer { glUniformMatrix3fv(location(uniform), 1, GLboolean(GL_FALSE), $0.baseAddress) }
+    }
+
+    static func compile(type: GLenum, name: String, source: String) throws -> GLuint {
+        let s = glCreateShader(type)
+        guard s != 0 else { throw RenderError.glCall("glCreateShader(\(name))", code: glGetError()) }
+        source.withCString { cs in
+            var p: UnsafePointer<GLchar>? = cs
+            glShaderSource(s, 1, &p, nil)
+        }
+        glCompileShader(s)
+        var ok: GLint = 0
+        glGetShaderiv(s, GLenum(GL_COMPILE_STATUS), &ok)
+        if ok == GL_FALSE {
+            let log = infoLog(s, program: false)
+            glDeleteShader(s)
+            throw RenderError.shaderCompile(name: name, log: log)
+        }
+        return s
+    }
+
+    private static func infoLog(_ object: GLuint, program: Bool) -> String {
+        var length: GLint = 0
+        if program { glGetProgramiv(object, GLenum(GL_INFO_LOG_LENGTH), &length) } else { glGetShaderiv(object, GLenum(GL_INFO_LOG_LENGTH), &length) }
+        guard length > 1 else { return "" }
+        var buffer = [GLchar](repeating: 0, count: Int(length))
+        var written: GLsizei = 0
+        if program { glGetProgramInfoLog(object, length, &written, &buffer) } else { glGetShaderInfoLog(object, length, &written, &buffer) }
+        return String(decoding: buffer.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

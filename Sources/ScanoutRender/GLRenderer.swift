@@ -1,0 +1,299 @@
+import CEGL
+import CFFmpeg
+import ScanoutMedia
+
+/// Seconds spent in each stage of the last `GLRenderer.render` (for benchmarks).
+public struct GLRenderStats: Equatable, Sendable {
+    /// Texture uploads of the frame's planes (and the overlay when it changed).
+    public var upload: Double = 0
+    /// Drawing, up to `glFinish`.
+    public var draw: Double = 0
+    /// `glReadPixels` and packing into rgb24.
+    public var readback: Double = 0
+    public var total: Double { upload + draw + readback }
+    public init(upload: Double = 0, draw: Double = 0, readback: Double = 0) {
+        self.upload = upload; self.draw = draw; self.readback = readback
+    }
+}
+
+/// The GLES 3 renderer: a decoded frame → textures (`FrameImporter`) → one shader pass into an
+/// RGBA framebuffer laid out by `compositor` (size, scaling, rotation, sample aspect ratio,
+/// background, overlay) → `glReadPixels` into an rgb24 `RGBImage`.
+///
+/// Colour follows the CPU renderer: the matrix is `Scaler.effectiveMatrix` of the frame's tag
+/// (BT.601 when untagged), the range the frame's `color_range`; 8 and 10 bit. When the picture is
+/// drawn at its stored size (only turned), chroma is reconstructed as swscale does it (nearest
+/// for yuv420p with an even height, the unscaled path; otherwise a vertical Keys cubic with
+/// a = -0.6 and centred siting, nearest horizontally), so that the output agrees with
+/// `CPURenderer` within a channel difference of 3. When scaling, luma and chroma are bilinear,
+/// chroma sited as MPEG-2/H.264 (co-sited horizontally, centred vertically).
+///
+/// One thread, like its context; not Sendable.
+public final class GLRenderer {
+    public let context: EGLDisplayContext
+    public let importer: FrameImporter
+    public var compositor: Compositor
+    /// Timings of the last `render`.
+    public private(set) var lastStats = GLRenderStats()
+
+    private let planar: GLProgram
+    private let semiPlanar: GLProgram
+    private let rgb: GLProgram
+    private let overlayProgram: GLProgram
+    private let quad: GLQuad
+    private var framebuffer: GLFramebuffer?
+    private var overlayTexture: GLTexture?
+    private var overlayUploaded: RGBAImage?
+    private var pixels: [UInt8] = []
+
+    /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
+    public static var defaultShaderSources: [String: String] { GLShaderSources.all }
+
+    /// Opens a surfaceless context of its own when `context` is nil. `shaderSources` replaces
+    /// the embedded shaders (by file name), which is how tests reach the compile and link errors.
+    public init(context: EGLDisplayContext? = nil, compositor: Compositor = Compositor(),
+                shaderSources: [String: String] = GLRenderer.defaultShaderSources) throws {
+        let ctx = try context ?? EGLDisplayContext()
+        try ctx.makeCurrent()
+        try ctx.requireGLES(3)
+        self.context = ctx
+        self.compositor = compositor
+        importer = try FrameImporter(context: ctx)
+        func source(_ name: String) throws -> (name: String, source: String) {
+            guard let s = shaderSources[name] else { throw RenderError.shaderCompile(name: name, log: "no source for \(name)") }
+            return (name, s)
+        }
+        let vert = try source("video.vert")
+        planar = try GLProgram(context: ctx, name: "yuv_planar", vertex: vert, fragment: try source("yuv_planar.frag"))
+        semiPlanar = try GLProgram(context: ctx, name: "yuv_semiplanar", vertex: vert, fragment: try source("yuv_semiplanar.frag"))
+        rgb = try GLProgram(context: ctx, name: "rgb", vertex: vert, fragment: try source("rgb.frag"))
+        overlayProgram = try GLProgram(context: ctx, name: "overlay", vertex: vert, fragment: try source("overlay.frag"))
+        quad = GLQuad(context: ctx)
+    }
+
+    /// Renders `frame` as `compositor` says, into packed rgb24.
+    public func render(_ frame: VideoFrame) throws -> RGBImage {
+        try context.makeCurrent()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let imported = try importer.importFrame(frame)
+        try uploadOverlayIfChanged()
+        let t1 = clock.now
+
+        let c = compositor
+        let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
+        let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
+        let natural = Compositor.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: layoutSAR, orientation: c.orientation)
+        let W = c.outputWidth ?? natural.width, H = c.outputHeight ?? natural.height
+        guard W > 0, H > 0, W <= context.maxTextureSize, H <= context.maxTextureSize else {
+            throw RenderError.invalidSize("output \(W)x\(H) (1...\(context.maxTextureSize) per side)")
+        }
+        if framebuffer?.width != W || framebuffer?.height != H {
+            framebuffer = nil
+            framebuffer = try GLFramebuffer(context: context, width: W, height: H)
+        }
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer!.framebuffer)
+        glViewport(0, 0, GLsizei(W), GLsizei(H))
+        glDisable(GLenum(GL_BLEND))
+        glClearColor(Float(c.background.r) / 255, Float(c.background.g) / 255, Float(c.background.b) / 255, 1)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+
+        let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: layoutSAR,
+                                          orientation: c.orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
+        let m = Compositor.sourceMap(rect: rect, sourceWidth: frame.width, sourceHeight: frame.height, orientation: c.orientation)
+        let map: [Float] = [m[0], m[3], 0, m[1], m[4], 0, m[2], m[5], 1].map { Float($0) }
+        let upright = PlaneTransformSize.upright(frame.width, frame.height, c.orientation)
+        let oneToOne = rect.width == upright.width && rect.height == upright.height
+
+        let program: GLProgram
+        switch imported.layout {
+        case .rgb:
+            program = rgb
+            program.use()
+            imported.textures[0].setFilter(linear: !oneToOne)
+            bind(imported.textures[0], unit: 0, to: "u_image", in: program)
+            program.set("u_size", vec2: (Float(frame.width), Float(frame.height)))
+        case .planar, .semiPlanar:
+            program = imported.layout == .planar ? planar : semiPlanar
+            program.use()
+            let names = imported.layout == .planar ? ["u_planeY", "u_planeU", "u_planeV"] : ["u_planeY", "u_planeUV"]
+            for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program) }
+            setColour(program, frame: frame, imported: imported)
+            program.set("u_lumaSize", ivec2: imported.lumaSize)
+            program.set("u_chromaSize", ivec2: imported.chromaSize)
+            program.set("u_bytePairs", int: imported.bytePairs ? 1 : 0)
+            program.set("u_rawMax", float: imported.rawMax)
+            program.set("u_shift", float: imported.shift)
+            program.set("u_lumaFilter", int: oneToOne ? 0 : 1)
+            let chromaMode = oneToOne ? Self.swscaleChromaMode(imported.pixelFormat, uprightHeight: upright.height) : 2
+            program.set("u_chromaMode", int: chromaMode)
+            program.set("u_quantize8", int: chromaMode == 1 ? 1 : 0)
+            program.set("u_step8", float: Float(1 << (imported.bitDepth - 8)))
+            let table = chromaMode != 2 && tableMath.contains(chromaMode)
+            program.set("u_tableMath", int: table ? 1 : 0)
+            if table {
+                let t = Self.swscaleTables(space: frame.colorSpace, full: Self.isFullRange(frame))
+                glUniform4i(program.location("u_swsCoeffs"), t.crv, t.cbu, t.cgu, t.cgv)
+                glUniform3i(program.location("u_swsLuma"), t.cy, t.yoffs, t.oy)
+            }
+            program.set("u_cubicAxis", int: c.orientation.swapsDimensions ? 1 : 0)
+        }
+        program.set("u_map", mat3: map)
+        program.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))
+        program.set("u_output", vec2: (Float(W), Float(H)))
+        quad.draw()
+
+        if let o = c.overlay, let t = overlayTexture, o.opacity > 0 {
+            glEnable(GLenum(GL_BLEND))
+            glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+            overlayProgram.use()
+            bind(t, unit: 0, to: "u_overlay", in: overlayProgram)
+            overlayProgram.set("u_opacity", float: Float(min(max(o.opacity, 0), 1)))
+            overlayProgram.set("u_rect", vec4: (Float(o.x), Float(o.y), Float(o.image.width), Float(o.image.height)))
+            overlayProgram.set("u_output", vec2: (Float(W), Float(H)))
+            quad.draw()
+            glDisable(GLenum(GL_BLEND))
+        }
+        glFinish()
+        try checkGL("drawing \(frame.pixelFormat.name) into \(W)x\(H)")
+        let t2 = clock.now
+
+        let count = W * H * 4
+        if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+        pixels.withUnsafeMutableBytes {
+            glReadPixels(0, 0, GLsizei(W), GLsizei(H), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        try checkGL("glReadPixels")
+        var out = [UInt8](repeating: 0, count: W * H * 3)
+        pixels.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                for i in 0..<(W * H) {
+                    dst[3 * i] = src[4 * i]; dst[3 * i + 1] = src[4 * i + 1]; dst[3 * i + 2] = src[4 * i + 2]
+                }
+            }
+        }
+        var outSAR = Rational(1, 1)
+        if !c.applySampleAspectRatio, sar != Rational(1, 1) {
+            outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
+        }
+        let image = RGBImage(width: W, height: H, layout: .rgb24, bytes: out, sampleAspectRatio: outSAR)
+        let t3 = clock.now
+        lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (t3 - t2).seconds)
+        return image
+    }
+
+    /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size (see the
+    /// shader's `u_chromaMode`): its unscaled converter (nearest) for yuv420p / yuv422p with an
+    /// even output height, otherwise its generic scaler (vertical cubic).
+    static func swscaleChromaMode(_ format: PixelFormat, uprightHeight: Int) -> Int {
+        // swscale turns yuvj formats into their yuv twins with a full-range flag first.
+        let unscaled: Set<String> = ["yuv420p", "yuv422p", "yuva420p", "yuvj420p", "yuvj422p"]
+        return unscaled.contains(format.name) && uprightHeight % 2 == 0 ? 0 : 1
+    }
+
+    /// Kr and Kb of the matrix swscale uses for `space` (`Scaler.effectiveMatrix`).
+    static func lumaCoefficients(_ space: ColorSpace) -> (kr: Double, kb: Double) {
+        switch Scaler.effectiveMatrix(for: space) {
+        case 1: return (0.2126, 0.0722)        // BT.709
+        case 4: return (0.30, 0.11)            // FCC
+        case 7: return (0.212, 0.087)          // SMPTE 240M
+        case 9, 10: return (0.2627, 0.0593)    // BT.2020
+        default: return (0.299, 0.114)         // BT.601 (470BG, 170M, untagged)
+        }
+    }
+
+    /// Y'CbCr → R'G'B' as a column-major 3×3 matrix for `rgb = M · (y, cb, cr)`.
+    static func yuvToRGB(kr: Double, kb: Double) -> [Float] {
+        let kg = 1 - kr - kb
+        let cols: [Double] = [1, 1, 1,
+                              0, -2 * kb * (1 - kb) / kg, 2 * (1 - kb),
+                              2 * (1 - kr), -2 * kr * (1 - kr) / kg, 0]
+        return cols.map { Float($0) }
+    }
+
+    /// (offset, scale) taking `bits`-bit luma and chroma code values to Y' in [0, 1] and Cb, Cr in
+    /// [-0.5, 0.5], for limited or full range.
+    static func ranges(bits: Int, full: Bool) -> (y: (Float, Float), c: (Float, Float)) {
+        let k = Double(1 << (bits - 8))
+        if full {
+            let maxCode = Double((1 << bits) - 1)
+            return ((0, Float(1 / maxCode)), (Float(128 * k), Float(1 / maxCode)))
+        }
+        return ((Float(16 * k), Float(1 / (219 * k))), (Float(128 * k), Float(1 / (224 * k))))
+    }
+
+    /// Chroma modes in which the conversion follows swscale's integer tables (testing hook).
+    var tableMath: Set<Int> = [0, 1]
+
+    static func isFullRange(_ frame: VideoFrame) -> Bool {
+        frame.colorRange == .full || (frame.colorRange == .unspecified && frame.pixelFormat.isFullRangeByDefinition)
+    }
+
+    /// The constants of swscale's table-driven yuv2rgb (`ff_yuv2rgb_c_init_tables` with neutral
+    /// brightness, contrast and saturation), for the shader's integer path.
+    static func swscaleTables(space: ColorSpace, full: Bool) -> (crv: Int32, cbu: Int32, cgu: Int32, cgv: Int32, cy: Int32, yoffs: Int32, oy: Int32) {
+        let table = sws_getCoefficients(Scaler.effectiveMatrix(for: space))!
+        var crv = Int64(table[0]), cbu = Int64(table[1]), cgu = -Int64(table[2]), cgv = -Int64(table[3])
+        var cy: Int64 = 1 << 16
+        var oy: Int64 = 0
+        if !full {
+            cy = cy * 255 / 219
+            oy = 16 << 16
+        } else {
+            crv = crv * 224 / 255; cbu = cbu * 224 / 255; cgu = cgu * 224 / 255; cgv = cgv * 224 / 255
+        }
+        func scaled(_ c: Int64) -> Int32 { Int32((c * (1 << 16) + 0x8000) / cy) }
+        return (scaled(crv), scaled(cbu), scaled(cgu), scaled(cgv), Int32(cy), full ? 384 : 326, Int32(oy))
+    }
+
+    private func setColour(_ program: GLProgram, frame: VideoFrame, imported: FrameImporter.Imported) {
+        let full = Self.isFullRange(frame)
+        let (kr, kb) = Self.lumaCoefficients(frame.colorSpace)
+        let r = Self.ranges(bits: imported.bitDepth, full: full)
+        program.set("u_yRange", vec2: r.y)
+        program.set("u_cRange", vec2: r.c)
+        program.set("u_matrix", mat3: Self.yuvToRGB(kr: kr, kb: kb))
+    }
+
+    private func bind(_ t: GLTexture, unit: Int, to uniform: String, in program: GLProgram) {
+        glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
+        glBindTexture(GLenum(GL_TEXTURE_2D), t.name)
+        program.set(uniform, int: unit)
+    }
+
+    private func uploadOverlayIfChanged() throws {
+        guard let o = compositor.overlay else { overlayTexture = nil; overlayUploaded = nil; return }
+        if overlayUploaded == o.image, overlayTexture != nil { return }
+        let img = o.image
+        guard img.width > 0, img.height > 0, img.width <= context.maxTextureSize, img.height <= context.maxTextureSize else {
+            throw RenderError.invalidSize("overlay \(img.width)x\(img.height)")
+        }
+        let t = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA8, width: img.width, height: img.height))
+        t.setFilter(linear: true)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+        img.bytes.withUnsafeBytes {
+            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA8, GLsizei(img.width), GLsizei(img.height), 0,
+                         GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        do { try checkGL("glTexImage2D(overlay)") } catch RenderError.glCall(_, let code) {
+            throw RenderError.importRefused("overlay \(img.width)x\(img.height): GL error 0x\(String(code, radix: 16))")
+        }
+        overlayTexture = t
+        overlayUploaded = img
+    }
+}
+
+enum PlaneTransformSize {
+    static func upright(_ w: Int, _ h: Int, _ o: Orientation) -> (width: Int, height: Int) {
+        o.swapsDimensions ? (h, w) : (w, h)
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let c = components
+        return Double(c.seconds) + Double(c.attoseconds) * 1e-18
+    }
+}
