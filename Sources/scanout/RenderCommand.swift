@@ -17,14 +17,25 @@ struct Render: ParsableCommand {
     @Option(help: "Frame numbers, comma-separated (0,150,299).") var frames: String?
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
     @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
-    @Option(help: "Renderer: cpu (bit-exact reference).") var renderer: String = "cpu"
+    @Option(help: "Renderer: cpu (bit-exact reference), gl (GLES on EGL, llvmpipe included), auto (gl, else cpu).") var renderer: String = "cpu"
+    @Option(help: "Output size WxH (gl; default: the picture's natural size).") var size: String?
+    @Option(help: "Scaling into --size: fit (letterbox), fill (crop), stretch, none (gl).") var scale: String = "fit"
+    @Option(help: "Background colour RRGGBB around the picture (gl).") var background: String = "000000"
+    @Option(help: "PNG drawn over the video at its own size (gl).") var overlay: String?
+    @Option(help: "Overlay opacity 0...1 (gl).") var overlayOpacity: Double = 1
+    @Option(help: "Overlay top-left corner x,y in output pixels (gl).") var overlayPosition: String = "0,0"
     @Flag(help: "16 bits per channel (rgb48) instead of 8.") var deep = false
     @Flag(help: "Keep the stored orientation (ignore rotation metadata).") var noAutorotate = false
     @OptionGroup var options: InputOptions
 
     func validate() throws {
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
-        if renderer != "cpu" { throw ValidationError("--renderer: only 'cpu' exists in this build (the GL renderer is not built yet)") }
+        guard ["cpu", "gl", "auto"].contains(renderer) else { throw ValidationError("--renderer: cpu, gl or auto") }
+        if renderer == "cpu", size != nil || overlay != nil || scale != "fit" || background != "000000" {
+            throw ValidationError("--size, --scale, --background and --overlay need --renderer gl or auto")
+        }
+        if deep && renderer != "cpu" { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
+        _ = try layoutOptions()
     }
 
     func run() throws {
@@ -39,19 +50,65 @@ struct Render: ParsableCommand {
                 requests.append((n, "at-\(t)s-frame-\(pad6(n)).png"))
             }
             try makeDirectory(out)
-            let renderer = CPURenderer()
             let png = PNGEncoder()
             let orientation = noAutorotate ? Orientation.identity : seeker.reader.video.orientation
+            let render = try makeRenderer(orientation: orientation)
             // In stream order, so that frames of one GOP are decoded once.
             for r in requests.sorted(by: { $0.number < $1.number }) {
                 let frame = try seeker.frame(r.number)
-                let image = try renderer.render(frame, orientation: orientation, layout: deep ? .rgb48be : .rgb24)
+                let image = try render(frame)
                 let path = out.hasSuffix("/") ? out + r.name : out + "/" + r.name
                 try png.write(image, to: path)
                 print("\(path)  frame \(r.number)  pts \(frame.pts.map(String.init) ?? "none")  \(image.width)x\(image.height)")
             }
             if let damage = seeker.reader.damage() { throw damage }
         }
+    }
+}
+
+extension Render {
+    /// Size, scaling, background and overlay position from the options.
+    func layoutOptions() throws -> (size: (Int, Int)?, scaling: ScalingMode, background: RGBColor, position: (Int, Int)) {
+        var wh: (Int, Int)? = nil
+        if let size {
+            let parts = size.lowercased().split(separator: "x")
+            guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+                throw ValidationError("--size: WxH, e.g. 1280x720")
+            }
+            wh = (w, h)
+        }
+        guard let scaling = ScalingMode(rawValue: scale) else { throw ValidationError("--scale: fit, fill, stretch or none") }
+        guard let bg = RGBColor(hex: background) else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
+        let xy = overlayPosition.split(separator: ",")
+        guard xy.count == 2, let x = Int(String(xy[0]).trimmingSpaces), let y = Int(String(xy[1]).trimmingSpaces) else {
+            throw ValidationError("--overlay-position: x,y")
+        }
+        guard (0...1).contains(overlayOpacity) else { throw ValidationError("--overlay-opacity: 0...1") }
+        return (wh, scaling, bg, (x, y))
+    }
+
+    /// The renderer the options ask for, as a function from frame to image. `auto` tries GL and
+    /// falls back to the CPU, saying why on one stderr line.
+    func makeRenderer(orientation: Orientation) throws -> (VideoFrame) throws -> RGBImage {
+        if renderer != "cpu" {
+            do {
+                let layout = try layoutOptions()
+                var compositor = Compositor(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
+                                            orientation: orientation, background: layout.background)
+                if let overlay {
+                    compositor.overlay = Overlay(image: try ImageReader.readRGBA(path: overlay), x: layout.position.0,
+                                                 y: layout.position.1, opacity: overlayOpacity)
+                }
+                let gl = try GLRenderer(compositor: compositor)
+                if renderer == "auto" { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
+                return { try gl.render($0) }
+            } catch let e as RenderError where renderer == "auto" {
+                StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
+            }
+        }
+        let cpu = CPURenderer()
+        let layout: RGBImage.Layout = deep ? .rgb48be : .rgb24
+        return { try cpu.render($0, orientation: orientation, layout: layout) }
     }
 }
 
