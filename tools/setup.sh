@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Scanout builds, tests and plays with. Idempotent: apt runs only
-# when a package is missing. Needs root (or sudo) on Debian 12; Swift 6 must already be on PATH.
+# Installs the Debian packages Scanout builds, tests and plays with, plus any package named as an
+# argument. Idempotent: apt runs only when a package is missing. Needs root (or sudo) on Debian 12;
+# Swift 6 must already be on PATH.
 set -euo pipefail
 PKGS=(
   pkg-config python3
@@ -9,6 +10,7 @@ PKGS=(
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri                  # EGL/GLES (Mesa, llvmpipe)
   glslang-tools                                                        # shader validation (tests)
 )
+PKGS+=("$@")
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

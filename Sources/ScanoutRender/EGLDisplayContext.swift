@@ -62,6 +62,9 @@ public final class EGLDisplayContext {
     private let config: EGLConfig?
     /// EGL display extensions (minus hidden ones).
     public let eglExtensions: Set<String>
+    /// `EGL_VENDOR` and `EGL_VERSION` of the display ("Mesa Project", "1.5").
+    public let eglVendor: String
+    public let eglVersion: String
     /// GLES extensions (minus hidden ones).
     public let glExtensions: Set<String>
     /// `GL_VERSION`, e.g. "OpenGL ES 3.2 Mesa 22.3.6".
@@ -151,6 +154,8 @@ public final class EGLDisplayContext {
         context = ctx
         config = chosen
         eglExtensions = names
+        eglVendor = eglQueryString(d, EGLint(EGL_VENDOR)).map { String(cString: $0) } ?? ""
+        eglVersion = eglQueryString(d, EGLint(EGL_VERSION)).map { String(cString: $0) } ?? ""
         glVersion = glGetString(GLenum(GL_VERSION)).map { String(cString: $0) } ?? ""
         glRenderer = glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
         let glExt = glGetString(GLenum(GL_EXTENSIONS)).map { String(cString: $0) } ?? ""

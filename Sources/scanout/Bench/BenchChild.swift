@@ -16,6 +16,8 @@ struct ChildReport: Codable {
     var pacingP50Ms: Double = 0
     var pacingP99Ms: Double = 0
     var decoder: String = "sw"
+    /// GL renderer only: median milliseconds per frame of each stage (upload, draw, readback).
+    var stageMs: [String: Double] = [:]
 }
 
 /// The work of one measured Scanout run, done in a child process so that it is timed exactly
@@ -47,19 +49,35 @@ struct BenchChild {
     private func frames(input: String, render: Bool) throws -> ChildReport {
         let t0 = monotonicSeconds()
         let r = try reader(input)
-        let renderer = CPURenderer()
+        let cpu = CPURenderer()
+        var gl: GLRenderer?
+        if render && options.renderer == "gl" {
+            // At the video's own size, upright: the same output as the CPU renderer's.
+            gl = try GLRenderer(compositor: Compositor(orientation: r.video.orientation))
+        }
+        var image = RGBImage(width: 0, height: 0, bytes: [])
         let frame = VideoFrame()
         var times: [Double] = []
+        var stages: [String: [Double]] = ["upload": [], "draw": [], "readback": []]
         times.reserveCapacity(4096)
         var last = monotonicSeconds()
         while try r.next(into: frame) {
-            if render { _ = try renderer.render(frame, orientation: r.video.orientation) }
+            if let gl {
+                image = try gl.render(frame)
+                stages["upload"]!.append(gl.lastStats.upload * 1000)
+                stages["draw"]!.append(gl.lastStats.draw * 1000)
+                stages["readback"]!.append(gl.lastStats.readback * 1000)
+            } else if render {
+                try cpu.render(frame, orientation: r.video.orientation, into: &image)
+            }
             let now = monotonicSeconds()
             times.append((now - last) * 1000)
             last = now
         }
         if times.isEmpty { throw MediaError.noFrames(input: input) }
-        return ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
+        var report = ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
+        if gl != nil { report.stageMs = stages.mapValues { pct($0.sorted(), 50) } }
+        return report
     }
 
     private func startup(input: String) throws -> ChildReport {

@@ -25,6 +25,8 @@ struct InputResult {
     var unitMs: [Double] = []
     var dropped: [Int] = []
     var pacing: (p50: Double, p99: Double) = (0, 0)
+    /// GL renderer: median ms per frame of upload, draw and readback, from the last run.
+    var stageMs: [String: Double] = [:]
 
     func ratio(to peer: String) -> Double? {
         guard let ours = tools.first, let theirs = tools.first(where: { $0.tool == peer }), theirs.median > 0 else { return nil }
@@ -65,6 +67,7 @@ struct BenchRunner {
                     result.unitMs = ours.report.unitMs
                     result.dropped.append(ours.report.dropped)
                     result.pacing = (ours.report.pacingP50Ms, ours.report.pacingP99Ms)
+                    result.stageMs = ours.report.stageMs
                 }
                 for (i, peer) in peers.enumerated() {
                     defer { progress.step("\(short(input)) \(peer) run \(run + 1)") }
@@ -128,7 +131,8 @@ struct BenchRunner {
         let reportPath = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-bench-\(getpid())-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: reportPath) }
         var argv = [selfExecutable(), "bench", suite.rawValue, input, "--threads", String(options.input.threads),
-                    "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--child-report", reportPath]
+                    "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--renderer", options.renderer,
+                    "--child-report", reportPath]
         if options.input.verbose { argv.append("--verbose") }
         guard let child = runChild(argv) else { throw BenchError("cannot start \(argv[0])") }
         guard child.status == 0, let data = FileManager.default.contents(atPath: reportPath) else {
