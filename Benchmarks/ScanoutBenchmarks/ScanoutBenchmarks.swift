@@ -85,6 +85,17 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // GLES on whatever EGL offers (llvmpipe here): upload, draw, readback of one 1080p frame.
+    Benchmark("gl-convert-1080p-yuv420p-rgb24", configuration: perFrame()) { benchmark in
+        let frame = try FrameSource().next().clone()
+        let gl = try GLRenderer()
+        _ = try gl.render(frame)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try gl.render(frame).bytes.count)
+        }
+    }
+
     Benchmark("framemd5-1080p-frame", configuration: perFrame()) { benchmark in
         let frame = try FrameSource().next().clone()
         var checksum = FrameChecksum(video: try Demuxer(input: clip).video, formatStartTime: 0)
