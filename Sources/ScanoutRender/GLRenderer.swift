@@ -136,7 +136,17 @@ public final class GLRenderer {
                 glUniform4i(program.location("u_swsCoeffs"), t.crv, t.cbu, t.cgu, t.cgv)
                 glUniform3i(program.location("u_swsLuma"), t.cy, t.yoffs, t.oy)
             }
-            program.set("u_cubicAxis", int: c.orientation.swapsDimensions ? 1 : 0)
+            let axis = c.orientation.swapsDimensions ? 1 : 0
+            program.set("u_cubicAxis", int: axis)
+            // swscale's exact vertical chroma taps where they are known (see the shader).
+            let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
+            let exact = table && chromaMode == 1 && along.0 % 2 == 0 && along.0 >= 16 && along.1 * 2 == along.0
+                && imported.bitDepth <= 14
+            program.set("u_cubicExact", int: exact ? 1 : 0)
+            // Whether the upright rows run against the stored axis: the stored coordinate along it
+            // falls as the output row (gl_FragCoord.y) rises.
+            program.set("u_cubicFlip", int: (axis == 0 ? m[4] : m[1]) < 0 ? 1 : 0)
+            program.set("u_exactScale", int: 1 << max(0, 15 - imported.bitDepth))
         }
         program.set("u_map", mat3: map)
         program.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))

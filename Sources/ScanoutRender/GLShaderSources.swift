@@ -93,6 +93,16 @@ uniform float u_step8;
 uniform int u_tableMath;
 uniform ivec4 u_swsCoeffs;
 uniform ivec3 u_swsLuma;
+// 1 (with u_chromaMode 1 and u_tableMath 1): reproduce swscale's vertical chroma filter exactly, in
+// integers, for an exact 2:1 upscale (an even number of upright rows, at least 16, chroma rows half
+// as many): its 12-bit taps (initFilter, SWS_BICUBIC|SWS_BITEXACT, x86 alignment), the 15-bit
+// intermediate (code << (15 - bits), u_exactScale) and (sum + (1 << 18)) >> 19 in yuv2rgb_X.
+// u_cubicFlip: 1 where the upright rows run against the stored axis.
+uniform int u_cubicExact;
+uniform int u_cubicFlip;
+uniform int u_exactScale;
+
+vec3 swsConvertInt(int y, ivec2 uv);
 
 int swsTable(int index) {
     return clamp((index * u_swsLuma.x - (384 << 16) - u_swsLuma.z + 32768) >> 16, 0, 255);
@@ -100,8 +110,13 @@ int swsTable(int index) {
 
 vec3 swsConvert(float yCode, vec2 cCode) {
     int y = int(clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0));
-    int u = int(clamp(floor(cCode.x / u_step8 + 0.5), 0.0, 255.0));
-    int v = int(clamp(floor(cCode.y / u_step8 + 0.5), 0.0, 255.0));
+    ivec2 uv = ivec2(clamp(floor(cCode / u_step8 + 0.5), 0.0, 255.0));
+    return swsConvertInt(y, uv);
+}
+
+vec3 swsConvertInt(int y, ivec2 uv) {
+    int u = clamp(uv.x, 0, 255);
+    int v = clamp(uv.y, 0, 255);
     int base = u_swsLuma.y + y;
     int r = swsTable(base + ((v * u_swsCoeffs.x) >> 16) - (u_swsCoeffs.x >> 9));
     int g = swsTable(base + ((u * u_swsCoeffs.z) >> 16) - (u_swsCoeffs.z >> 9) + ((v * u_swsCoeffs.w) >> 16) - (u_swsCoeffs.w >> 9));
@@ -112,12 +127,13 @@ out vec4 o_color;
 
 float decode1(vec4 t) {
     float raw = u_bytePairs == 1 ? (t.r + t.g * 256.0) * 255.0 : t.r * u_rawMax;
-    return raw / u_shift;
+    // The stored sample is an integer: undo the normalisation's rounding.
+    return floor(raw + 0.5) / u_shift;
 }
 
 vec2 decode2(vec4 t) {
     vec2 raw = u_bytePairs == 1 ? vec2(t.r + t.g * 256.0, t.b + t.a * 256.0) * 255.0 : t.rg * u_rawMax;
-    return raw / u_shift;
+    return floor(raw + 0.5) / u_shift;
 }
 
 vec2 chromaAt(ivec2 p) {
@@ -173,9 +189,39 @@ vec2 chroma(vec2 p) {
     return mix(a, b, f.y);
 }
 
+// 8-bit Cb, Cr as swscale's generic path makes them for an exact 2:1 vertical upscale (u_cubicExact).
+ivec2 chromaExact8(vec2 p) {
+    vec2 c = p * vec2(u_chromaSize) / vec2(u_lumaSize);
+    int n = u_cubicAxis == 0 ? u_lumaSize.y : u_lumaSize.x;
+    int cn = n / 2;
+    int s = clamp(int(floor(u_cubicAxis == 0 ? p.y : p.x)), 0, n - 1);
+    int across = int(floor(u_cubicAxis == 0 ? c.x : c.y));
+    int i = u_cubicFlip == 1 ? n - 1 - s : s;
+    int m = i / 2;
+    int first;
+    ivec4 w;
+    if (i == 0) { first = 0; w = ivec4(4432, -336, 0, 0); }
+    else if (i == 2) { first = 0; w = ivec4(959, 3473, -336, 0); }
+    else if ((i & 1) == 1) { first = m - 1; w = ivec4(-346, 3572, 985, -115); }
+    else { first = m - 2; w = ivec4(-115, 985, 3572, -346); }
+    ivec2 sum = ivec2(0);
+    for (int k = 0; k < 4; k++) {
+        int r = clamp(first + k, 0, cn - 1);
+        int idx = u_cubicFlip == 1 ? cn - 1 - r : r;
+        ivec2 code = ivec2(chromaAt(u_cubicAxis == 0 ? ivec2(across, idx) : ivec2(idx, across)));
+        sum += code * w[k];
+    }
+    return (sum * u_exactScale + (1 << 18)) >> 19;
+}
+
 void main() {
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
     float yCode = luma(p);
+    if (u_cubicExact == 1 && u_chromaMode == 1 && u_tableMath == 1) {
+        int y8 = int(clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0));
+        o_color = vec4(swsConvertInt(y8, chromaExact8(p)), 1.0);
+        return;
+    }
     vec2 cCode = chroma(p);
     if (u_tableMath == 1) {
         o_color = vec4(swsConvert(yCode, cCode), 1.0);
@@ -235,6 +281,16 @@ uniform float u_step8;
 uniform int u_tableMath;
 uniform ivec4 u_swsCoeffs;
 uniform ivec3 u_swsLuma;
+// 1 (with u_chromaMode 1 and u_tableMath 1): reproduce swscale's vertical chroma filter exactly, in
+// integers, for an exact 2:1 upscale (an even number of upright rows, at least 16, chroma rows half
+// as many): its 12-bit taps (initFilter, SWS_BICUBIC|SWS_BITEXACT, x86 alignment), the 15-bit
+// intermediate (code << (15 - bits), u_exactScale) and (sum + (1 << 18)) >> 19 in yuv2rgb_X.
+// u_cubicFlip: 1 where the upright rows run against the stored axis.
+uniform int u_cubicExact;
+uniform int u_cubicFlip;
+uniform int u_exactScale;
+
+vec3 swsConvertInt(int y, ivec2 uv);
 
 int swsTable(int index) {
     return clamp((index * u_swsLuma.x - (384 << 16) - u_swsLuma.z + 32768) >> 16, 0, 255);
@@ -242,8 +298,13 @@ int swsTable(int index) {
 
 vec3 swsConvert(float yCode, vec2 cCode) {
     int y = int(clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0));
-    int u = int(clamp(floor(cCode.x / u_step8 + 0.5), 0.0, 255.0));
-    int v = int(clamp(floor(cCode.y / u_step8 + 0.5), 0.0, 255.0));
+    ivec2 uv = ivec2(clamp(floor(cCode / u_step8 + 0.5), 0.0, 255.0));
+    return swsConvertInt(y, uv);
+}
+
+vec3 swsConvertInt(int y, ivec2 uv) {
+    int u = clamp(uv.x, 0, 255);
+    int v = clamp(uv.y, 0, 255);
     int base = u_swsLuma.y + y;
     int r = swsTable(base + ((v * u_swsCoeffs.x) >> 16) - (u_swsCoeffs.x >> 9));
     int g = swsTable(base + ((u * u_swsCoeffs.z) >> 16) - (u_swsCoeffs.z >> 9) + ((v * u_swsCoeffs.w) >> 16) - (u_swsCoeffs.w >> 9));
@@ -254,12 +315,13 @@ out vec4 o_color;
 
 float decode1(vec4 t) {
     float raw = u_bytePairs == 1 ? (t.r + t.g * 256.0) * 255.0 : t.r * u_rawMax;
-    return raw / u_shift;
+    // The stored sample is an integer: undo the normalisation's rounding.
+    return floor(raw + 0.5) / u_shift;
 }
 
 vec2 decode2(vec4 t) {
     vec2 raw = u_bytePairs == 1 ? vec2(t.r + t.g * 256.0, t.b + t.a * 256.0) * 255.0 : t.rg * u_rawMax;
-    return raw / u_shift;
+    return floor(raw + 0.5) / u_shift;
 }
 
 vec2 chromaAt(ivec2 p) {
@@ -314,9 +376,39 @@ vec2 chroma(vec2 p) {
     return mix(a, b, f.y);
 }
 
+// 8-bit Cb, Cr as swscale's generic path makes them for an exact 2:1 vertical upscale (u_cubicExact).
+ivec2 chromaExact8(vec2 p) {
+    vec2 c = p * vec2(u_chromaSize) / vec2(u_lumaSize);
+    int n = u_cubicAxis == 0 ? u_lumaSize.y : u_lumaSize.x;
+    int cn = n / 2;
+    int s = clamp(int(floor(u_cubicAxis == 0 ? p.y : p.x)), 0, n - 1);
+    int across = int(floor(u_cubicAxis == 0 ? c.x : c.y));
+    int i = u_cubicFlip == 1 ? n - 1 - s : s;
+    int m = i / 2;
+    int first;
+    ivec4 w;
+    if (i == 0) { first = 0; w = ivec4(4432, -336, 0, 0); }
+    else if (i == 2) { first = 0; w = ivec4(959, 3473, -336, 0); }
+    else if ((i & 1) == 1) { first = m - 1; w = ivec4(-346, 3572, 985, -115); }
+    else { first = m - 2; w = ivec4(-115, 985, 3572, -346); }
+    ivec2 sum = ivec2(0);
+    for (int k = 0; k < 4; k++) {
+        int r = clamp(first + k, 0, cn - 1);
+        int idx = u_cubicFlip == 1 ? cn - 1 - r : r;
+        ivec2 code = ivec2(chromaAt(u_cubicAxis == 0 ? ivec2(across, idx) : ivec2(idx, across)));
+        sum += code * w[k];
+    }
+    return (sum * u_exactScale + (1 << 18)) >> 19;
+}
+
 void main() {
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
     float yCode = luma(p);
+    if (u_cubicExact == 1 && u_chromaMode == 1 && u_tableMath == 1) {
+        int y8 = int(clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0));
+        o_color = vec4(swsConvertInt(y8, chromaExact8(p)), 1.0);
+        return;
+    }
     vec2 cCode = chroma(p);
     if (u_tableMath == 1) {
         o_color = vec4(swsConvert(yCode, cCode), 1.0);
