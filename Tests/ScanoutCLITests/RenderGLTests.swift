@@ -1,0 +1,57 @@
+import Foundation
+import ScanoutTestSupport
+import Testing
+
+/// Decodes a PNG to packed rgb24 with ffmpeg (an independent reader).
+private func rgb24(ofPNG path: String) throws -> [UInt8] {
+    [UInt8](try Proc.ffmpeg(["-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
+}
+
+@Suite("scanout render --renderer gl")
+struct RenderGLTests {
+    @Test("gl output stays within 3 of ffmpeg's rgb24 for the same frame", arguments: ["counter.mp4", "bt709.mp4", "hevc10.mkv", "rotated.mp4"])
+    func agreesWithFFmpeg(name: String) throws {
+        let path = try Fixtures.path(name)
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", path, "--renderer", "gl", "--frames", "5", "--out", scratch.url.path])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let ours = try rgb24(ofPNG: scratch.path("frame-000005.png"))
+        let theirs = [UInt8](try Proc.ffmpeg(["-i", path, "-vf", "select=eq(n\\,5)", "-frames:v", "1", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"]))
+        try #require(ours.count == theirs.count, "sizes differ: \(ours.count) vs \(theirs.count)")
+        let maxDiff = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(maxDiff <= 3, "max channel difference \(maxDiff)")
+    }
+
+    @Test("auto says which renderer it used")
+    func autoReportsRenderer() throws {
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--renderer", "auto", "--frames", "0", "--out", scratch.url.path])
+        #expect(r.status == 0)
+        #expect(r.stderrLines.count == 1)
+        #expect(r.stderrText.hasPrefix("renderer: gl (") || r.stderrText.hasPrefix("renderer: cpu (gl unavailable: "))
+    }
+
+    @Test("--size with fit letterboxes on the background colour")
+    func letterbox() throws {
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--renderer", "gl", "--frames", "0", "--size", "640x360",
+                             "--background", "ff0000", "--out", scratch.url.path])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let px = try rgb24(ofPNG: scratch.path("frame-000000.png"))
+        try #require(px.count == 640 * 360 * 3)
+        func at(_ x: Int, _ y: Int) -> [UInt8] { Array(px[(y * 640 + x) * 3..<(y * 640 + x) * 3 + 3]) }
+        // 320x240 fits 640x360 as 480x360 at x = 80: red bars left and right, picture between.
+        #expect(at(10, 180) == [255, 0, 0])
+        #expect(at(630, 180) == [255, 0, 0])
+        #expect(at(320, 180) != [255, 0, 0])
+        // The frame-number band of frame 0 is black across the top of the picture.
+        #expect(at(100, 10).allSatisfy { $0 < 40 })
+    }
+
+    @Test("layout options without a GL renderer are refused")
+    func layoutNeedsGL() throws {
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "0", "--size", "640x360"])
+        #expect(r.status != 0)
+        #expect(r.stderrText.contains("need --renderer gl or auto"))
+    }
+}
