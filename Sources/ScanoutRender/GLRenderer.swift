@@ -49,6 +49,14 @@ public final class GLRenderer {
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
     public static var defaultShaderSources: [String: String] { GLShaderSources.all }
 
+    /// `source` with `#define NAME` inserted after its `#version` line (which must stay first).
+    public static func defining(_ name: String, in source: String) -> String {
+        var lines = source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let at = lines.first?.hasPrefix("#version") == true ? 1 : 0
+        lines.insert("#define \(name) 1", at: at)
+        return lines.joined(separator: "\n")
+    }
+
     /// Opens a surfaceless context of its own when `context` is nil. `shaderSources` replaces
     /// the embedded shaders (by file name), which is how tests reach the compile and link errors.
     public init(context: EGLDisplayContext? = nil, compositor: Compositor = Compositor(),
@@ -64,8 +72,10 @@ public final class GLRenderer {
             return (name, s)
         }
         let vert = try source("video.vert")
-        planar = try GLProgram(context: ctx, name: "yuv_planar", vertex: vert, fragment: try source("yuv_planar.frag"))
-        semiPlanar = try GLProgram(context: ctx, name: "yuv_semiplanar", vertex: vert, fragment: try source("yuv_semiplanar.frag"))
+        let yuv = try source("yuv.frag")
+        planar = try GLProgram(context: ctx, name: "yuv_planar", vertex: vert, fragment: yuv)
+        semiPlanar = try GLProgram(context: ctx, name: "yuv_semiplanar", vertex: vert,
+                                   fragment: (yuv.name, GLRenderer.defining("SEMI_PLANAR", in: yuv.source)))
         rgb = try GLProgram(context: ctx, name: "rgb", vertex: vert, fragment: try source("rgb.frag"))
         overlayProgram = try GLProgram(context: ctx, name: "overlay", vertex: vert, fragment: try source("overlay.frag"))
         quad = GLQuad(context: ctx)

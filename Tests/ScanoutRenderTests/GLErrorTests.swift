@@ -43,12 +43,12 @@ struct GLErrorTests {
     @Test("a shader that does not compile: the error names it and quotes the info log")
     func compileError() {
         var sources = GLRenderer.defaultShaderSources
-        sources["yuv_planar.frag"] = "#version 300 es\nprecision mediump float;\nout vec4 c;\nvoid main() { c = notDeclaredAnywhere; }\n"
+        sources["yuv.frag"] = "#version 300 es\nprecision mediump float;\nout vec4 c;\nvoid main() { c = notDeclaredAnywhere; }\n"
         do {
             _ = try GLRenderer(shaderSources: sources)
             Issue.record("compiled a broken shader")
         } catch let RenderError.shaderCompile(name, log) {
-            #expect(name == "yuv_planar.frag")
+            #expect(name == "yuv.frag")
             #expect(log.contains("notDeclaredAnywhere"))
         } catch { Issue.record("\(error)") }
     }

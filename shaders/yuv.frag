@@ -1,11 +1,16 @@
 #version 300 es
-// Three-plane Y'CbCr (yuv420p, yuv420p10le, yuv444p, ...) to R'G'B'.
-// The same body as yuv_semiplanar.frag except for how chroma is fetched (GLSL has no #include).
+// Y'CbCr to R'G'B'. Three planes (yuv420p, yuv420p10le, yuv444p, ...) by default; two planes
+// with interleaved Cb Cr (nv12, p010le) when the renderer inserts `#define SEMI_PLANAR` after the
+// #version line. One file, so that both layouts share every line of the conversion.
 precision highp float;
 precision highp int;
 uniform highp sampler2D u_planeY;
+#ifdef SEMI_PLANAR
+uniform highp sampler2D u_planeUV;
+#else
 uniform highp sampler2D u_planeU;
 uniform highp sampler2D u_planeV;
+#endif
 // u_map takes an output pixel (gl_FragCoord) to a position in the stored luma plane, in pixels
 // (rotation, mirror and scaling folded in). Every plane is read with texelFetch and filtered
 // here, so that 16-bit samples stored as byte pairs filter like any other.
@@ -88,7 +93,11 @@ vec2 decode2(vec4 t) {
 
 vec2 chromaAt(ivec2 p) {
     ivec2 q = clamp(p, ivec2(0), u_chromaSize - 1);
+#ifdef SEMI_PLANAR
+    return decode2(texelFetch(u_planeUV, q, 0));
+#else
     return vec2(decode1(texelFetch(u_planeU, q, 0)), decode1(texelFetch(u_planeV, q, 0)));
+#endif
 }
 
 float lumaAt(ivec2 p) {
