@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares the Scanout test VM: installs the host packages (QEMU, busybox, the tools the guest
 # borrows from the host's root filesystem) and builds, once, into a cache directory:
-#   vmlinuz          Debian's 6.1 kernel (from linux-image-<abi>-amd64, extracted, never installed)
+#   vmlinuz, vmlinux Debian's 6.1 kernel (from linux-image-<abi>-amd64, extracted, never installed),
+#                    and the uncompressed ELF inside it, which run.sh boots
 #   initramfs.cpio.gz busybox + the guest /init (guest-init.sh) + the modules it insmods, in order:
 #                    virtio/9p/overlay/virtio-serial, the DRM helpers, and vkms.ko
 #   vkms.ko          built out of tree from linux-source-6.1 against linux-headers-<abi>-amd64 of
@@ -42,7 +43,7 @@ apt_ensure "${RUNTIME_PKGS[@]}"
 INPUTS_HASH=$(cat "$HERE/setup.sh" "$HERE/guest-init.sh" "$HERE/vkms-possible-clones.patch" \
   | sha256sum | cut -d' ' -f1)
 if [[ -f $CACHE/stamp && $(head -n1 "$CACHE/stamp") == "$INPUTS_HASH" \
-      && -f $CACHE/vmlinuz && -f $CACHE/initramfs.cpio.gz ]]; then
+      && -f $CACHE/vmlinux && -f $CACHE/initramfs.cpio.gz ]]; then
   exit 0
 fi
 
@@ -131,7 +132,18 @@ cp /bin/busybox "$INITRD/bin/busybox"   # busybox-static: no libraries needed in
 install -m 0755 "$HERE/guest-init.sh" "$INITRD/init"
 ( cd "$INITRD" && find . -print0 | cpio --null -o -H newc --quiet ) | gzip -9 > "$WORK/initramfs.cpio.gz"
 
-cp "$WORK/image/boot/vmlinuz-$KVER" "$CACHE/vmlinuz"
+# run.sh boots the uncompressed ELF vmlinux (PVH entry): decompressing Debian's xz bzImage under TCG
+# costs seconds on every boot. Its payload is the xz stream that starts at the first xz magic.
+VMLINUZ=$WORK/image/boot/vmlinuz-$KVER
+XZ_AT=$(LC_ALL=C grep -aobP '\xfd7zXZ\x00' "$VMLINUZ" | awk -F: 'NR == 1 {print $1}')
+[[ -n $XZ_AT ]] || { log "no xz payload in $VMLINUZ"; exit 1; }
+# (via a file, not a pipe: xz stops reading after the stream and pipefail would see tail's SIGPIPE)
+tail -c +$((XZ_AT + 1)) "$VMLINUZ" > "$WORK/vmlinux.xz"
+xz -dc --single-stream "$WORK/vmlinux.xz" > "$WORK/vmlinux"
+[[ $(head -c 4 "$WORK/vmlinux" | od -An -tx1 | tr -d ' ') == 7f454c46 ]] \
+  || { log "the vmlinux extracted from $VMLINUZ is not ELF"; exit 1; }
+cp "$VMLINUZ" "$CACHE/vmlinuz"
+mv "$WORK/vmlinux" "$CACHE/vmlinux"
 cp "$VKMS/vkms.ko" "$CACHE/vkms.ko"
 mv "$WORK/initramfs.cpio.gz" "$CACHE/initramfs.cpio.gz"
 printf '%s\nkernel=%s\npackage_version=%s\nbuilt=%s\n' "$INPUTS_HASH" "$KVER" "$VER" "$(date -u +%FT%TZ)" \
