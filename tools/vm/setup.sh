@@ -36,7 +36,7 @@ apt_ensure() {
 
 # What run.sh and the tests need on the host at run time. The guest sees the host's root filesystem,
 # so anything installed here (modetest from libdrm-tests, bash, the project's tools) exists in it too.
-RUNTIME_PKGS=(qemu-system-x86 busybox-static libdrm-tests coreutils)
+RUNTIME_PKGS=(qemu-system-x86 busybox-static libdrm-tests python3 coreutils)   # python3: selftest.sh
 apt_ensure "${RUNTIME_PKGS[@]}"
 
 # The stamp covers everything that shapes the cache: this script, the guest init, the vkms patch.
