@@ -36,9 +36,8 @@ mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts devpts $R/dev/pts
 mount -t tmpfs -o mode=1777 shm $R/dev/shm
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null || true
-# fresh scratch space instead of the host's (the overlay would do, but tmpfs is emptier and faster)
-mount -t tmpfs -o mode=1777 tmp $R/tmp
-mount -t tmpfs -o mode=0755 run $R/run
+# /tmp, /run, /var stay on the overlay: the guest sees the host's files there too (a caller may
+# work under /tmp), and its writes land in the tmpfs upper layer.
 mkdir -p $R/run/scanout/ctl
 mount -t 9p -o "$NINEP" scanout_ctl $R/run/scanout/ctl || die "mounting the control share failed"
 CTL=$R/run/scanout/ctl

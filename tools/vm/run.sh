@@ -40,7 +40,6 @@ else
   OUT_HOST=$CTL/out
 fi
 # The guest mounts the out share at the host's path, so paths printed or written there agree.
-# For the scratch default that path lies under /tmp, which is fine: it is mounted over the guest's tmpfs.
 echo "$OUT_HOST" > "$CTL/out_path"
 
 # The script the guest runs (bash, via chroot into the guest root). Values are %q-quoted here on the
