@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
         .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI"]),
-        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM"]),
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         .executableTarget(name: "scanout", dependencies: [

@@ -10,4 +10,9 @@ static const uint32_t SCANOUT_DRM_FORMAT_NV12 = DRM_FORMAT_NV12;
 static const uint32_t SCANOUT_DRM_FORMAT_P010 = DRM_FORMAT_P010;
 static const uint64_t SCANOUT_DRM_FORMAT_MOD_LINEAR = DRM_FORMAT_MOD_LINEAR;
 static const uint64_t SCANOUT_DRM_FORMAT_MOD_INVALID = DRM_FORMAT_MOD_INVALID;
+// GBM fourccs are function-like macros, which Swift cannot import.
+static const uint32_t SCANOUT_GBM_FORMAT_R8 = GBM_FORMAT_R8;
+static const uint32_t SCANOUT_GBM_FORMAT_GR88 = GBM_FORMAT_GR88;
+static const uint32_t SCANOUT_GBM_FORMAT_R16 = GBM_FORMAT_R16;
+static const uint32_t SCANOUT_GBM_FORMAT_GR1616 = GBM_FORMAT_GR1616;
 #endif

@@ -9,15 +9,18 @@ import Synchronization
 /// made with it (textures, programs, framebuffers) belongs to that thread: create, use and release
 /// the context and its objects on one thread. The class is deliberately not `Sendable`.
 ///
-/// Platforms: Mesa's surfaceless platform works now (headless rendering, llvmpipe included).
-/// The GBM platform (`.gbm` with a `gbm_device` as the native display) has its place in the
-/// initialiser, and will need a window surface for scan-out; it is not built yet and throws.
+/// Platforms: Mesa's surfaceless platform (headless rendering, llvmpipe included) and the GBM
+/// platform on a DRM device (`init(gbmDevice:)`: `EGL_PLATFORM_GBM_KHR` with the device's
+/// `gbm_device` as the native display, kept alive by this object; the context is current with no
+/// surface all the same, and rendering goes into FBOs). Scan-out will need a window surface on it.
+/// Over vkms, Mesa's kms_swrast offers `EGL_EXT_image_dma_buf_import` there, which the
+/// surfaceless platform lacks.
 public final class EGLDisplayContext {
     /// The EGL platform to open.
     public enum Platform: Sendable, Equatable {
         /// `EGL_PLATFORM_SURFACELESS_MESA`: no native display, no window.
         case surfaceless
-        /// `EGL_PLATFORM_GBM_KHR` over a `gbm_device` (not built yet).
+        /// `EGL_PLATFORM_GBM_KHR` over a `gbm_device` (`init(gbmDevice:)`).
         case gbm
         /// Any other platform enum (tests use an invalid one to reach the "no display" branch).
         case other(UInt32)
@@ -57,6 +60,8 @@ public final class EGLDisplayContext {
     }
 
     public let platform: Platform
+    /// The GBM device of the GBM platform (released after the display, in `deinit`'s wake).
+    public let gbmDevice: GBMDevice?
     private let display: EGLDisplay
     private let context: EGLContext
     private let config: EGLConfig?
@@ -81,13 +86,33 @@ public final class EGLDisplayContext {
         try self.init(platform: .surfaceless, nativeDisplay: nil, options: options)
     }
 
-    /// Opens `platform` on `nativeDisplay` (nil for surfaceless; a `gbm_device` for GBM).
-    /// The native display stays owned by the caller and must outlive this object.
-    package init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, options: Options = Options()) throws {
-        self.platform = platform
+    /// Opens the GBM platform on the DRM device node at `gbmDevicePath`. Throws
+    /// `deviceUnavailable` naming the path when it cannot be opened.
+    public convenience init(gbmDevicePath: String, options: Options = Options()) throws {
+        try self.init(gbmDevice: GBMDevice(path: gbmDevicePath), options: options)
+    }
+
+    /// Opens the GBM platform on `gbmDevice` (kept alive by this context).
+    public convenience init(gbmDevice: GBMDevice, options: Options = Options()) throws {
+        try self.init(platform: .gbm, nativeDisplay: nil, owner: gbmDevice, options: options)
+    }
+
+    /// Opens `platform` on `nativeDisplay` (nil for surfaceless; other platforms for tests).
+    /// The GBM platform only comes with a `GBMDevice` (`init(gbmDevice:)`), which owns the native
+    /// display; a raw pointer for it is refused.
+    package convenience init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, options: Options = Options()) throws {
         if platform == .gbm {
+            // Message kept as GLErrorTests expects it: the raw-pointer route to GBM stays closed.
             throw RenderError.eglUnavailable("the GBM platform is not built yet (use the surfaceless platform)")
         }
+        try self.init(platform: platform, nativeDisplay: nativeDisplay, owner: nil, options: options)
+    }
+
+    private init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, owner: GBMDevice?, options: Options) throws {
+        self.platform = platform
+        self.gbmDevice = owner
+        // The gbm_device is used only within this initialiser, while `owner` (stored) holds it.
+        let nativeDisplay = owner.map { $0.withDevice { UnsafeMutableRawPointer($0) } } ?? nativeDisplay
         guard let clientExt = eglQueryString(scanout_egl_no_display(), EGLint(EGL_EXTENSIONS)).map({ String(cString: $0) }) else {
             throw RenderError.eglUnavailable("no EGL client extensions (EGL 1.5 or EGL_EXT_client_extensions needed)")
         }

@@ -212,7 +212,7 @@ public final class FrameImporter {
                 images.append(image)
                 textures.append(texture)
             }
-            return DMABufImport(images: images, textures: textures, external: false)
+            return DMABufImport(frame: frame, images: images, textures: textures, external: false)
         } catch let RenderError.importRefused(why) {
             // One image for the whole frame, sampled through the driver's own conversion.
             guard context.hasGLExtension("GL_OES_EGL_image_external") else {
@@ -226,7 +226,7 @@ public final class FrameImporter {
                                         target: GLenum(GL_TEXTURE_EXTERNAL_OES))
             image.withImage { targetTexture(GLenum(GL_TEXTURE_EXTERNAL_OES), $0) }
             try checkGL("glEGLImageTargetTexture2DOES(external)")
-            return DMABufImport(images: [image], textures: [texture], external: true)
+            return DMABufImport(frame: frame, images: [image], textures: [texture], external: true)
         }
     }
 
@@ -298,12 +298,33 @@ public struct DMABufFrame: Sendable, Equatable {
 
 /// A DMA-BUF frame bound to textures: owns its EGLImages and textures (released once).
 public final class DMABufImport {
+    public let frame: DMABufFrame
     let images: [EGLImageHandle]
     let textures: [GLTexture]
     /// One multi-planar image sampled as `GL_TEXTURE_EXTERNAL_OES` (the fallback).
     public let external: Bool
-    init(images: [EGLImageHandle], textures: [GLTexture], external: Bool) {
-        self.images = images; self.textures = textures; self.external = external
+    init(frame: DMABufFrame, images: [EGLImageHandle], textures: [GLTexture], external: Bool) {
+        self.frame = frame; self.images = images; self.textures = textures; self.external = external
+    }
+
+    /// The per-plane textures described for the semi-planar shader, as `importFrame` describes
+    /// an uploaded nv12 / p010 frame (R16/GR1616 images sample normalised, so never byte pairs).
+    func imported() throws -> FrameImporter.Imported {
+        guard !external else {
+            throw RenderError.importRefused("\(DMABufFrame.fourccName(frame.fourcc)) came in as one external image, which the renderer does not sample (only the per-plane path)")
+        }
+        let w = frame.width, h = frame.height
+        let chroma = ((w + 1) / 2, (h + 1) / 2)
+        switch frame.fourcc {
+        case DMABufFrame.nv12:
+            return .init(layout: .semiPlanar, textures: textures, lumaSize: (w, h), chromaSize: chroma, bitDepth: 8,
+                         bytePairs: false, rawMax: 255, shift: 1, pixelFormat: .nv12, chromaLog2: (1, 1))
+        case DMABufFrame.p010:
+            return .init(layout: .semiPlanar, textures: textures, lumaSize: (w, h), chromaSize: chroma, bitDepth: 10,
+                         bytePairs: false, rawMax: 65535, shift: 64, pixelFormat: .p010, chromaLog2: (1, 1))
+        default:
+            throw RenderError.unsupportedPixelFormat("DRM fourcc \(DMABufFrame.fourccName(frame.fourcc))")
+        }
     }
 }
 

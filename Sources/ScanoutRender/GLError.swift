@@ -23,6 +23,8 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     case glCall(String, code: UInt32)
     /// An output or overlay size the renderer cannot use.
     case invalidSize(String)
+    /// A DRM device node that cannot be opened, or on which GBM cannot be created.
+    case deviceUnavailable(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -36,6 +38,7 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedPixelFormat(let name): return "no GL import for pixel format \(name)"
         case .glCall(let call, let code): return "\(call) failed (GL error 0x\(String(code, radix: 16)))"
         case .invalidSize(let why): return "invalid size: \(why)"
+        case .deviceUnavailable(let path, let reason): return "DRM device \(path) unavailable: \(reason)"
         }
     }
 }

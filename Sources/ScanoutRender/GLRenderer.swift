@@ -81,6 +81,16 @@ public final class GLRenderer {
         quad = GLQuad(context: ctx)
     }
 
+    /// What the drawing needs to know of a frame besides its textures.
+    private struct Picture {
+        var width: Int
+        var height: Int
+        var sampleAspectRatio: Rational
+        var colorSpace: ColorSpace
+        var fullRange: Bool
+        var formatName: String
+    }
+
     /// Renders `frame` as `compositor` says, into packed rgb24.
     public func render(_ frame: VideoFrame) throws -> RGBImage {
         try context.makeCurrent()
@@ -88,8 +98,30 @@ public final class GLRenderer {
         let t0 = clock.now
         let imported = try importer.importFrame(frame)
         try uploadOverlayIfChanged()
-        let t1 = clock.now
+        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
+                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: frame.pixelFormat.name)
+        return try draw(imported, picture, clock: clock, since: t0)
+    }
 
+    /// Renders a DMA-BUF frame (NV12 or P010), imported one EGLImage per plane
+    /// (`FrameImporter.importDMABuf`), with the same shader as an uploaded nv12 / p010 frame.
+    /// The images and their textures are released before this returns.
+    public func render(_ frame: DMABufFrame, colorSpace: ColorSpace = .unspecified, colorRange: ColorRange = .unspecified,
+                       sampleAspectRatio: Rational = Rational(1, 1)) throws -> RGBImage {
+        try context.makeCurrent()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let dmabuf = try importer.importDMABuf(frame)
+        let imported = try dmabuf.imported()
+        try uploadOverlayIfChanged()
+        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
+                              colorSpace: colorSpace, fullRange: colorRange == .full,
+                              formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))")
+        return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0) }
+    }
+
+    private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant) throws -> RGBImage {
+        let t1 = clock.now
         let c = compositor
         let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
         let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
@@ -142,7 +174,7 @@ public final class GLRenderer {
             let table = chromaMode != 2 && tableMath.contains(chromaMode)
             program.set("u_tableMath", int: table ? 1 : 0)
             if table {
-                let t = Self.swscaleTables(space: frame.colorSpace, full: Self.isFullRange(frame))
+                let t = Self.swscaleTables(space: frame.colorSpace, full: frame.fullRange)
                 glUniform4i(program.location("u_swsCoeffs"), t.crv, t.cbu, t.cgu, t.cgv)
                 glUniform3i(program.location("u_swsLuma"), t.cy, t.yoffs, t.oy)
             }
@@ -175,7 +207,7 @@ public final class GLRenderer {
             glDisable(GLenum(GL_BLEND))
         }
         glFinish()
-        try checkGL("drawing \(frame.pixelFormat.name) into \(W)x\(H)")
+        try checkGL("drawing \(frame.formatName) into \(W)x\(H)")
         let t2 = clock.now
 
         let count = W * H * 4
@@ -267,8 +299,8 @@ public final class GLRenderer {
         return (scaled(crv), scaled(cbu), scaled(cgu), scaled(cgv), Int32(cy), full ? 384 : 326, Int32(oy))
     }
 
-    private func setColour(_ program: GLProgram, frame: VideoFrame, imported: FrameImporter.Imported) {
-        let full = Self.isFullRange(frame)
+    private func setColour(_ program: GLProgram, frame: Picture, imported: FrameImporter.Imported) {
+        let full = frame.fullRange
         let (kr, kb) = Self.lumaCoefficients(frame.colorSpace)
         let r = Self.ranges(bits: imported.bitDepth, full: full)
         program.set("u_yRange", vec2: r.y)

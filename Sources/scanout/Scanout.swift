@@ -10,7 +10,7 @@ struct Scanout: ParsableCommand {
         Exit status: 0 success; 1 the job could not be done (bad input, bad option, I/O error); \
         2 the job was done but the input was damaged (errors concealed, truncated data).
         """,
-        subcommands: [Play.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self],
+        subcommands: [Play.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, Selftest.self],
         defaultSubcommand: nil
     )
 }
