@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command from a clean clone: install what is needed, generate the fixtures, build, run
-# Scanout against the real vkms KMS driver in a QEMU guest (tools/vm; SCANOUT_SKIP_VM=1 skips
-# it), then run every Swift test.
+# Scanout against the real vkms KMS driver in a QEMU guest (tools/vm: DRM discovery, and DMA-BUF
+# frames from GBM buffers through EGL on GBM; SCANOUT_SKIP_VM=1 skips it), then run every Swift test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -10,5 +10,6 @@ swift build --build-tests
 if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   tools/vm/selftest.sh
   tools/vm/test-scanout.sh
+  tools/vm/test-dmabuf.sh
 fi
 swift test --skip-build

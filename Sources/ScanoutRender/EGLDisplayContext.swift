@@ -102,8 +102,7 @@ public final class EGLDisplayContext {
     /// display; a raw pointer for it is refused.
     package convenience init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, options: Options = Options()) throws {
         if platform == .gbm {
-            // Message kept as GLErrorTests expects it: the raw-pointer route to GBM stays closed.
-            throw RenderError.eglUnavailable("the GBM platform is not built yet (use the surfaceless platform)")
+            throw RenderError.eglUnavailable("the GBM platform needs a GBMDevice that owns the gbm_device (use init(gbmDevicePath:))")
         }
         try self.init(platform: platform, nativeDisplay: nativeDisplay, owner: nil, options: options)
     }

@@ -16,7 +16,7 @@ struct GLErrorTests {
             #expect(why.contains("gave no display"))
             #expect(e.description.hasPrefix("EGL unavailable: "))
         } catch { Issue.record("\(error)") }
-        #expect(throws: RenderError.eglUnavailable("the GBM platform is not built yet (use the surfaceless platform)")) {
+        #expect(throws: RenderError.eglUnavailable("the GBM platform needs a GBMDevice that owns the gbm_device (use init(gbmDevicePath:))")) {
             try EGLDisplayContext(platform: .gbm, nativeDisplay: nil)
         }
     }
