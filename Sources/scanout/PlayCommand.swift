@@ -31,7 +31,7 @@ struct Play: ParsableCommand {
             let choice = OutputSelector.choose(requested: output)
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
             let v = reader.video
-            StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? String(format2(v.frameRate.doubleValue)) + " fps" : "")\n")
+            StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
             StandardError.write("output: \(choice.kind.rawValue) (\(choice.reason))\n")
             let display = HeadlessDisplay()
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed, rate: rate)
