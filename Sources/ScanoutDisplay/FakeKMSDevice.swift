@@ -125,6 +125,18 @@ public final class FakeKMSDevice: KMSDevice {
         properties(of: objectID)?[property]
     }
 
+    /// The kernel changes a property by itself (a connector's `Content Protection` going from
+    /// Desired to Enabled once the HDCP link is up, or back when it fails). With `hotplugEvent`, a
+    /// hotplug event is queued, as the kernel sends a uevent for content-protection changes.
+    public func simulatePropertyChange(objectID: UInt32, _ property: String, to value: UInt64, hotplugEvent: Bool = false) throws {
+        guard let props = properties(of: objectID) else { throw KMSError.unknownObject(objectID) }
+        guard props[property] != nil else {
+            throw KMSError.unknownProperty(objectID: objectID, property: property, available: Array(props.keys))
+        }
+        setProperty(objectID, property, value)
+        if hotplugEvent { events.append(.hotplug) }
+    }
+
     /// A screen is plugged into (`connected: true`) or pulled from connector `connectorID`; `modes`,
     /// when given, replace its modes (a different screen). Queues a hotplug event.
     public func simulateHotplug(connectorID: UInt32, connected: Bool, modes: [KMSMode]? = nil) throws {
