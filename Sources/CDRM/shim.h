@@ -5,6 +5,8 @@
 #include <xf86drmMode.h>
 #include <drm_fourcc.h>
 #include <gbm.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>   // sockaddr_nl, for the uevent (hotplug) socket
 static const uint32_t SCANOUT_DRM_FORMAT_XRGB8888 = DRM_FORMAT_XRGB8888;
 static const uint32_t SCANOUT_DRM_FORMAT_NV12 = DRM_FORMAT_NV12;
 static const uint32_t SCANOUT_DRM_FORMAT_P010 = DRM_FORMAT_P010;

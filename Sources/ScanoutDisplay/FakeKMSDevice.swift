@@ -57,7 +57,8 @@ public final class FakeKMSDevice: KMSDevice {
 
     /// `clock` gives the flip timestamps (ns); by default CLOCK_MONOTONIC.
     public init(connectors: [KMSConnector], encoders: [KMSEncoder], crtcs: [KMSCRTC], planes: [KMSPlane],
-                clock: @escaping () -> UInt64 = FakeKMSDevice.monotonicNow) {
+                clock: @escaping () -> UInt64 = FakeKMSDevice.monotonicNow, path: String = "/dev/dri/fake0") {
+        self.path = path
         self.connectors = connectors
         self.encoders = encoders
         self.crtcs = crtcs
@@ -167,7 +168,36 @@ public final class FakeKMSDevice: KMSDevice {
         KMSResources(connectors: connectors, encoders: encoders, crtcs: crtcs, planes: planes)
     }
 
-    public func atomicCommit(_ request: AtomicRequest, flags: AtomicFlags) throws {
+    public let path: String
+
+    public func addFramebuffer(_ description: KMSFramebufferDescription) throws -> UInt32 {
+        guard description.width > 0, description.height > 0, !description.planes.isEmpty else {
+            throw KMSError.drmCallFailed(call: "drmModeAddFB2WithModifiers", errno: EINVAL)
+        }
+        return addFramebuffer(format: description.format)
+    }
+
+    public func removeFramebuffer(_ id: UInt32) throws {
+        guard framebuffers.removeValue(forKey: id) != nil else { throw KMSError.drmCallFailed(call: "drmModeRmFB", errno: ENOENT) }
+    }
+
+    public func propertyBlob(_ id: UInt32) throws -> [UInt8] {
+        guard let b = blobs[id] else { throw KMSError.unknownBlob(id) }
+        return b
+    }
+
+    /// Never blocks: events are queued synchronously by commits and the simulate calls.
+    public func waitForEvents(timeoutMs: Int32) throws -> Bool { !events.isEmpty }
+
+    /// Writeback fences are already signalled (fd -1): the fake composes nothing.
+    public func atomicCommit(_ request: AtomicRequest, flags: AtomicFlags, writebackConnector: UInt32?) throws -> KMSFence? {
+        try commit(request, flags: flags)
+        guard let writebackConnector, !flags.contains(.testOnly) else { return nil }
+        guard connectors.contains(where: { $0.id == writebackConnector }) else { throw KMSError.unknownObject(writebackConnector) }
+        return KMSFence(fd: -1)
+    }
+
+    private func commit(_ request: AtomicRequest, flags: AtomicFlags) throws {
         do {
             let flipCRTCs = try check(request, flags: flags)
             commits.append(CommitRecord(request: request, flags: flags, error: nil))

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 // The seam between the KMS display and libdrm: what an atomic KMS client needs from a DRM device,
 // in plain Swift values (no C pointers). `DRMDevice` (libdrm) and `FakeKMSDevice` (tests) sit
 // behind it, so that mode choice, plane assignment, commit building and flip pacing can be tested
@@ -140,8 +144,12 @@ public struct KMSPlane: Sendable, Equatable {
     public var formats: [UInt32]
     /// Property values by name ("FB_ID", "CRTC_ID", "SRC_X", ...).
     public var properties: [String: UInt64]
+    /// Layout modifiers per format, from `IN_FORMATS`; empty when the driver does not say.
+    public var modifiers: [UInt32: [UInt64]]
 
-    public init(id: UInt32, type: KMSPlaneType, possibleCRTCs: UInt32, formats: [UInt32], properties: [String: UInt64] = [:]) {
+    public init(id: UInt32, type: KMSPlaneType, possibleCRTCs: UInt32, formats: [UInt32], properties: [String: UInt64] = [:],
+                modifiers: [UInt32: [UInt64]] = [:]) {
+        self.modifiers = modifiers
         self.id = id
         self.type = type
         self.possibleCRTCs = possibleCRTCs
@@ -263,12 +271,79 @@ public enum KMSError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// One plane of a framebuffer: where its memory is and how it is laid out.
+public struct KMSFramebufferPlane: Sendable, Equatable {
+    public enum Memory: Sendable, Equatable {
+        /// A DMA-BUF descriptor (not taken over: the caller still owns and closes it).
+        case dmaBuf(fd: Int32)
+        /// A GEM handle already valid on the device's own descriptor.
+        case gemHandle(UInt32)
+    }
+    public var memory: Memory
+    public var offset: UInt32
+    public var pitch: UInt32
+    public init(memory: Memory, offset: UInt32 = 0, pitch: UInt32) {
+        self.memory = memory
+        self.offset = offset
+        self.pitch = pitch
+    }
+}
+
+/// A buffer to scan out (`drmModeAddFB2WithModifiers`).
+public struct KMSFramebufferDescription: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    /// DRM fourcc.
+    public var format: UInt32
+    /// The layout modifier; nil: none given (implicit, usually linear).
+    public var modifier: UInt64?
+    public var planes: [KMSFramebufferPlane]
+    public init(width: Int, height: Int, format: UInt32, modifier: UInt64? = nil, planes: [KMSFramebufferPlane]) {
+        self.width = width
+        self.height = height
+        self.format = format
+        self.modifier = modifier
+        self.planes = planes
+    }
+}
+
+/// An out-fence of a commit (a writeback connector's `WRITEBACK_OUT_FENCE_PTR`): signalled when the
+/// write-back is complete. Owns its descriptor (closed once, in `deinit`); fd -1 is an already
+/// signalled fence (what the fake hands out).
+public final class KMSFence {
+    public let fd: Int32
+    public init(fd: Int32) { self.fd = fd }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Waits until the fence signals; false when `timeoutMs` passed first.
+    public func wait(timeoutMs: Int32) throws -> Bool {
+        guard fd >= 0 else { return true }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let r = poll(&p, 1, timeoutMs)
+            if r > 0 { return true }
+            if r == 0 { return false }
+            if errno != EINTR { throw KMSError.drmCallFailed(call: "poll(fence)", errno: errno) }
+        }
+    }
+}
+
 /// What an atomic KMS client needs from a DRM device. Not `Sendable`: one thread uses a device.
 public protocol KMSDevice: AnyObject {
+    /// The device node ("/dev/dri/card0"), for messages.
+    var path: String { get }
+    /// Registers a framebuffer and returns its id, for planes' `FB_ID` and `WRITEBACK_FB_ID`.
+    func addFramebuffer(_ description: KMSFramebufferDescription) throws -> UInt32
+    func removeFramebuffer(_ id: UInt32) throws
+    /// The bytes of a property blob (a writeback connector's `WRITEBACK_PIXEL_FORMATS`, `IN_FORMATS`).
+    func propertyBlob(_ id: UInt32) throws -> [UInt8]
+    /// Blocks until an event is pending or `timeoutMs` passes (-1: no limit); true when one is.
+    func waitForEvents(timeoutMs: Int32) throws -> Bool
+    /// Applies (or checks) `request` and, when it names `writebackConnector`, asks for that
+    /// connector's out-fence (`WRITEBACK_OUT_FENCE_PTR`) and returns it.
+    func atomicCommit(_ request: AtomicRequest, flags: AtomicFlags, writebackConnector: UInt32?) throws -> KMSFence?
     /// Connectors, encoders, CRTCs and planes as they are now (with universal planes).
     func resources() throws -> KMSResources
-    /// Applies (or with `.testOnly`, checks) every assignment of `request` at once.
-    func atomicCommit(_ request: AtomicRequest, flags: AtomicFlags) throws
     /// Creates a property blob (a `MODE_ID` mode, for example) and returns its id.
     func createPropertyBlob(_ data: [UInt8]) throws -> UInt32
     func destroyPropertyBlob(_ id: UInt32) throws
@@ -322,4 +397,32 @@ public func chooseMode(connector: KMSConnector, requested: String?) throws -> KM
     var seen = Set<String>()
     let available = modes.map(\.description).filter { seen.insert($0).inserted }
     throw KMSError.noModeMatching(requested: requested, connector: connector.name, available: available)
+}
+
+extension KMSMode {
+    /// The kernel's `struct drm_mode_modeinfo` for this mode (68 bytes, the `MODE_ID` blob). Modes
+    /// without a timing (made up in tests) get one with blanking-free totals.
+    public var modeInfoBytes: [UInt8] {
+        let t = timing ?? KMSModeTiming(clock: UInt32(width * height * refresh / 1000), hdisplay: UInt16(width), hsyncStart: UInt16(width),
+                                        hsyncEnd: UInt16(width), htotal: UInt16(width), hskew: 0, vdisplay: UInt16(height),
+                                        vsyncStart: UInt16(height), vsyncEnd: UInt16(height), vtotal: UInt16(height), vscan: 0,
+                                        vrefresh: UInt32(refresh), flags: 0, type: preferred ? 1 << 3 : 0, name: "\(width)x\(height)")
+        var b: [UInt8] = []
+        b.reserveCapacity(68)
+        func u32(_ v: UInt32) { for i in 0..<4 { b.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
+        func u16(_ v: UInt16) { b.append(UInt8(truncatingIfNeeded: v)); b.append(UInt8(truncatingIfNeeded: v >> 8)) }
+        u32(t.clock)
+        for v in [t.hdisplay, t.hsyncStart, t.hsyncEnd, t.htotal, t.hskew, t.vdisplay, t.vsyncStart, t.vsyncEnd, t.vtotal, t.vscan] { u16(v) }
+        u32(t.vrefresh); u32(t.flags); u32(t.type)
+        let name = Array(t.name.utf8.prefix(31))
+        b += name + [UInt8](repeating: 0, count: 32 - name.count)
+        return b
+    }
+}
+
+extension KMSDevice {
+    /// Applies (or with `.testOnly`, checks) every assignment of `request` at once.
+    public func atomicCommit(_ request: AtomicRequest, flags: AtomicFlags) throws {
+        _ = try atomicCommit(request, flags: flags, writebackConnector: nil)
+    }
 }

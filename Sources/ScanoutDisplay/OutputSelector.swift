@@ -17,6 +17,13 @@ public struct OutputChoice: Sendable, Equatable {
     public enum Kind: String, Sendable { case kms, headless }
     public var kind: Kind
     public var reason: String
+    /// The card to open, for `.kms`.
+    public var devicePath: String?
+    public init(kind: Kind, reason: String, devicePath: String? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.devicePath = devicePath
+    }
 }
 
 /// Looks at the machine's DRM devices (`drmModeGetResources` on each `/dev/dri/card*`) and picks
@@ -60,8 +67,9 @@ public enum OutputSelector {
                            connectedConnectors: connected, crtcs: Int(res.pointee.count_crtcs))
     }
 
-    /// The output for `requested` (`auto` or `headless`). KMS output is not part of this build:
-    /// `auto` reports what it found and uses the headless output.
+    /// The output for `requested` (`auto`, `kms` or `headless`): a card with a connected screen
+    /// for `auto` and `kms`, the headless output otherwise, with the reason. (`kms` with no screen
+    /// still answers `.headless`; the caller turns that into an error, since KMS was asked for.)
     public static func choose(requested: String = "auto", directory: String = "/dev/dri") -> OutputChoice {
         if requested == "headless" { return OutputChoice(kind: .headless, reason: "headless output requested") }
         let found = cards(directory: directory)
@@ -69,10 +77,10 @@ public enum OutputSelector {
             return OutputChoice(kind: .headless, reason: "no KMS device (\(directory) has no card that opens)")
         }
         let screens = found.filter { !$0.connectedConnectors.isEmpty }
-        if screens.isEmpty {
+        guard let first = screens.first else {
             return OutputChoice(kind: .headless, reason: "no connected screen on \(found.map(\.path).joined(separator: ", "))")
         }
-        let names = screens.map { "\($0.path) (\($0.connectedConnectors.joined(separator: ", ")))" }.joined(separator: "; ")
-        return OutputChoice(kind: .headless, reason: "screens found on \(names), but this build has no KMS output yet")
+        return OutputChoice(kind: .kms, reason: "screens found on \(first.path) (\(first.connectedConnectors.joined(separator: ", ")))",
+                            devicePath: first.path)
     }
 }

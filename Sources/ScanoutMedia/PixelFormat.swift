@@ -24,6 +24,9 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let rgb24 = PixelFormat(AV_PIX_FMT_RGB24)
     public static let rgb48be = PixelFormat(AV_PIX_FMT_RGB48BE)
     public static let rgba = PixelFormat(AV_PIX_FMT_RGBA)
+    /// B, G, R, unused byte: DRM's XRGB8888 in memory on little-endian machines.
+    public static let bgr0 = PixelFormat(AV_PIX_FMT_BGR0)
+    public static let yuv444p = PixelFormat(AV_PIX_FMT_YUV444P)
 
     public var name: String {
         guard let p = av_get_pix_fmt_name(av) else { return "none" }

@@ -170,3 +170,97 @@ public final class GBMFrame {
     /// The GBM buffers' format modifier (nil: unknown to GBM).
     public var modifier: UInt64? { dmabuf.modifier }
 }
+
+/// One single-plane GBM buffer object made for scanout (a KMS framebuffer), exported as a DMA-BUF
+/// so that a KMS device on another descriptor can import it and EGL can render into it. Owns the
+/// buffer and the exported descriptor (released once, in `deinit`); keeps its device alive.
+public final class GBMBuffer {
+    public enum Usage: Sendable {
+        /// Written by the CPU (mapped): linear scanout buffers.
+        case cpu
+        /// Drawn into by GLES (EGLImage render target), scanned out.
+        case gl
+        /// Written by the display engine (a writeback target), read by the CPU.
+        case writeback
+    }
+
+    public let device: GBMDevice
+    private let bo: OpaquePointer
+    /// The exported DMA-BUF (owned: closed in `deinit`).
+    public let fd: Int32
+    public let width: Int
+    public let height: Int
+    /// DRM fourcc.
+    public let format: UInt32
+    public let stride: UInt32
+    public let offset: UInt32
+    /// The layout modifier, nil when GBM does not know it (`DRM_FORMAT_MOD_INVALID`).
+    public let modifier: UInt64?
+
+    public init(device: GBMDevice, width: Int, height: Int, format: UInt32, usage: Usage) throws {
+        self.device = device
+        self.width = width
+        self.height = height
+        self.format = format
+        let candidates: [(UInt32, String)] = switch usage {
+        case .cpu: [(GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_LINEAR.rawValue, "SCANOUT|LINEAR"),
+                    (GBM_BO_USE_SCANOUT.rawValue, "SCANOUT")]
+        case .gl: [(GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_RENDERING.rawValue, "SCANOUT|RENDERING"),
+                   (GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_RENDERING.rawValue | GBM_BO_USE_LINEAR.rawValue, "SCANOUT|RENDERING|LINEAR")]
+        case .writeback: [(GBM_BO_USE_LINEAR.rawValue | GBM_BO_USE_SCANOUT.rawValue, "LINEAR|SCANOUT"),
+                          (GBM_BO_USE_LINEAR.rawValue, "LINEAR")]
+        }
+        var made: OpaquePointer?
+        var tried: [String] = []
+        for (flags, name) in candidates {
+            made = device.withDevice { gbm_bo_create($0, UInt32(width), UInt32(height), format, flags) }
+            if made != nil { break }
+            tried.append("\(name): \(String(cString: strerror(errno)))")
+        }
+        guard let bo = made else {
+            throw RenderError.deviceUnavailable(path: device.path, reason: "gbm_bo_create(\(DMABufFrame.fourccName(format)) \(width)x\(height)) failed (\(tried.joined(separator: "; ")))")
+        }
+        let fd = gbm_bo_get_fd(bo)
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            gbm_bo_destroy(bo)
+            throw RenderError.deviceUnavailable(path: device.path, reason: "gbm_bo_get_fd failed (\(reason))")
+        }
+        self.bo = bo
+        self.fd = fd
+        stride = gbm_bo_get_stride_for_plane(bo, 0)
+        offset = gbm_bo_get_offset(bo, 0)
+        let m = gbm_bo_get_modifier(bo)
+        modifier = m == SCANOUT_DRM_FORMAT_MOD_INVALID ? nil : m
+    }
+
+    deinit {
+        close(fd)
+        gbm_bo_destroy(bo)
+    }
+
+    /// Maps the buffer for the CPU and calls `body` with its first byte and row stride.
+    package func withMappedPixels<R>(write: Bool, _ body: (UnsafeMutableRawPointer, Int) throws -> R) throws -> R {
+        var mapStride: UInt32 = 0
+        var mapData: UnsafeMutableRawPointer?
+        let flags = write ? GBM_BO_TRANSFER_READ_WRITE.rawValue : GBM_BO_TRANSFER_READ.rawValue
+        guard let base = gbm_bo_map(bo, 0, 0, UInt32(width), UInt32(height), flags, &mapStride, &mapData) else {
+            throw RenderError.deviceUnavailable(path: device.path, reason: "gbm_bo_map(\(width)x\(height)) failed (\(String(cString: strerror(errno))))")
+        }
+        defer { gbm_bo_unmap(bo, mapData) }
+        return try body(base, Int(mapStride))
+    }
+
+    /// The buffer's pixels as packed rgb24 (an XRGB8888 buffer read back, e.g. a writeback capture).
+    public func readRGB() throws -> RGBImage {
+        try withMappedPixels(write: false) { base, stride in
+            RGBImage(xrgb: UnsafeRawBufferPointer(start: base, count: stride * height), width: width, height: height, stride: stride)
+        }
+    }
+
+    /// The buffer as a one-plane DMA-BUF frame (the descriptor stays owned here).
+    public var dmabuf: DMABufFrame {
+        DMABufFrame(width: width, height: height, fourcc: format, modifier: modifier,
+                    planes: [DMABufFrame.Plane(fd: fd, offset: offset, pitch: stride)])
+    }
+}

@@ -207,3 +207,56 @@ final class GLProgram {
         return String(decoding: buffer.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+/// A scanout buffer as a GLES render target: its DMA-BUF imported as an EGLImage, bound to a
+/// renderbuffer attached to a framebuffer object. Owns the three (released once, in `deinit`).
+public final class GLRenderTarget {
+    let context: EGLDisplayContext
+    private let image: EGLImageHandle
+    let framebuffer: GLuint
+    private let renderbuffer: GLuint
+    public let width: Int
+    public let height: Int
+
+    init(context: EGLDisplayContext, buffer: DMABufFrame) throws {
+        guard context.hasEGLExtension("EGL_EXT_image_dma_buf_import") else {
+            throw RenderError.missingExtension("EGL_EXT_image_dma_buf_import", neededFor: "rendering into scanout buffers")
+        }
+        guard context.hasGLExtension("GL_OES_EGL_image") else {
+            throw RenderError.missingExtension("GL_OES_EGL_image", neededFor: "rendering into scanout buffers")
+        }
+        self.context = context
+        width = buffer.width
+        height = buffer.height
+        let create = try context.procAddress("eglCreateImageKHR", as: FrameImporter.CreateImage.self)
+        let destroy = try context.procAddress("eglDestroyImageKHR", as: FrameImporter.DestroyImage.self)
+        typealias Storage = @convention(c) (GLenum, GLeglImageOES?) -> Void
+        let storage = try context.procAddress("glEGLImageTargetRenderbufferStorageOES", as: Storage.self)
+        let attribs = DMABufFrame.attributes(width: buffer.width, height: buffer.height, fourcc: buffer.fourcc,
+                                             planes: buffer.planes, modifier: buffer.modifier)
+        image = try EGLImageHandle(context: context, create: create, destroy: destroy, attributes: attribs,
+                                   what: "a \(DMABufFrame.fourccName(buffer.fourcc)) scanout buffer")
+        var fb: GLuint = 0, rb: GLuint = 0
+        glGenFramebuffers(1, &fb)
+        glGenRenderbuffers(1, &rb)
+        framebuffer = fb
+        renderbuffer = rb
+        glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
+        image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }
+        try checkGL("glEGLImageTargetRenderbufferStorageOES")
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
+        glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_RENDERBUFFER), rb)
+        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+        guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
+            throw RenderError.glCall("glCheckFramebufferStatus (scanout buffer \(width)x\(height))", code: status)
+        }
+    }
+
+    deinit {
+        if currentForRelease(context) {
+            var fb = framebuffer, rb = renderbuffer
+            glDeleteFramebuffers(1, &fb)
+            glDeleteRenderbuffers(1, &rb)
+        }
+    }
+}

@@ -120,21 +120,67 @@ public final class GLRenderer {
         return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0) }
     }
 
-    private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant) throws -> RGBImage {
+    /// Renders `frame` turned by `orientation` into `target` (a scanout buffer), filling it as
+    /// `compositor` says (its output size is the target's). No readback: the buffer is what a KMS
+    /// plane scans out. Returns when drawing has finished (`glFinish`), so the buffer may be shown.
+    public func render(_ frame: VideoFrame, orientation: Orientation, into target: GLRenderTarget) throws {
+        try context.makeCurrent()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let imported = try importer.importFrame(frame)
+        try uploadOverlayIfChanged()
+        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
+                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: frame.pixelFormat.name)
+        let saved = compositor
+        compositor.orientation = orientation
+        defer { compositor = saved }
+        _ = try draw(imported, picture, clock: clock, since: t0, target: target)
+    }
+
+    /// Renders a DMA-BUF frame (NV12 / P010, imported one EGLImage per plane) into `target`.
+    public func render(_ frame: DMABufFrame, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
+                       orientation: Orientation, into target: GLRenderTarget) throws {
+        try context.makeCurrent()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let dmabuf = try importer.importDMABuf(frame)
+        let imported = try dmabuf.imported()
+        try uploadOverlayIfChanged()
+        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
+                              colorSpace: colorSpace, fullRange: colorRange == .full,
+                              formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))")
+        let saved = compositor
+        compositor.orientation = orientation
+        defer { compositor = saved }
+        _ = try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0, target: target) }
+    }
+
+    /// A render target for `buffer` (a single-plane RGB DMA-BUF such as a `GBMBuffer`'s).
+    public func makeTarget(_ buffer: DMABufFrame) throws -> GLRenderTarget {
+        try context.makeCurrent()
+        return try GLRenderTarget(context: context, buffer: buffer)
+    }
+
+    private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant,
+                      target: GLRenderTarget? = nil) throws -> RGBImage {
         let t1 = clock.now
         let c = compositor
         let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
         let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
         let natural = Compositor.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: layoutSAR, orientation: c.orientation)
-        let W = c.outputWidth ?? natural.width, H = c.outputHeight ?? natural.height
+        let W = target?.width ?? c.outputWidth ?? natural.width, H = target?.height ?? c.outputHeight ?? natural.height
         guard W > 0, H > 0, W <= context.maxTextureSize, H <= context.maxTextureSize else {
             throw RenderError.invalidSize("output \(W)x\(H) (1...\(context.maxTextureSize) per side)")
         }
-        if framebuffer?.width != W || framebuffer?.height != H {
-            framebuffer = nil
-            framebuffer = try GLFramebuffer(context: context, width: W, height: H)
+        if let target {
+            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        } else {
+            if framebuffer?.width != W || framebuffer?.height != H {
+                framebuffer = nil
+                framebuffer = try GLFramebuffer(context: context, width: W, height: H)
+            }
+            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer!.framebuffer)
         }
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer!.framebuffer)
         glViewport(0, 0, GLsizei(W), GLsizei(H))
         glDisable(GLenum(GL_BLEND))
         glClearColor(Float(c.background.r) / 255, Float(c.background.g) / 255, Float(c.background.b) / 255, 1)
@@ -209,6 +255,10 @@ public final class GLRenderer {
         glFinish()
         try checkGL("drawing \(frame.formatName) into \(W)x\(H)")
         let t2 = clock.now
+        if target != nil {
+            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
+            return RGBImage(width: 0, height: 0, bytes: [])
+        }
 
         let count = W * H * 4
         if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }

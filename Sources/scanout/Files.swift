@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ScanoutMedia
+import ArgumentParser
 
 /// Creates `path` and its parents (`mkdir -p`).
 func makeDirectory(_ path: String) throws {
@@ -12,4 +13,16 @@ func makeDirectory(_ path: String) throws {
             throw MediaError.outputFailed(path: path, reason: String(cString: strerror(errno)))
         }
     }
+}
+
+/// The names in directory `path` (no "." or "..").
+func listDirectory(_ path: String) throws -> [String] {
+    guard let dir = opendir(path) else { throw ValidationError("cannot read directory \(path): \(String(cString: strerror(errno)))") }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
 }

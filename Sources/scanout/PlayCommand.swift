@@ -2,6 +2,7 @@ import ArgumentParser
 import ScanoutDisplay
 import ScanoutMedia
 import ScanoutPlayer
+import ScanoutRender
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,14 +14,50 @@ struct Play: ParsableCommand {
     )
 
     @Argument(help: "File path or URL.") var input: String
-    @Option(help: "Output: auto (best available) or headless.") var output: String = "auto"
+    @Option(help: "Output: auto (a KMS screen when one is connected, else headless), kms or headless.") var output: String = "auto"
+    @Option(help: "KMS: the card to use (default: the first with a connected screen).") var device: String?
+    @Option(help: "KMS: a connector to show on, e.g. HDMI-A-1 (repeat for several; default: every connected one).")
+    var connector: [String] = []
+    @Option(help: "KMS: the mode, WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH (default: each screen's preferred mode).") var mode: String?
+    @Option(help: "KMS: who draws the frames: auto (GLES, else CPU), gl or cpu.") var renderer: String = "auto"
+    @Option(help: "KMS: scaling: fit, fill, stretch or none.") var scale: String = "fit"
+    @Option(help: "KMS: background colour RRGGBB around the picture.") var background: String = "000000"
+    @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png). Frames are then shown once each, paced by the display, not the clock.")
+    var capture: String?
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
     @OptionGroup var options: InputOptions
 
     func validate() throws {
-        guard ["auto", "headless"].contains(output) else { throw ValidationError("--output must be auto or headless") }
+        guard ["auto", "kms", "headless"].contains(output) else { throw ValidationError("--output must be auto, kms or headless") }
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
+        guard KMSDisplay.RendererChoice(rawValue: renderer) != nil else { throw ValidationError("--renderer must be auto, gl or cpu") }
+        guard ScalingMode(rawValue: scale) != nil else { throw ValidationError("--scale must be fit, fill, stretch or none") }
+        guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
+        if capture != nil && output == "headless" { throw ValidationError("--capture needs a KMS output with a writeback connector") }
+    }
+
+    /// The KMS display, or nil for headless (with the reason printed). KMS asked for explicitly
+    /// (`--output kms`, `--device`, `--connector`, `--capture`) fails instead of falling back.
+    func makeKMSDisplay() throws -> KMSDisplay? {
+        let explicit = output == "kms" || device != nil || !connector.isEmpty || capture != nil
+        let choice = OutputSelector.choose(requested: output)
+        if output == "headless" || (choice.kind == .headless && !explicit) {
+            StandardError.write("output: headless (\(choice.reason))\n")
+            return nil
+        }
+        let compositor = Compositor(scaling: ScalingMode(rawValue: scale)!, background: RGBColor(hex: background)!)
+        do {
+            let display = try KMSDisplay.open(devicePath: device ?? choice.devicePath, renderer: KMSDisplay.RendererChoice(rawValue: renderer)!,
+                                              compositor: compositor,
+                                              options: KMSDisplay.Options(connectors: connector, mode: mode, capture: capture != nil),
+                                              note: { StandardError.write($0 + "\n") })
+            StandardError.write("output: \(display.description)\n")
+            return display
+        } catch let e as KMSDisplayError where !explicit {
+            StandardError.write("output: headless (KMS unavailable: \(e))\n")
+            return nil
+        }
     }
 
     func run() throws {
@@ -28,25 +65,44 @@ struct Play: ParsableCommand {
         installStopSignals()
         if rate > 2 { StandardError.write("scanout: warning: rate \(rate)x is above 2x; frames will be dropped on slow machines\n") }
         try runReporting {
-            let choice = OutputSelector.choose(requested: output)
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
             let v = reader.video
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
-            StandardError.write("output: \(choice.kind.rawValue) (\(choice.reason))\n")
-            let display = HeadlessDisplay()
-            let session = PlaybackSession(reader: reader, display: display, timed: !untimed, rate: rate)
+            let kms = try makeKMSDisplay()
+            defer {
+                if let kms {
+                    kms.restore()
+                    if let report = kms.restoreReport { StandardError.write("output: \(report)\n") }
+                }
+            }
+            var captureError: Error?
+            if let kms, let dir = capture {
+                try makeDirectory(dir)
+                let png = PNGEncoder()
+                kms.onCapture = { index, image in
+                    do { try png.write(image, to: dir + "/capture-" + pad6(index) + ".png") } catch { captureError = error }
+                }
+            }
+            kms?.onOutputsChanged = { StandardError.write("output: \($0)\n") }
+            let display: any Display = kms ?? HeadlessDisplay()
+            let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             let line = ProgressLine()
-            let stats = try session.run(shouldStop: { interrupted() }) { p in
+            let stats = try session.run(shouldStop: { interrupted() || captureError != nil }) { p in
                 line.update(progressText(p))
             }
             line.finish()
+            if let captureError { throw captureError }
             print(summary(stats: stats, display: display))
+            if let kms {
+                let c = kms.counters
+                print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures")
+            }
             if interrupted() { StandardError.write("scanout: stopped by signal\n") }
             if let damage = reader.damage() { throw damage }
         }
     }
 
-    func summary(stats s: PlaybackStats, display: HeadlessDisplay) -> String {
+    func summary(stats s: PlaybackStats, display: any Display) -> String {
         """
         summary: \(s.framesPresented) frames presented, \(s.framesDropped) dropped, \(s.framesDecoded) decoded, \(s.decodeErrors.errorCount) decode errors
         decode: \(format1(s.decodeFPS)) fps (\(format2(s.decodeSeconds * 1000 / Double(max(s.framesDecoded, 1)))) ms/frame); present: \(format2(s.presentSeconds * 1000 / Double(max(s.framesPresented, 1)))) ms/frame on \(display.description)

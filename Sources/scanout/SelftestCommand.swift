@@ -8,7 +8,7 @@ struct Selftest: ParsableCommand {
         commandName: "selftest",
         abstract: "Checks against a real device (for tools/vm).",
         shouldDisplay: false,
-        subcommands: [SelftestDMABuf.self]
+        subcommands: [SelftestDMABuf.self, SelftestCaptures.self]
     )
 }
 
@@ -86,5 +86,81 @@ private extension Substring {
         while s.first == set { s.removeFirst() }
         while s.last == set { s.removeLast() }
         return s
+    }
+}
+
+/// `scanout selftest captures DIR --input CLIP --size WxH --renderer cpu|gl`: checks the writeback
+/// captures `scanout play --capture DIR` wrote. Each capture's frame number is read from the
+/// clip's binary code band (where the compositor put it), and its pixels are compared with the
+/// headless render of that frame at the screen's size by the same renderer. Prints one line per
+/// capture and a verdict; exits 1 unless every frame of the clip appears exactly once, in order,
+/// within the tolerance.
+struct SelftestCaptures: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "captures",
+        abstract: "Check writeback captures against headless renders of the same frames.",
+        shouldDisplay: false
+    )
+
+    @Argument(help: "Directory of capture-NNNNNN.png files.") var directory: String
+    @Option(help: "The clip that was played.") var input: String
+    @Option(help: "Screen size WxH.") var size: String
+    @Option(help: "Renderer used on the screen: cpu or gl.") var renderer: String = "cpu"
+    @Option(help: "Scaling mode used.") var scale: String = "fit"
+    @Option(help: "Largest channel difference allowed.") var tolerance: Int = 0
+
+    func run() throws {
+        FFmpegLog.install(printing: .quiet)
+        try runReporting {
+            let wh = size.split(separator: "x").compactMap { Int($0) }
+            guard wh.count == 2, let scaling = ScalingMode(rawValue: scale) else { throw ValidationError("--size WxH, --scale fit|fill|stretch|none") }
+            let (W, H) = (wh[0], wh[1])
+            // The reference renders, frame by frame, in decode order.
+            let reader = try FrameReader(input: input)
+            let compositor = Compositor(outputWidth: W, outputHeight: H, scaling: scaling)
+            let cpu = CPUCompositor(compositor: compositor)
+            let gl = renderer == "gl" ? try GLRenderer(compositor: compositor) : nil
+            var references: [RGBImage] = []
+            var rect = PixelRect(x: 0, y: 0, width: W, height: H)
+            var source = (w: 1, h: 1)
+            let frame = VideoFrame()
+            while try reader.next(into: frame) {
+                references.append(try gl?.render(frame) ?? cpu.compose(frame, orientation: .identity, width: W, height: H))
+                source = (frame.width, frame.height)
+                rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
+                                              orientation: .identity, outputWidth: W, outputHeight: H, mode: scaling)
+            }
+            let names = try listDirectory(directory).filter { $0.hasPrefix("capture-") && $0.hasSuffix(".png") }.sorted()
+            var seen: [Int] = []
+            var worst = 0
+            for name in names {
+                let rgba = try ImageReader.readRGBA(path: directory + "/" + name)
+                var rgb = [UInt8](repeating: 0, count: rgba.width * rgba.height * 3)
+                for i in 0..<(rgba.width * rgba.height) { for c in 0..<3 { rgb[3 * i + c] = rgba.bytes[4 * i + c] } }
+                let image = RGBImage(width: rgba.width, height: rgba.height, bytes: rgb)
+                var code = 0
+                for bit in 0..<10 {
+                    let sx = bit * 32 + 16
+                    guard sx < source.w else { break }
+                    let x = rect.x + sx * rect.width / source.w, y = rect.y + 16 * rect.height / source.h
+                    guard x >= 0, x < W, y >= 0, y < H else { continue }
+                    let p = image.pixel(x: x, y: y)
+                    if (Int(p.r) + Int(p.g) + Int(p.b)) / 3 > 128 { code |= 1 << bit }
+                }
+                seen.append(code)
+                guard code < references.count, let diff = image.maxChannelDifference(references[code]) else {
+                    print("\(name): frame \(code): no reference (size \(image.width)x\(image.height))")
+                    worst = Int.max
+                    continue
+                }
+                worst = max(worst, diff)
+                print("\(name): frame \(code) max diff \(diff)\(diff <= tolerance ? " ok" : " FAIL")")
+            }
+            let inOrder = seen == Array(0..<references.count)
+            print("captures: \(names.count) of \(references.count) frames; each once in order: \(inOrder ? "yes" : "no"); max diff \(worst == Int.max ? "-" : String(worst))")
+            guard inOrder && worst <= tolerance else {
+                throw ExitCode(1)
+            }
+        }
     }
 }

@@ -1,0 +1,154 @@
+import ScanoutMedia
+import ScanoutRender
+
+/// A buffer a KMS plane scans out: XRGB8888 of one output's mode size, and where its memory lives.
+/// `backing` keeps that memory alive (a `GBMBuffer`, or bytes in memory for tests).
+public final class ScanoutBuffer {
+    public let width: Int
+    public let height: Int
+    public let framebuffer: KMSFramebufferDescription
+    let backing: AnyObject
+    /// What the renderer keeps per buffer (a GL render target).
+    var target: AnyObject?
+
+    init(width: Int, height: Int, framebuffer: KMSFramebufferDescription, backing: AnyObject) {
+        self.width = width
+        self.height = height
+        self.framebuffer = framebuffer
+        self.backing = backing
+    }
+}
+
+/// How a KMS display gets scanout buffers and draws frames into them: the CPU compositor into
+/// mapped linear buffers, GLES into EGLImage render targets, or plain memory for tests.
+public protocol ScanoutRenderer: AnyObject {
+    /// "cpu", "gl", for logs and counters.
+    var name: String { get }
+    func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer
+    /// A buffer a writeback connector writes into, and that `read` can read.
+    func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer
+    /// Draws `frame` turned by `orientation` into `buffer`, filling all of it; returns once the
+    /// drawing is complete.
+    func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws
+    /// The buffer's pixels.
+    func read(_ buffer: ScanoutBuffer) throws -> RGBImage
+    var compositor: Compositor { get set }
+}
+
+/// The CPU path: linear GBM buffers mapped and written by `CPUCompositor`.
+public final class CPUScanoutRenderer: ScanoutRenderer {
+    public let name = "cpu"
+    private let gbm: GBMDevice
+    private let cpu = CPUCompositor()
+    public var compositor: Compositor {
+        get { cpu.compositor }
+        set { cpu.compositor = newValue }
+    }
+
+    public init(gbm: GBMDevice) { self.gbm = gbm }
+
+    public func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .cpu))
+    }
+
+    public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .writeback))
+    }
+
+    static func wrap(_ bo: GBMBuffer) -> ScanoutBuffer {
+        ScanoutBuffer(width: bo.width, height: bo.height,
+                      framebuffer: KMSFramebufferDescription(width: bo.width, height: bo.height, format: bo.format, modifier: bo.modifier,
+                                                             planes: [KMSFramebufferPlane(memory: .dmaBuf(fd: bo.fd), offset: bo.offset, pitch: bo.stride)]),
+                      backing: bo)
+    }
+
+    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+        guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
+        try bo.withMappedPixels(write: true) { base, stride in
+            try cpu.compose(frame, orientation: orientation, into: base, stride: stride, width: bo.width, height: bo.height)
+        }
+    }
+
+    public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
+        guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
+        return try bo.readRGB()
+    }
+}
+
+/// The GPU path: GBM buffers made for rendering and scanout, each imported once as an EGLImage
+/// render target, drawn by `GLRenderer` (no readback).
+public final class GLScanoutRenderer: ScanoutRenderer {
+    public let name = "gl"
+    private let gbm: GBMDevice
+    public let gl: GLRenderer
+    public var compositor: Compositor {
+        get { gl.compositor }
+        set { gl.compositor = newValue }
+    }
+
+    /// `gl` must render on an EGL display made on `gbm` (`EGLDisplayContext(gbmDevice:)`).
+    public init(gbm: GBMDevice, gl: GLRenderer) {
+        self.gbm = gbm
+        self.gl = gl
+    }
+
+    public func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .gl)
+        let buffer = CPUScanoutRenderer.wrap(bo)
+        buffer.target = try gl.makeTarget(bo.dmabuf)
+        return buffer
+    }
+
+    public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+        CPUScanoutRenderer.wrap(try GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .writeback))
+    }
+
+    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+        guard let target = buffer.target as? GLRenderTarget else { throw KMSDisplayError.bufferFailed("no GL render target") }
+        try gl.render(frame, orientation: orientation, into: target)
+    }
+
+    public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
+        guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
+        return try bo.readRGB()
+    }
+}
+
+/// Buffers in plain memory with the CPU compositor, for a `FakeKMSDevice`: the pixels a frame
+/// would put on the screen can be read back in tests.
+public final class MemoryScanoutRenderer: ScanoutRenderer {
+    public let name = "memory"
+    private let cpu = CPUCompositor()
+    public var compositor: Compositor {
+        get { cpu.compositor }
+        set { cpu.compositor = newValue }
+    }
+    /// Buffers made so far.
+    public private(set) var buffersMade = 0
+
+    final class Canvas { var bytes: [UInt8]; init(_ n: Int) { bytes = [UInt8](repeating: 0, count: n) } }
+
+    public init() {}
+
+    public func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+        buffersMade += 1
+        return ScanoutBuffer(width: width, height: height,
+                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: DRMFourCC.xrgb8888,
+                                                                    planes: [KMSFramebufferPlane(memory: .gemHandle(UInt32(buffersMade)), pitch: UInt32(4 * width))]),
+                             backing: Canvas(4 * width * height))
+    }
+
+    public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer { try makeBuffer(width: width, height: height) }
+
+    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        try canvas.bytes.withUnsafeMutableBytes {
+            try cpu.compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
+        }
+    }
+
+    public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
+        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        return RGBImage(xrgb: canvas.bytes, width: buffer.width, height: buffer.height, stride: 4 * buffer.width)
+    }
+}

@@ -1,0 +1,117 @@
+import ScanoutMedia
+
+/// Composites a decoded frame into an XRGB8888 canvas (a KMS scanout buffer, or memory) with the
+/// CPU: `Compositor`'s placement (fit, fill, stretch, none; rotation; sample aspect ratio),
+/// background and overlay, with libswscale doing the colour conversion and the scaling in one
+/// pass (`SWS_BICUBIC | SWS_BITEXACT`, YUV straight to XRGB).
+///
+/// At 1:1 the picture is byte for byte the CPU renderer's (swscale's unscaled conversion is the
+/// same for packed 24- and 32-bit RGB); scaled, it is swscale's scaled conversion, which is what
+/// the headless output and `scanout render --size` draw too, so a KMS screen and a headless run
+/// agree exactly. Reuses its conversion context and buffers; one owner at a time.
+public final class CPUCompositor {
+    public var compositor: Compositor
+    private let scaler = Scaler()
+    private let scaled = VideoFrame()
+    private let widened = VideoFrame()
+
+    public init(compositor: Compositor = Compositor()) { self.compositor = compositor }
+
+    /// Draws `frame` turned by `orientation` into the `width`×`height` XRGB8888 canvas at `pixels`
+    /// (`stride` bytes per row). The compositor's output size is ignored: the canvas is the output.
+    package func compose(_ frame: VideoFrame, orientation: Orientation, into pixels: UnsafeMutableRawPointer, stride: Int,
+                         width W: Int, height H: Int) throws {
+        guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
+        let c = compositor
+        var source = frame
+        if !orientation.isIdentity {
+            if !frame.canOrientPlanes(orientation) {
+                // Chroma subsampled differently in the two directions (4:2:2): widen to 4:4:4 first.
+                try scaler.convert(frame, to: .yuv444p, into: widened)
+                source = widened
+            }
+            source = try source.oriented(orientation)
+        }
+        let sar = frame.sampleAspectRatio.isValid && c.applySampleAspectRatio ? frame.sampleAspectRatio : Rational(1, 1)
+        let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: sar,
+                                          orientation: orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
+        let bg = UInt32(c.background.r) << 16 | UInt32(c.background.g) << 8 | UInt32(c.background.b)
+        // The visible part of the picture.
+        let x0 = max(rect.x, 0), y0 = max(rect.y, 0)
+        let x1 = min(rect.x + rect.width, W), y1 = min(rect.y + rect.height, H)
+        if x1 > x0 && y1 > y0 {
+            try scaler.convert(source, to: .bgr0, width: rect.width, height: rect.height, into: scaled)
+            guard let base = scaled.planeData(0) else { throw RenderError.invalidSize("no converted picture") }
+            let srcStride = scaled.lineSize(0)
+            for y in 0..<H {
+                let row = pixels + y * stride
+                if y < y0 || y >= y1 {
+                    fill(row, count: W, with: bg)
+                    continue
+                }
+                fill(row, count: x0, with: bg)
+                (row + 4 * x0).copyMemory(from: base + (y - rect.y) * srcStride + 4 * (x0 - rect.x), byteCount: 4 * (x1 - x0))
+                fill(row + 4 * x1, count: W - x1, with: bg)
+            }
+        } else {
+            for y in 0..<H { fill(pixels + y * stride, count: W, with: bg) }
+        }
+        if let o = c.overlay, o.opacity > 0 { blend(o, into: pixels, stride: stride, width: W, height: H) }
+    }
+
+    /// Composites into a new packed rgb24 image of `width`×`height` (what `scanout render --size`
+    /// writes, and the reference a KMS capture is compared with).
+    public func compose(_ frame: VideoFrame, orientation: Orientation, width: Int, height: Int) throws -> RGBImage {
+        var canvas = [UInt8](repeating: 0, count: 4 * width * height)
+        try canvas.withUnsafeMutableBytes { try compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * width, width: width, height: height) }
+        return RGBImage(xrgb: canvas, width: width, height: height, stride: 4 * width)
+    }
+
+    private func fill(_ row: UnsafeMutableRawPointer, count: Int, with value: UInt32) {
+        guard count > 0 else { return }
+        let p = row.assumingMemoryBound(to: UInt32.self)
+        p.update(repeating: value.littleEndian, count: count)
+    }
+
+    /// Source-over blending of the overlay (straight alpha, scaled by its opacity), clipped.
+    private func blend(_ o: Overlay, into pixels: UnsafeMutableRawPointer, stride: Int, width W: Int, height H: Int) {
+        let a0 = Int((min(max(o.opacity, 0), 1) * 255).rounded())
+        o.image.bytes.withUnsafeBufferPointer { src in
+            for y in max(0, o.y)..<min(H, o.y + o.image.height) {
+                let row = (pixels + y * stride).assumingMemoryBound(to: UInt8.self)
+                for x in max(0, o.x)..<min(W, o.x + o.image.width) {
+                    let s = 4 * ((y - o.y) * o.image.width + (x - o.x))
+                    let a = Int(src[s + 3]) * a0
+                    guard a > 0 else { continue }
+                    let d = 4 * x
+                    // XRGB8888 in memory is B, G, R, X.
+                    for (ch, off) in [(0, 2), (1, 1), (2, 0)] {
+                        let dst = Int(row[d + off])
+                        row[d + off] = UInt8((Int(src[s + ch]) * a + dst * (255 * 255 - a) + 255 * 255 / 2) / (255 * 255))
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension RGBImage {
+    /// Packed rgb24 from an XRGB8888 canvas (B, G, R, X bytes).
+    public init(xrgb bytes: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int) {
+        var out = [UInt8](repeating: 0, count: 3 * width * height)
+        out.withUnsafeMutableBufferPointer { dst in
+            for y in 0..<height {
+                let row = y * stride
+                for x in 0..<width {
+                    let s = row + 4 * x, d = 3 * (y * width + x)
+                    dst[d] = bytes[s + 2]; dst[d + 1] = bytes[s + 1]; dst[d + 2] = bytes[s]
+                }
+            }
+        }
+        self.init(width: width, height: height, layout: .rgb24, bytes: out)
+    }
+
+    public init(xrgb bytes: [UInt8], width: Int, height: Int, stride: Int) {
+        self = bytes.withUnsafeBytes { RGBImage(xrgb: $0, width: width, height: height, stride: stride) }
+    }
+}

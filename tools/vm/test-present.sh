@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Frame-exact presentation on the real vkms driver: in the guest, `scanout play --output kms
+# --capture` shows a generated 60 fps clip (its frame number drawn as a binary code) on vkms's
+# Virtual-1 at 640x480@60 and captures every committed frame through the writeback connector;
+# `scanout selftest captures` then reads each capture's frame number and compares its pixels with
+# the headless render of that frame (24 frames with the CPU renderer, 4 with GLES). Passes when every frame appears exactly once, in order, and
+# equal to the headless render (CPU renderer: exactly; GL renderer: exactly, both on llvmpipe).
+#
+# Builds nothing: run `swift build` first. Ends with `present: N passed, M failed`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=.build/debug/scanout
+work=$(mktemp -d "${TMPDIR:-/tmp}/scanout-present.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+if [[ ! -x $bin ]]; then
+  echo "test-present: $bin not built (run swift build first)" >&2
+  echo "present: 0 passed, 1 failed"; exit 1
+fi
+band="geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))'"
+# GLES runs on llvmpipe inside an emulated CPU (seconds per 640x480 frame), so its clip is shorter.
+clip() { # frames name
+  ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=320x240:rate=60,format=yuv420p,$band,trim=end_frame=$1" \
+    -c:v libx264 -threads 1 -preset veryfast -g 12 -bf 2 -pix_fmt yuv420p -fflags +bitexact -flags:v +bitexact "$work/$2.mp4"
+}
+clip "${SCANOUT_PRESENT_FRAMES:-24}" cpu
+clip "${SCANOUT_PRESENT_GL_FRAMES:-4}" gl
+
+quiet='grep -v -e "^MESA-LOADER: failed to open vkms" -e "^failed to load driver: vkms" -e "^kmsro: driver missing"'
+cmd=""
+for r in cpu gl; do
+  cmd+="echo '## renderer $r'; $bin play '$work/$r.mp4' --output kms --mode 640x480@60 --renderer $r --capture '$work/$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "
+  cmd+="$bin selftest captures '$work/$r' --input '$work/$r.mp4' --size 640x480 --renderer $r 2>&1 | $quiet; echo \"## check status \${PIPESTATUS[0]}\"; "
+done
+out=$(SCANOUT_VM_OUT=$work tools/vm/run.sh "$cmd")
+vm=$?
+printf '%s\n' "$out"
+passed=$(grep -c '^## check status 0$' <<<"$out")
+plays=$(grep -c '^## play status 0$' <<<"$out")
+failed=$(( 2 - passed ))
+(( plays != 2 && failed == 0 )) && failed=1
+(( vm != 0 )) && echo "test-present: the guest run failed (status $vm)" >&2
+echo "present: $passed passed, $failed failed"
+(( failed == 0 && vm == 0 ))
