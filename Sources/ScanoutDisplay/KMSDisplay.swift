@@ -319,7 +319,6 @@ public final class KMSDisplay: Display {
     private func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation) -> String? {
         if outputs.count != 1 { return "\(outputs.count) outputs (a plane shows one)" }
         if !orientation.isIdentity { return "rotation needs composition" }
-        if options.capture && frame.fourcc != DRMFourCC.xrgb8888 { return nil }
         if renderer.compositor.overlay != nil { return "an overlay image needs composition" }
         return nil
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ScanoutMedia
 import ScanoutRender
+import ScanoutDisplay
 
 /// Hidden checks that need real hardware or a real driver (run in the vkms guest by tools/vm).
 struct Selftest: ParsableCommand {
@@ -8,7 +9,7 @@ struct Selftest: ParsableCommand {
         commandName: "selftest",
         abstract: "Checks against a real device (for tools/vm).",
         shouldDisplay: false,
-        subcommands: [SelftestDMABuf.self, SelftestCaptures.self]
+        subcommands: [SelftestDMABuf.self, SelftestCaptures.self, SelftestNative.self]
     )
 }
 
@@ -161,6 +162,67 @@ struct SelftestCaptures: ParsableCommand {
             guard inOrder && worst <= tolerance else {
                 throw ExitCode(1)
             }
+        }
+    }
+}
+
+/// `scanout selftest native INPUT --format xrgb|nv12 --capture DIR`: the native plane path on a
+/// real driver. Each decoded frame is put into GBM buffers and exported as a DMA-BUF (XRGB8888:
+/// one buffer; NV12: R8 + GR88 buffers, one per plane) and handed to `KMSDisplay.presentNative`,
+/// which puts it on a plane when the `TEST_ONLY` commit accepts it and composites the decoded
+/// frame otherwise; every frame is captured through the writeback connector. Prints the counters.
+struct SelftestNative: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "native",
+        abstract: "Show frames as DMA-BUFs on a KMS plane (or the fallback), capturing each.",
+        shouldDisplay: false
+    )
+
+    @Argument(help: "File path or URL.") var input: String
+    @Option(help: "DMA-BUF format: xrgb or nv12.") var format: String = "xrgb"
+    @Option(help: "DRM device node.") var device: String = "/dev/dri/card0"
+    @Option(help: "Mode, WxH@R.") var mode: String?
+    @Option(help: "Directory for capture-NNNNNN.png.") var capture: String
+
+    func run() throws {
+        FFmpegLog.install(printing: .quiet)
+        try runReporting {
+            guard ["xrgb", "nv12"].contains(format) else { throw ValidationError("--format: xrgb or nv12") }
+            let kms = try KMSDisplay.open(devicePath: device, renderer: .cpu, options: KMSDisplay.Options(mode: mode, capture: true))
+            defer { kms.restore() }
+            try makeDirectory(capture)
+            let png = PNGEncoder()
+            var writeError: Error?
+            kms.onCapture = { i, image in
+                do { try png.write(image, to: capture + "/capture-" + pad6(i) + ".png") } catch { writeError = error }
+            }
+            let gbm = try GBMDevice(path: device)
+            let reader = try FrameReader(input: input)
+            let frame = VideoFrame()
+            let scaler = Scaler()
+            let packed = VideoFrame()
+            var index = 0
+            while try reader.next(into: frame) {
+                defer { index += 1 }
+                let path: KMSFramePath
+                if format == "xrgb" {
+                    try scaler.convert(frame, to: .bgr0, into: packed)
+                    let bo = try GBMBuffer(device: gbm, width: frame.width, height: frame.height, format: DRMFourCC.xrgb8888, usage: .cpu)
+                    try bo.withMappedPixels(write: true) { base, stride in
+                        for y in 0..<frame.height {
+                            (base + y * stride).copyMemory(from: packed.planeData(0)! + y * packed.lineSize(0), byteCount: 4 * frame.width)
+                        }
+                    }
+                    path = try kms.presentNative(bo.dmabuf, keepAlive: bo, orientation: .identity, fallback: { frame })
+                } else {
+                    let buffers = try GBMFrame(device: gbm, frame: frame)
+                    path = try kms.presentNative(buffers.dmabuf, keepAlive: buffers, orientation: .identity, fallback: { frame })
+                }
+                if let writeError { throw writeError }
+                print("frame \(index): \(path.rawValue)\(path == .composited ? " (\(kms.lastNativeRejection ?? "?"))" : "")")
+            }
+            let c = kms.counters
+            print("native: \(c.native) native, \(c.nativeRejected) refused, \(c.composited) composited, \(c.captures) captures")
         }
     }
 }

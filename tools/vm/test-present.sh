@@ -5,6 +5,7 @@
 # `scanout selftest captures` then reads each capture's frame number and compares its pixels with
 # the headless render of that frame (24 frames with the CPU renderer, 4 with GLES). Passes when every frame appears exactly once, in order, and
 # equal to the headless render (CPU renderer: exactly; GL renderer: exactly, both on llvmpipe).
+# Then the native plane path: DMA-BUF frames on the plane, and the TEST_ONLY fallback.
 #
 # Builds nothing: run `swift build` first. Ends with `present: N passed, M failed`.
 set -uo pipefail
@@ -24,6 +25,8 @@ clip() { # frames name
 }
 clip "${SCANOUT_PRESENT_FRAMES:-24}" cpu
 clip "${SCANOUT_PRESENT_GL_FRAMES:-4}" gl
+ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=640x480:rate=60,format=yuv420p,$band,trim=end_frame=8" \
+  -c:v libx264 -threads 1 -preset veryfast -g 4 -pix_fmt yuv420p -fflags +bitexact -flags:v +bitexact "$work/native.mp4"
 
 quiet='grep -v -e "^MESA-LOADER: failed to open vkms" -e "^failed to load driver: vkms" -e "^kmsro: driver missing"'
 cmd=""
@@ -31,12 +34,21 @@ for r in cpu gl; do
   cmd+="echo '## renderer $r'; $bin play '$work/$r.mp4' --output kms --mode 640x480@60 --renderer $r --capture '$work/$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "
   cmd+="$bin selftest captures '$work/$r' --input '$work/$r.mp4' --size 640x480 --renderer $r 2>&1 | $quiet; echo \"## check status \${PIPESTATUS[0]}\"; "
 done
+# The native plane path: XRGB8888 DMA-BUFs go on the primary plane with no drawing; NV12 ones
+# (which vkms's planes do not take) are refused by TEST_ONLY and composited instead.
+for f in xrgb nv12; do
+  cmd+="echo '## native $f'; $bin selftest native '$work/native.mp4' --format $f --mode 640x480@60 --capture '$work/native-$f' 2>&1 | $quiet; echo \"## native status \${PIPESTATUS[0]}\"; "
+  cmd+="$bin selftest captures '$work/native-$f' --input '$work/native.mp4' --size 640x480 --renderer cpu 2>&1 | $quiet; echo \"## check status \${PIPESTATUS[0]}\"; "
+done
 out=$(SCANOUT_VM_OUT=$work tools/vm/run.sh "$cmd")
 vm=$?
 printf '%s\n' "$out"
 passed=$(grep -c '^## check status 0$' <<<"$out")
 plays=$(grep -c '^## play status 0$' <<<"$out")
-failed=$(( 2 - passed ))
+# Which path the native frames took.
+grep -q '^native: 8 native, 0 refused, 0 composited, 8 captures$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL xrgb frames did not all go on the plane" >&2
+grep -q '^native: 0 native, 8 refused, 8 composited, 8 captures$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL nv12 frames were not all refused and composited" >&2
+failed=$(( 6 - passed ))
 (( plays != 2 && failed == 0 )) && failed=1
 (( vm != 0 )) && echo "test-present: the guest run failed (status $vm)" >&2
 echo "present: $passed passed, $failed failed"
