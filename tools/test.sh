@@ -11,5 +11,6 @@ if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   tools/vm/selftest.sh
   tools/vm/test-scanout.sh
   tools/vm/test-dmabuf.sh
+  tools/vm/test-present.sh
 fi
 swift test --skip-build

@@ -53,6 +53,7 @@ public final class FakeKMSDevice: KMSDevice {
     private var events: [KMSEvent] = []
     private var sequences: [UInt32: UInt64] = [:]
     private var pendingFlips: Set<UInt32> = []
+    private var destroyedBlobs: Set<UInt32> = []
     private var nextID: UInt32
 
     /// `clock` gives the flip timestamps (ns); by default CLOCK_MONOTONIC.
@@ -225,8 +226,15 @@ public final class FakeKMSDevice: KMSDevice {
         return id
     }
 
+    /// As in the kernel, a blob a CRTC still uses (its `MODE_ID`) lives on after the client
+    /// destroys it; only the client's reference goes.
     public func destroyPropertyBlob(_ id: UInt32) throws {
-        guard blobs.removeValue(forKey: id) != nil else { throw KMSError.unknownBlob(id) }
+        guard blobs[id] != nil, !destroyedBlobs.contains(id) else { throw KMSError.unknownBlob(id) }
+        if crtcs.contains(where: { $0.properties["MODE_ID"] == UInt64(id) }) {
+            destroyedBlobs.insert(id)
+        } else {
+            blobs.removeValue(forKey: id)
+        }
     }
 
     public func nextEvent() throws -> KMSEvent? {

@@ -1,0 +1,270 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import ScanoutDisplay
+import ScanoutMedia
+import ScanoutRender
+import ScanoutTestSupport
+import Testing
+
+/// Two screens' worth of hardware: HDMI-A-1 (connected, 640x480@60 preferred and 320x240@60) and
+/// DP-1 (disconnected), encoders 20/21, CRTCs 10/11, primary planes 40/43 (XR24), overlay 41 (NV12,
+/// XR24) on CRTC 10, and a writeback connector 32 when asked.
+private func twoPorts(writeback: Bool = false, clock: @escaping () -> UInt64 = { 5_000 }) -> FakeKMSDevice {
+    let modes = [KMSMode(width: 640, height: 480, refresh: 60, preferred: true), KMSMode(width: 320, height: 240, refresh: 60)]
+    var connectors = [
+        KMSConnector(id: 30, typeName: "HDMI-A", typeID: 1, connection: .connected, modes: modes, encoderIDs: [20],
+                     properties: FakeKMSDevice.connectorProperties),
+        KMSConnector(id: 31, typeName: "DP", typeID: 1, connection: .disconnected, modes: [], encoderIDs: [21],
+                     properties: FakeKMSDevice.connectorProperties),
+    ]
+    if writeback {
+        connectors.append(KMSConnector(id: 32, typeName: "Writeback", typeID: 1, connection: .unknown, modes: [], encoderIDs: [20],
+                                       properties: ["CRTC_ID": 0, "WRITEBACK_FB_ID": 0, "WRITEBACK_OUT_FENCE_PTR": 0]))
+    }
+    return FakeKMSDevice(
+        connectors: connectors,
+        encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b01), KMSEncoder(id: 21, possibleCRTCs: 0b11)],
+        crtcs: [KMSCRTC(id: 10, properties: FakeKMSDevice.crtcProperties), KMSCRTC(id: 11, properties: FakeKMSDevice.crtcProperties)],
+        planes: [
+            KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b01, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+            KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b01, formats: [DRMFourCC.nv12, DRMFourCC.xrgb8888],
+                     properties: FakeKMSDevice.planeProperties),
+            KMSPlane(id: 43, type: .primary, possibleCRTCs: 0b10, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+        ],
+        clock: clock)
+}
+
+/// The first frames of the counter fixture (320x240).
+private func frames(_ n: Int) throws -> [VideoFrame] {
+    let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
+    var out: [VideoFrame] = []
+    for _ in 0..<n {
+        let f = VideoFrame()
+        guard try reader.next(into: f) else { break }
+        out.append(f)
+    }
+    return out
+}
+
+private func nv12(_ w: Int = 640, _ h: Int = 480) -> DMABufFrame {
+    DMABufFrame(width: w, height: h, fourcc: DMABufFrame.nv12,
+                planes: [.init(fd: 100, offset: 0, pitch: UInt32(w)), .init(fd: 101, offset: 0, pitch: UInt32(w))])
+}
+
+private final class Token {}
+
+@Suite struct KMSDisplayTests {
+    @Test func firstFrameIsATestedModesetShowingTheComposedPicture() throws {
+        let device = twoPorts()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        #expect(display.outputSummary.map(\.name) == ["HDMI-A-1"])
+        let f = try frames(1)[0]
+        try display.present(f, orientation: .identity)
+        #expect(device.commits.map(\.flags) == [[.testOnly, .allowModeset], [.allowModeset, .pageFlipEvent]])
+        #expect(device.commits.allSatisfy { $0.accepted })
+        #expect(device.commits[0].request == device.commits[1].request)
+        #expect(device.value(of: 10, "ACTIVE") == 1)
+        #expect(device.value(of: 30, "CRTC_ID") == 10)
+        let blob = UInt32(device.value(of: 10, "MODE_ID")!)
+        #expect(device.blobs[blob] == KMSMode(width: 640, height: 480, refresh: 60, preferred: true).modeInfoBytes)
+        #expect(device.blobs[blob]?.count == 68)
+        #expect(device.value(of: 40, "SRC_W") == 640 << 16)
+        #expect(device.value(of: 40, "CRTC_H") == 480)
+        // The buffer on the plane holds the frame fitted to 640x480 (exactly 2x), as the CPU
+        // compositor draws it headless.
+        let output = display.outputs[0]
+        let shown = try display.renderer.read(output.buffers[output.queued ?? output.onScreen!])
+        let reference = try CPUCompositor().compose(f, orientation: .identity, width: 640, height: 480)
+        #expect(shown == reference)
+        #expect(UInt32(device.value(of: 40, "FB_ID")!) == output.framebufferIDs[output.queued ?? output.onScreen!])
+    }
+
+    @Test func laterFramesAreNonBlockingFlipsPacedByFlipEvents() throws {
+        var now: UInt64 = 7_000
+        let device = twoPorts(clock: { now })
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        var shownFBs: [UInt64] = []
+        for (i, f) in try frames(5).enumerated() {
+            now = 7_000 + UInt64(i) * 16_666_667
+            try display.present(f, orientation: .identity)
+            shownFBs.append(device.value(of: 40, "FB_ID")!)
+        }
+        let real = device.commits.filter { !$0.flags.contains(.testOnly) }
+        let tests = device.commits.filter { $0.flags.contains(.testOnly) }
+        #expect(real.count == 5 && tests.count == 5)
+        #expect(real.dropFirst().allSatisfy { $0.flags == [.nonBlock, .pageFlipEvent] })
+        // Each real commit follows its own TEST_ONLY twin.
+        for i in stride(from: 0, to: device.commits.count, by: 2) {
+            #expect(device.commits[i].flags.contains(.testOnly))
+            #expect(device.commits[i].request == device.commits[i + 1].request)
+        }
+        // Never the buffer on screen. The fake's flips complete before the next frame is drawn, so
+        // two of the three buffers alternate (the third is for a flip still pending at draw time).
+        #expect(Set(shownFBs).count == 2)
+        for i in 1..<shownFBs.count { #expect(shownFBs[i] != shownFBs[i - 1]) }
+        try display.drainEvents()
+        #expect(display.counters.flips == 5)
+        #expect(display.lastFlipTimestampNs == 7_000 + 4 * 16_666_667)
+        #expect(display.counters.composited == 5)
+    }
+
+    @Test func aRefusedTestCommitStopsWithTheDeviceAndConnectorNamed() throws {
+        let device = twoPorts()
+        device.reject(.testOnly, errno: EINVAL)
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        #expect {
+            try display.present(try frames(1)[0], orientation: .identity)
+        } throws: { e in
+            guard let e = e as? KMSDisplayError, case .commitRejected = e else { return false }
+            return e.description.hasPrefix("/dev/dri/fake0 refused the commit for HDMI-A-1: atomic commit rejected (errno 22)")
+        }
+        #expect(device.commits.allSatisfy { $0.flags.contains(.testOnly) })
+    }
+
+    @Test func nativeFramesGoOnAPlaneAndStayReferencedUntilReplaced() throws {
+        let device = twoPorts()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        weak var first: Token?
+        weak var second: Token?
+        var path: KMSFramePath
+        do {
+            let a = Token(), b = Token()
+            first = a
+            second = b
+            path = try display.presentNative(nv12(), keepAlive: a, orientation: .identity, fallback: { nil })
+            #expect(path == .native)
+            // On the overlay (the primary plane has no NV12), the primary switched off.
+            #expect(device.value(of: 41, "CRTC_ID") == 10)
+            #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == DRMFourCC.nv12)
+            #expect(device.value(of: 40, "FB_ID") == 0)
+            path = try display.presentNative(nv12(), keepAlive: b, orientation: .identity, fallback: { nil })
+            #expect(path == .native)
+        }
+        try display.drainEvents()
+        // The first frame left the screen when the second one's flip completed; the second is on screen.
+        #expect(first == nil)
+        #expect(second != nil)
+        // A composited frame replaces it: the overlay is switched off and the frame released.
+        try display.present(try frames(1)[0], orientation: .identity)
+        try display.drainEvents()
+        #expect(second == nil)
+        #expect(device.value(of: 41, "FB_ID") == 0)
+        #expect(device.value(of: 40, "FB_ID") != 0)
+        #expect(display.counters.native == 2 && display.counters.composited == 1 && display.counters.nativeRejected == 0)
+    }
+
+    @Test func aNativeFrameTheTestCommitRefusesIsComposited() throws {
+        let device = twoPorts()
+        device.reject(.format(DRMFourCC.nv12), errno: EINVAL)
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        let f = try frames(1)[0]
+        let path = try display.presentNative(nv12(), keepAlive: Token(), orientation: .identity, fallback: { f })
+        #expect(path == .composited)
+        #expect(display.counters.nativeRejected == 1 && display.counters.composited == 1 && display.counters.native == 0)
+        #expect(display.lastNativeRejection?.hasPrefix("TEST_ONLY refused it: atomic commit rejected (errno 22): NV12 on plane 41 is refused") == true)
+        // The refused framebuffer was removed again; only the three scanout buffers remain.
+        #expect(device.framebuffers.count == 3)
+        #expect(device.framebuffers.values.allSatisfy { $0 == DRMFourCC.xrgb8888 })
+        // Rotation and several outputs are not tried on a plane at all.
+        let rotated = try display.presentNative(nv12(), keepAlive: Token(), orientation: Orientation(rotation: 90), fallback: { f })
+        #expect(rotated == .composited)
+        #expect(display.lastNativeRejection == "rotation needs composition")
+    }
+
+    @Test func hotplugAddsAndReleasesOutputsWithoutStoppingPlayback() throws {
+        let device = twoPorts()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        var changes: [String] = []
+        display.onOutputsChanged = { changes.append($0) }
+        let f = try frames(3)
+        try display.present(f[0], orientation: .identity)
+        try device.simulateHotplug(connectorID: 31, connected: true, modes: [KMSMode(width: 320, height: 240, refresh: 60, preferred: true)])
+        try display.present(f[1], orientation: .identity)
+        #expect(display.outputSummary.map(\.name) == ["HDMI-A-1", "DP-1"])
+        #expect(device.value(of: 31, "CRTC_ID") == 11)
+        #expect(device.value(of: 11, "ACTIVE") == 1)
+        #expect(device.value(of: 43, "CRTC_W") == 320)
+        try device.simulateHotplug(connectorID: 30, connected: false)
+        try display.present(f[2], orientation: .identity)
+        #expect(display.outputSummary.map(\.name) == ["DP-1"])
+        #expect(device.value(of: 10, "ACTIVE") == 0)
+        #expect(device.value(of: 40, "FB_ID") == 0)
+        #expect(changes == ["DP-1 added (320x240@60)", "HDMI-A-1 removed"])
+        #expect(display.counters.outputsAdded == 1 && display.counters.outputsRemoved == 1)
+        #expect(display.counters.composited == 3)
+    }
+
+    @Test func restorePutsBackWhatWasOnTheScreen() throws {
+        let device = twoPorts()
+        // Someone else's picture: a 320x240 mode and framebuffer on CRTC 10.
+        let oldMode = KMSMode(width: 320, height: 240, refresh: 60).modeInfoBytes
+        let oldBlob = try device.createPropertyBlob(oldMode)
+        let oldFB = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        var before = AtomicRequest()
+        before.set(10, "ACTIVE", 1); before.set(10, "MODE_ID", UInt64(oldBlob)); before.set(30, "CRTC_ID", 10)
+        before.set(40, "FB_ID", UInt64(oldFB)); before.set(40, "CRTC_ID", 10); before.set(40, "SRC_W", 320 << 16)
+        try device.atomicCommit(before, flags: [.allowModeset])
+        do {
+            let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+            try display.present(try frames(1)[0], orientation: .identity)
+            #expect(device.value(of: 40, "FB_ID") != UInt64(oldFB))
+            display.restore()
+            #expect(display.restoreReport == "restored the previous state of HDMI-A-1")
+        }
+        #expect(device.value(of: 40, "FB_ID") == UInt64(oldFB))
+        #expect(device.value(of: 40, "SRC_W") == 320 << 16)
+        #expect(device.value(of: 10, "ACTIVE") == 1)
+        #expect(device.blobs[UInt32(device.value(of: 10, "MODE_ID")!)] == oldMode)
+        // Every buffer of the display was released; the old framebuffer is all that is left.
+        #expect(Array(device.framebuffers.keys) == [oldFB])
+    }
+
+    @Test func restoreSwitchesTheScreenOffWhenTheOldPictureIsGone() throws {
+        let device = twoPorts()
+        let oldFB = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        var before = AtomicRequest()
+        before.set(40, "FB_ID", UInt64(oldFB)); before.set(40, "CRTC_ID", 10)
+        try device.atomicCommit(before, flags: [.allowModeset])
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        try display.present(try frames(1)[0], orientation: .identity)
+        try device.removeFramebuffer(oldFB)
+        display.restore()
+        #expect(display.restoreReport?.hasPrefix("could not restore the previous state (atomic commit rejected (errno 2)") == true)
+        #expect(display.restoreReport?.hasSuffix("switched HDMI-A-1 off") == true)
+        #expect(device.value(of: 10, "ACTIVE") == 0)
+        #expect(device.value(of: 40, "FB_ID") == 0)
+    }
+
+    @Test func choosingOutputsFailsWithTheConnectorAndTheCauseNamed() throws {
+        func failure(_ options: KMSDisplay.Options, _ device: FakeKMSDevice = twoPorts()) -> String? {
+            do { _ = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), options: options) } catch { return "\(error)" }
+            return nil
+        }
+        #expect(failure(.init(connectors: ["HDMI-A-9"])) == "no connector HDMI-A-9 on /dev/dri/fake0 (it has HDMI-A-1, DP-1)")
+        #expect(failure(.init(connectors: ["DP-1"])) == "connector DP-1 on /dev/dri/fake0 has no screen connected")
+        #expect(failure(.init(mode: "1920x1080@60")) == "no mode matching \"1920x1080@60\" on HDMI-A-1 (it has 640x480@60, 320x240@60)")
+        #expect(failure(.init(capture: true)) == "/dev/dri/fake0 has no writeback connector to capture the screen with")
+        let dark = twoPorts()
+        try dark.simulateHotplug(connectorID: 30, connected: false)
+        #expect(failure(.init(), dark) == "no connected screen on /dev/dri/fake0 (connectors: HDMI-A-1 (disconnected), DP-1 (disconnected))")
+        // The mode asked for is used.
+        let display = try KMSDisplay(device: twoPorts(), renderer: MemoryScanoutRenderer(), options: .init(mode: "320x240"))
+        #expect(display.outputSummary.map(\.mode.description) == ["320x240@60"])
+    }
+
+    @Test func captureAddsTheWritebackToEveryCommit() throws {
+        let device = twoPorts(writeback: true)
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), options: .init(capture: true))
+        var captured: [Int] = []
+        display.onCapture = { i, image in
+            captured.append(i)
+            #expect(image.width == 640 && image.height == 480)
+        }
+        for f in try frames(3) { try display.present(f, orientation: .identity) }
+        #expect(captured == [0, 1, 2])
+        let real = device.commits.filter { !$0.flags.contains(.testOnly) }
+        #expect(real.allSatisfy { $0.request.value(of: 32, "WRITEBACK_FB_ID") != nil })
+        #expect(real[0].request.value(of: 32, "CRTC_ID") == 10)
+    }
+}
