@@ -9,16 +9,23 @@ struct Probe: ParsableCommand {
     )
 
     @Argument(help: "Optional file path or URL to describe.") var input: String?
+    @Flag(help: "Print the machine's outputs, planes, EGL and VA-API as JSON (no input description).") var json = false
     @OptionGroup var options: InputOptions
 
     func run() throws {
         options.installLog()
         try runReporting {
+            let machine = MachineProbe.report()
+            if json {
+                print(try MachineProbe.json(machine))
+                return
+            }
             let out = OutputSelector.choose()
             print("output:   \(out.kind.rawValue) (\(out.reason))")
             for c in OutputSelector.cards() {
                 print("  \(c.path): driver \(c.driver), \(c.connectors) connectors, \(c.crtcs) CRTCs, connected: \(c.connectedConnectors.isEmpty ? "none" : c.connectedConnectors.joined(separator: ", "))")
             }
+            for line in MachineProbe.table(machine) { print(line) }
             let egl = EGLProbe.surfaceless()
             if egl.available {
                 print("egl:      \(egl.vendor) EGL \(egl.version); GLES \(egl.glesVersion) on \(egl.glesRenderer)")

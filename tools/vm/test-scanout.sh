@@ -13,5 +13,8 @@ check() { if grep -qE "$2" <<<"$out"; then echo "ok   $1"; pass=$((pass + 1)); e
 check "the vkms card is listed with its driver"    '/dev/dri/card0: driver vkms'
 check "its Virtual-1 connector is connected"       'connected: Virtual-1'
 check "the output choice names the screen"         'screens found on /dev/dri/card0 \(Virtual-1\)'
+check "the primary plane is listed with its formats" 'plane [0-9]+ primary, CRTCs 0x1: XR24'
+check "content protection is reported per connector" 'content protection: not supported \(no property\)'
+check "EGL on GBM offers DMA-BUF import"             'egl \(gbm /dev/dri/card0\): .*dma-buf import: yes'
 echo "vm: $pass passed, $fail failed"
 ((fail == 0))

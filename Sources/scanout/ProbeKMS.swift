@@ -1,0 +1,140 @@
+import Foundation
+import ScanoutDisplay
+import ScanoutRender
+import ScanoutMedia
+
+/// What `scanout probe` reports of the machine, as plain values: printed as a table, or as JSON
+/// with `--json`.
+struct MachineReport: Codable {
+    struct Mode: Codable { var name: String; var preferred: Bool }
+    struct Connector: Codable {
+        var name: String
+        var id: UInt32
+        var type: String
+        var status: String
+        var modes: [Mode]
+        var properties: [String: UInt64]
+        /// "Undesired", "Desired", "Enabled", or nil when the connector has no such property.
+        var contentProtection: String?
+    }
+    struct Plane: Codable {
+        var id: UInt32
+        var type: String
+        var possibleCRTCs: UInt32
+        var formats: [String]
+        /// Format → modifiers (hex), from IN_FORMATS.
+        var modifiers: [String: [String]]
+    }
+    struct Card: Codable {
+        var path: String
+        var driver: String
+        var error: String?
+        var crtcs: [UInt32]
+        var connectors: [Connector]
+        var planes: [Plane]
+    }
+    struct EGL: Codable {
+        var platform: String
+        var available: Bool
+        var reason: String?
+        var vendor: String?
+        var version: String?
+        var glesRenderer: String?
+        var glesVersion: String?
+        var dmaBufImport: Bool
+        var dmaBufImportModifiers: Bool
+        var extensions: [String]
+    }
+    var output: String
+    var outputReason: String
+    var cards: [Card]
+    var egl: [EGL]
+    var vaapi: String
+}
+
+enum MachineProbe {
+    static func report() -> MachineReport {
+        let choice = OutputSelector.choose()
+        var cards: [MachineReport.Card] = []
+        var egl: [MachineReport.EGL] = [surfacelessEGL()]
+        for info in OutputSelector.cards() {
+            var card = MachineReport.Card(path: info.path, driver: info.driver, error: nil, crtcs: [], connectors: [], planes: [])
+            do {
+                let device = try DRMDevice(path: info.path, requireMaster: false)
+                let res = try device.resources()
+                card.crtcs = res.crtcs.map(\.id)
+                card.connectors = res.connectors.map { c in
+                    let cp = c.properties["Content Protection"].map { ["Undesired", "Desired", "Enabled"][Int(min($0, 2))] }
+                    return MachineReport.Connector(name: c.name, id: c.id, type: c.typeName, status: c.connection.rawValue,
+                                                   modes: c.modes.map { .init(name: $0.description, preferred: $0.preferred) },
+                                                   properties: c.properties, contentProtection: cp)
+                }
+                card.planes = res.planes.map { p in
+                    var mods: [String: [String]] = [:]
+                    for (format, list) in p.modifiers { mods[DRMFourCC.name(format)] = list.map { "0x" + String($0, radix: 16) } }
+                    return MachineReport.Plane(id: p.id, type: p.type.rawValue, possibleCRTCs: p.possibleCRTCs,
+                                               formats: p.formats.map(DRMFourCC.name), modifiers: mods)
+                }
+            } catch {
+                card.error = "\(error)"
+            }
+            cards.append(card)
+            egl.append(gbmEGL(info.path))
+        }
+        return MachineReport(output: choice.kind.rawValue, outputReason: choice.reason, cards: cards, egl: egl, vaapi: VAAPIProbe.summary())
+    }
+
+    static func surfacelessEGL() -> MachineReport.EGL {
+        do {
+            return describe(try EGLDisplayContext(), platform: "surfaceless")
+        } catch {
+            return .init(platform: "surfaceless", available: false, reason: "\(error)", dmaBufImport: false, dmaBufImportModifiers: false, extensions: [])
+        }
+    }
+
+    static func gbmEGL(_ path: String) -> MachineReport.EGL {
+        do {
+            return describe(try EGLDisplayContext(gbmDevicePath: path), platform: "gbm \(path)")
+        } catch {
+            return .init(platform: "gbm \(path)", available: false, reason: "\(error)", dmaBufImport: false, dmaBufImportModifiers: false, extensions: [])
+        }
+    }
+
+    static func describe(_ c: EGLDisplayContext, platform: String) -> MachineReport.EGL {
+        .init(platform: platform, available: true, reason: nil, vendor: c.eglVendor, version: c.eglVersion, glesRenderer: c.glRenderer,
+              glesVersion: c.glVersion, dmaBufImport: c.hasEGLExtension("EGL_EXT_image_dma_buf_import"),
+              dmaBufImportModifiers: c.hasEGLExtension("EGL_EXT_image_dma_buf_import_modifiers"), extensions: c.eglExtensions.sorted())
+    }
+
+    static func json(_ r: MachineReport) throws -> String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try e.encode(r), as: UTF8.self)
+    }
+
+    /// The KMS and EGL part of the human table.
+    static func table(_ r: MachineReport) -> [String] {
+        var lines: [String] = []
+        for card in r.cards {
+            lines.append("  \(card.path) (\(card.driver)): \(card.crtcs.count) CRTCs\(card.error.map { "; \($0)" } ?? "")")
+            for c in card.connectors {
+                let modes = c.modes.prefix(6).map { $0.name + ($0.preferred ? "*" : "") }.joined(separator: " ")
+                let more = c.modes.count > 6 ? " (+\(c.modes.count - 6))" : ""
+                lines.append("    connector \(c.name) [\(c.id)] \(c.status)\(modes.isEmpty ? "" : ": \(modes)\(more)")")
+                lines.append("      content protection: \(c.contentProtection ?? "not supported (no property)")")
+            }
+            for p in card.planes {
+                let mods = p.modifiers.isEmpty ? "" : "; modifiers for \(p.modifiers.keys.sorted().joined(separator: ", "))"
+                lines.append("    plane \(p.id) \(p.type), CRTCs 0x\(String(p.possibleCRTCs, radix: 16)): \(p.formats.joined(separator: " "))\(mods)")
+            }
+        }
+        for e in r.egl where e.platform != "surfaceless" {
+            if e.available {
+                lines.append("egl (\(e.platform)): \(e.glesRenderer ?? "?"), \(e.glesVersion ?? "?"); dma-buf import: \(e.dmaBufImport ? "yes" : "no")\(e.dmaBufImportModifiers ? " (with modifiers)" : "")")
+            } else {
+                lines.append("egl (\(e.platform)): unavailable: \(e.reason ?? "?")")
+            }
+        }
+        return lines
+    }
+}
