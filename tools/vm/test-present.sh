@@ -5,7 +5,8 @@
 # `scanout selftest captures` then reads each capture's frame number and compares its pixels with
 # the headless render of that frame (24 frames with the CPU renderer, 4 with GLES). Passes when every frame appears exactly once, in order, and
 # equal to the headless render (CPU renderer: exactly; GL renderer: exactly, both on llvmpipe).
-# Then the native plane path: DMA-BUF frames on the plane, and the TEST_ONLY fallback.
+# Then the native plane path: DMA-BUF frames on the plane, and the TEST_ONLY fallback; then DRM
+# master held by another player, and SIGINT restoring the screen.
 #
 # Builds nothing: run `swift build` first. Ends with `present: N passed, M failed`.
 set -uo pipefail
@@ -40,6 +41,13 @@ for f in xrgb nv12; do
   cmd+="echo '## native $f'; $bin selftest native '$work/native.mp4' --format $f --mode 640x480@60 --capture '$work/native-$f' 2>&1 | $quiet; echo \"## native status \${PIPESTATUS[0]}\"; "
   cmd+="$bin selftest captures '$work/native-$f' --input '$work/native.mp4' --size 640x480 --renderer cpu 2>&1 | $quiet; echo \"## check status \${PIPESTATUS[0]}\"; "
 done
+# Ownership: a second player cannot take the screen from the first (and names it); SIGINT stops
+# the first, which puts back what was on the screen.
+ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=320x240:rate=30,trim=end_frame=600" \
+  -c:v libx264 -threads 1 -preset ultrafast -pix_fmt yuv420p "$work/long.mp4"
+cmd+="echo '## master'; ($bin play '$work/long.mp4' --output kms --renderer cpu > '$work/first.log' 2>&1 & echo \$! > '$work/first.pid'); sleep 4; "
+cmd+="$bin play '$work/long.mp4' --output kms --renderer cpu 2>&1 | $quiet | tail -1; echo \"## second status \${PIPESTATUS[0]}\"; "
+cmd+="kill -INT \$(cat '$work/first.pid'); for i in \$(seq 50); do kill -0 \$(cat '$work/first.pid') 2>/dev/null || break; sleep 0.2; done; $quiet '$work/first.log' | grep -v '^00:' ; "
 out=$(SCANOUT_VM_OUT=$work tools/vm/run.sh "$cmd")
 vm=$?
 printf '%s\n' "$out"
@@ -48,7 +56,12 @@ plays=$(grep -c '^## play status 0$' <<<"$out")
 # Which path the native frames took.
 grep -q '^native: 8 native, 0 refused, 0 composited, 8 captures$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL xrgb frames did not all go on the plane" >&2
 grep -q '^native: 0 native, 8 refused, 8 composited, 8 captures$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL nv12 frames were not all refused and composited" >&2
-failed=$(( 6 - passed ))
+# The second player was refused with the first one named; the first stopped and restored.
+grep -qE '^scanout: cannot become DRM master of /dev/dri/card0: another process is master \(processes with it open: [0-9]+ \(scanout\)\)' <<<"$out" \
+  && grep -q '^## second status 1$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL the second player was not refused with the holder named" >&2
+grep -q '^scanout: stopped by signal$' <<<"$out" && grep -q '^output: restored the previous state of Virtual-1$' <<<"$out" \
+  && passed=$((passed + 1)) || echo "FAIL SIGINT did not stop playback and restore the screen" >&2
+failed=$(( 8 - passed ))
 (( plays != 2 && failed == 0 )) && failed=1
 (( vm != 0 )) && echo "test-present: the guest run failed (status $vm)" >&2
 echo "present: $passed passed, $failed failed"
