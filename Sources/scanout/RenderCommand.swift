@@ -31,8 +31,8 @@ struct Render: ParsableCommand {
     func validate() throws {
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
         guard ["cpu", "gl", "auto"].contains(renderer) else { throw ValidationError("--renderer: cpu, gl or auto") }
-        if renderer == "cpu", size != nil || overlay != nil || scale != "fit" || background != "000000" {
-            throw ValidationError("--size, --scale, --background and --overlay need --renderer gl or auto")
+        if renderer == "cpu", size == nil, overlay != nil || scale != "fit" || background != "000000" {
+            throw ValidationError("--scale, --background and --overlay need --size (the canvas) with --renderer cpu")
         }
         if deep && renderer != "cpu" { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
         _ = try layoutOptions()
@@ -106,9 +106,23 @@ extension Render {
                 StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
             }
         }
+        // A canvas size, scaling, background or overlay: the CPU compositor (what a KMS screen
+        // driven by the CPU shows). Otherwise the bit-exact renderer at the picture's own size.
+        let layout = try layoutOptions()
+        if let size = layout.size {
+            guard !deep else { throw ValidationError("--deep renders at the picture's own size; leave out --size") }
+            var compositor = Compositor(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, background: layout.background)
+            if let overlay {
+                compositor.overlay = Overlay(image: try ImageReader.readRGBA(path: overlay), x: layout.position.0,
+                                             y: layout.position.1, opacity: overlayOpacity)
+            }
+            let composer = CPUCompositor(compositor: compositor)
+            return { try composer.compose($0, orientation: orientation, width: size.0, height: size.1) }
+        }
+        if overlay != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }
         let cpu = CPURenderer()
-        let layout: RGBImage.Layout = deep ? .rgb48be : .rgb24
-        return { try cpu.render($0, orientation: orientation, layout: layout) }
+        let rgbLayout: RGBImage.Layout = deep ? .rgb48be : .rgb24
+        return { try cpu.render($0, orientation: orientation, layout: rgbLayout) }
     }
 }
 

@@ -48,10 +48,28 @@ struct RenderGLTests {
         #expect(at(100, 10).allSatisfy { $0 < 40 })
     }
 
-    @Test("layout options without a GL renderer are refused")
-    func layoutNeedsGL() throws {
-        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "0", "--size", "640x360"])
+    @Test("the CPU renderer composites onto a canvas the way a KMS screen shows it")
+    func cpuCanvas() throws {
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "0", "--renderer", "cpu", "--size", "640x360",
+                             "--background", "203040", "--out", scratch.path("out")])
+        #expect(r.status == 0, "\(r.stderrText)")
+        let png = try rgb24(ofPNG: scratch.path("out/frame-000000.png"))
+        #expect(png.count == 640 * 360 * 3)
+        func at(_ x: Int, _ y: Int) -> [UInt8] { Array(png[(3 * (y * 640 + x))..<(3 * (y * 640 + x) + 3)]) }
+        // 320x240 fitted into 640x360: 480x360 at x = 80; the background on both sides.
+        #expect(at(40, 180) == [0x20, 0x30, 0x40])
+        #expect(at(600, 180) == [0x20, 0x30, 0x40])
+        #expect(at(320, 180) != [0x20, 0x30, 0x40])
+        // The picture itself is the frame scaled 1.5x: the frame-number band (black for frame 0)
+        // spans the top 48 rows.
+        #expect(at(320, 20).allSatisfy { $0 < 40 })
+    }
+
+    @Test("layout options with the CPU renderer need a canvas size")
+    func layoutNeedsSize() throws {
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "0", "--renderer", "cpu", "--scale", "fill"])
         #expect(r.status != 0)
-        #expect(r.stderrText.contains("need --renderer gl or auto"))
+        #expect(r.stderrText.contains("--scale, --background and --overlay need --size (the canvas) with --renderer cpu"))
     }
 }
