@@ -24,6 +24,9 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let rgb24 = PixelFormat(AV_PIX_FMT_RGB24)
     public static let rgb48be = PixelFormat(AV_PIX_FMT_RGB48BE)
     public static let rgba = PixelFormat(AV_PIX_FMT_RGBA)
+    public static let yuvj420p = PixelFormat(AV_PIX_FMT_YUVJ420P)
+    /// A VA-API surface (`AVFrame.data[3]` holds its `VASurfaceID`), not CPU planes.
+    public static let vaapi = PixelFormat(AV_PIX_FMT_VAAPI)
 
     public var name: String {
         guard let p = av_get_pix_fmt_name(av) else { return "none" }
