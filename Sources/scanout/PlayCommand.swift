@@ -41,9 +41,16 @@ struct Play: ParsableCommand {
             }
             line.finish()
             print(summary(stats: stats, display: display))
+            print(decoderLine(reader))
             if interrupted() { StandardError.write("scanout: stopped by signal\n") }
             if let damage = reader.damage() { throw damage }
         }
+    }
+
+    /// The decision in one line, with the mid-stream switch when there was one.
+    func decoderLine(_ reader: FrameReader) -> String {
+        let decision = reader.decision.map(\.description) ?? "decoder: \(reader.decoder.kind)"
+        return decision + (reader.fallback.map { "; then \($0)" } ?? "")
     }
 
     func summary(stats s: PlaybackStats, display: HeadlessDisplay) -> String {
