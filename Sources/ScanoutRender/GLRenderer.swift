@@ -120,6 +120,16 @@ public final class GLRenderer {
         return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0) }
     }
 
+    /// Renders a hardware decoder's export (`VideoFrame.surface`) through the DMA-BUF import,
+    /// with the colour tags and aspect ratio of `frame`. The surface is kept alive until the
+    /// images are released.
+    public func render(_ surface: ExportedSurface, taggedLike frame: VideoFrame) throws -> RGBImage {
+        let dmabuf = try DMABufFrame(surface: surface)
+        return try withExtendedLifetime(surface) {
+            try render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange, sampleAspectRatio: frame.sampleAspectRatio)
+        }
+    }
+
     private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant) throws -> RGBImage {
         let t1 = clock.now
         let c = compositor
