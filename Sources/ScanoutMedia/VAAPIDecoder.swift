@@ -292,7 +292,7 @@ final class VAAPIDecoder: Decoder {
         }
         let index = framesOut
         let display = device.display
-        let surfaceID = VASurfaceID(UInt(bitPattern: hwFrame.planeData(3)))
+        let surfaceID = VASurfaceID(truncatingIfNeeded: UInt(bitPattern: hwFrame.planeData(3)))
         var st = vaSyncSurface(display, surfaceID)
         guard st == SCANOUT_VA_STATUS_SUCCESS else {
             throw HardwareFailure.exportFailed("vaSyncSurface returned status \(st) (\(vaStatusText(st)))")
