@@ -1,3 +1,5 @@
+import CFFmpeg
+import CVAAPI
 import Foundation
 import Synchronization
 import Testing
@@ -270,5 +272,24 @@ struct DecoderSelectionTests {
             let now = identity(fd)
             #expect(now == nil || now! != id!)
         }
+    }
+}
+
+@Suite("VA-API profile mapping")
+struct VAAPIProfileTests {
+    @Test("codec profiles map to the VA-API profiles libavcodec's hwaccel decodes them with; others have none")
+    func mapping() {
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_H264, profile: 100) == VAProfileH264High)
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_H264, profile: 77) == VAProfileH264Main)
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_H264, profile: 66 | 512) == VAProfileH264ConstrainedBaseline)
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_HEVC, profile: 2) == VAProfileHEVCMain10)
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_VP9, profile: 2) == VAProfileVP9Profile2)
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_AV1, profile: 0) == VAProfileAV1Profile0)
+        // High 4:4:4 Predictive (odd.mkv's profile) and an unknown profile: no VA-API decode.
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_H264, profile: 244) == nil)
+        #expect(VAAPIDevice.vaProfile(codec: AV_CODEC_ID_H264, profile: -99) == nil)
+        #expect(SurfaceLayout.surfaceFormat(for: .yuv420p10) == .p010)
+        #expect(SurfaceLayout.surfaceFormat(for: .yuv420p) == .nv12)
+        #expect(SurfaceLayout.surfaceFormat(for: PixelFormat(name: "yuv444p")!) == nil)
     }
 }
