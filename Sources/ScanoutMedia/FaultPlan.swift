@@ -10,7 +10,7 @@
 /// | `hw-init` | opening the hardware decoder fails |
 /// | `decode@N` | once frame N is due, every packet sent to the hardware decoder is rejected |
 /// | `export@N` | exporting frame N as a DMA-BUF fails |
-/// | `import@N` | importing frame N fails (the download to CPU memory, or the EGL import) |
+/// | `import@N` | importing frame N into CPU memory fails (the download every hardware frame goes through, before any EGL import) |
 ///
 /// Frame numbers count the hardware decoder's output from 0 (the frame order of `framemd5`).
 /// Faults act only on the hardware path; software decoding is never faulted.
