@@ -10,6 +10,7 @@
 #include <libavutil/md5.h>
 #include <libavutil/opt.h>
 #include <libavutil/error.h>
+#include <libavutil/hwcontext.h>
 #include <libswscale/swscale.h>
 
 static inline int scanout_averror(int e) { return AVERROR(e); }

@@ -1,10 +1,14 @@
+#define _GNU_SOURCE
 #include "CScanoutShims.h"
+#include <sys/mman.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <libavutil/log.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vaapi.h>
 
 static _Atomic(scanout_log_sink) current_sink = NULL;
 static atomic_int current_level = AV_LOG_WARNING;
@@ -43,3 +47,13 @@ void scanout_install_log_sink(scanout_log_sink sink, int max_level) {
 }
 
 void scanout_set_log_level(int max_level) { atomic_store(&current_level, max_level); }
+
+void *scanout_vaapi_device_display(const void *device) {
+    if (!device) return NULL;
+    const AVBufferRef *ref = device;
+    const AVHWDeviceContext *ctx = (const AVHWDeviceContext *)ref->data;
+    if (!ctx || ctx->type != AV_HWDEVICE_TYPE_VAAPI || !ctx->hwctx) return NULL;
+    return ((const AVVAAPIDeviceContext *)ctx->hwctx)->display;
+}
+
+int scanout_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC); }

@@ -229,8 +229,21 @@ public final class KMSDisplay: Display {
 
     // MARK: Presenting
 
-    /// Draws `frame` into a free buffer of every output and flips to it.
+    /// Put hardware-decoded frames (those carrying a DMA-BUF export) on planes when possible.
+    public var nativePlanes = false
+
+    /// Shows `frame`: on a plane as it is when `nativePlanes` is on and the frame carries a
+    /// DMA-BUF export that a plane accepts, otherwise drawn into a free buffer of every output.
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        if nativePlanes, let surface = frame.surface, let dmabuf = try? DMABufFrame(surface: surface) {
+            try presentNative(dmabuf, keepAlive: surface, orientation: orientation, fallback: { frame })
+            return
+        }
+        try presentComposited(frame, orientation: orientation)
+    }
+
+    /// Draws `frame` into a free buffer of every output and flips to it.
+    public func presentComposited(_ frame: VideoFrame, orientation: Orientation) throws {
         try handleHotplugIfNeeded()
         var request = AtomicRequest()
         var touched: [Output] = []
@@ -329,7 +342,7 @@ public final class KMSDisplay: Display {
         guard let frame = try fallback() else {
             throw KMSDisplayError.bufferFailed("the frame could not go on a plane (\(reason)) and there is no picture to composite")
         }
-        try present(frame, orientation: .identity)
+        try presentComposited(frame, orientation: .identity)
         return .composited
     }
 

@@ -12,6 +12,12 @@ public protocol Decoder: AnyObject {
     func receive(into frame: VideoFrame) throws -> Bool
     func flush()
     var stats: DecodeStats { get }
+    /// The last error line the decoder logged, if any (for fallback reasons and messages).
+    var lastError: String? { get }
+}
+
+extension Decoder {
+    public var lastError: String? { nil }
 }
 
 /// What went wrong inside a stream, counted rather than fatal, as the ffmpeg tool does.
@@ -29,11 +35,28 @@ public struct DecodeStats: Sendable, Equatable {
     public init() {}
 }
 
-/// Decoding options.
+/// Decoding options: threads, and how the decoder is chosen (see `DecoderSelector`).
 public struct DecoderOptions: Sendable {
-    /// Decoding threads; 0 lets libavcodec pick (one per core).
+    /// Decoding threads of the software decoder; 0 lets libavcodec pick (one per core).
     public var threads: Int = 0
-    public init(threads: Int = 0) { self.threads = threads }
+    /// The player type asked for; `auto` tries native → hw → sw. A content hint applies only
+    /// when this is `auto`.
+    public var playerType: PlayerType = .auto
+    /// Consecutive decode errors after which a hardware decoder is replaced by software.
+    public var fallbackAfter: Int = 3
+    /// false: a hardware type that is unavailable, or fails mid-stream, is an error instead of a
+    /// switch to software (`--no-fallback`).
+    public var allowFallback = true
+    /// What the selector is told about the machine (KMS planes, EGL import, render node, faults).
+    public var environment = SelectorEnvironment()
+    /// Told of the decision and of any fallback, on the decoding thread, as they happen.
+    public var observer: (@Sendable (DecoderEvent) -> Void)?
+
+    public init(threads: Int = 0, playerType: PlayerType = .auto, fallbackAfter: Int = 3, allowFallback: Bool = true,
+                environment: SelectorEnvironment = SelectorEnvironment(), observer: (@Sendable (DecoderEvent) -> Void)? = nil) {
+        self.threads = threads; self.playerType = playerType; self.fallbackAfter = fallbackAfter
+        self.allowFallback = allowFallback; self.environment = environment; self.observer = observer
+    }
 }
 
 /// libavcodec software decoding with frame and slice threading; owns the `AVCodecContext`
@@ -97,6 +120,7 @@ public final class SoftwareDecoder: Decoder {
     /// Takes the next decoded frame (`avcodec_receive_frame`); false when the decoder needs input
     /// or is drained.
     public func receive(into frame: VideoFrame) throws -> Bool {
+        frame.surface = nil
         let r = avcodec_receive_frame(context, frame.pointer)
         if r == SCANOUT_AVERROR_EAGAIN || r == SCANOUT_AVERROR_EOF { return false }
         if r < 0 {
@@ -114,6 +138,8 @@ public final class SoftwareDecoder: Decoder {
     public func flush() {
         avcodec_flush_buffers(context)
     }
+
+    public var lastError: String? { errorLines.last }
 
     private func syncLoggedErrors() {
         stats.loggedErrors = errorLines.count

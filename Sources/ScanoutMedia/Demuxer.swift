@@ -121,7 +121,10 @@ public final class Demuxer {
         context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK == 0 && context.pointee.pb != nil
     }
 
-    public init(input: String, options: DemuxerOptions = DemuxerOptions()) throws {
+    /// Opens `input`; a `playerType` hint in its query (`movie.mp4?playerType=sw`) is taken off
+    /// first (`ContentHint`), so the name opened and reported is the input without it.
+    public init(input original: String, options: DemuxerOptions = DemuxerOptions()) throws {
+        let input = try ContentHint.split(original).input
         self.input = input
         self.options = options
         try Self.checkLocalPath(input)

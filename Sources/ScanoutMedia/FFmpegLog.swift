@@ -47,11 +47,18 @@ public enum FFmpegLog {
 /// The error lines one codec or format context (and a codec's frame-threading copies) logs:
 /// their count and the last one. The context's `opaque` points at it. Behind a mutex because
 /// libavcodec logs from its worker threads.
+///
+/// It also carries why a hardware decoder's `get_format` refused the stream: `opaque` is the one
+/// slot a codec callback can reach, so the refusal rides with the error lines.
 final class ErrorLines: Sendable {
     private let state = Mutex<(count: Int, last: String?)>((0, nil))
+    private let refusal = Mutex<String?>(nil)
     func add(_ line: String) { state.withLock { $0.count += 1; $0.last = line } }
     var count: Int { state.withLock { $0.count } }
     var last: String? { state.withLock { $0.last } }
+    /// Records why `get_format` chose no hardware format.
+    func refuse(_ reason: String) { refusal.withLock { $0 = reason } }
+    var formatRefusal: String? { refusal.withLock { $0 } }
 }
 
 /// Unbuffered writes to stderr, safe from any thread.

@@ -17,14 +17,32 @@ public final class FrameReader {
     /// Compressed bytes read so far.
     public private(set) var bytesRead = 0
 
+    /// How the decoder was chosen; nil when the caller gave the decoder.
+    public let decision: DecoderDecision?
+
+    /// Opens `input` (a `?playerType=` hint on it is taken off and given to the selector) and
+    /// the decoder `DecoderSelector` chooses for it.
     public init(input: String, demuxerOptions: DemuxerOptions = DemuxerOptions(), decoderOptions: DecoderOptions = DecoderOptions()) throws {
-        demuxer = try Demuxer(input: input, options: demuxerOptions)
-        decoder = try SoftwareDecoder(for: demuxer, options: decoderOptions)
+        let (name, hint) = try ContentHint.split(input)
+        demuxer = try Demuxer(input: name, options: demuxerOptions)
+        let (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
+        self.decoder = decoder
+        self.decision = decision
     }
 
     public init(demuxer: Demuxer, decoder: any Decoder) {
         self.demuxer = demuxer
         self.decoder = decoder
+        decision = nil
+    }
+
+    /// The mid-stream switch to software, if one happened.
+    public var fallback: DecoderFallback? { (decoder as? FallbackDecoder)?.fallback }
+
+    /// The player type decoding now (after any fallback).
+    public var activeType: PlayerType {
+        if let f = decoder as? FallbackDecoder { return f.activeType }
+        return decision?.chosen ?? (decoder.kind == "hw" ? .hw : .sw)
     }
 
     /// Decodes until the next frame is ready and stores it in `frame`. Returns false when the

@@ -27,6 +27,9 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     /// B, G, R, unused byte: DRM's XRGB8888 in memory on little-endian machines.
     public static let bgr0 = PixelFormat(AV_PIX_FMT_BGR0)
     public static let yuv444p = PixelFormat(AV_PIX_FMT_YUV444P)
+    public static let yuvj420p = PixelFormat(AV_PIX_FMT_YUVJ420P)
+    /// A VA-API surface (`AVFrame.data[3]` holds its `VASurfaceID`), not CPU planes.
+    public static let vaapi = PixelFormat(AV_PIX_FMT_VAAPI)
 
     public var name: String {
         guard let p = av_get_pix_fmt_name(av) else { return "none" }

@@ -13,6 +13,10 @@ public struct VAAPIDeviceInfo: Sendable, Equatable {
     public var version: String
     /// Number of decode/encode profiles the driver lists.
     public var profiles: Int
+    /// The status `vaInitialize` returned when it failed (nil when it succeeded or was not reached).
+    public var vaStatus: Int32? = nil
+    /// libva's text for `vaStatus`.
+    public var vaMessage: String = ""
 }
 
 /// Finds the render nodes (`/dev/dri/renderD*`) and initialises VA-API on each
@@ -20,6 +24,11 @@ public struct VAAPIDeviceInfo: Sendable, Equatable {
 /// returning.
 public enum VAAPIProbe {
     public static func devices(directory: String = "/dev/dri") -> [VAAPIDeviceInfo] {
+        renderNodes(directory: directory).map(probe)
+    }
+
+    /// The render nodes (`renderD*`) in `directory`, sorted.
+    public static func renderNodes(directory: String = "/dev/dri") -> [String] {
         guard let dir = opendir(directory) else { return [] }
         var nodes: [String] = []
         while let entry = readdir(dir) {
@@ -27,7 +36,18 @@ public enum VAAPIProbe {
             if name.hasPrefix("renderD") { nodes.append(directory + "/" + name) }
         }
         closedir(dir)
-        return nodes.sorted().map(probe)
+        return nodes.sorted()
+    }
+
+    /// The kernel driver behind a DRM node ("i915", "amdgpu", "vgem"), from
+    /// `/sys/class/drm/NAME/device/driver`; nil when sysfs does not say.
+    public static func driverName(node: String) -> String? {
+        let name = node.split(separator: "/").last.map(String.init) ?? node
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/sys/class/drm/\(name)/device/driver", &buf, buf.count - 1)
+        guard n > 0 else { return nil }
+        let target = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target.split(separator: "/").last.map(String.init)
     }
 
     static func probe(_ path: String) -> VAAPIDeviceInfo {
@@ -44,7 +64,8 @@ public enum VAAPIProbe {
         guard status == SCANOUT_VA_STATUS_SUCCESS else {
             let text = vaErrorStr(status).map { String(cString: $0) } ?? "unknown"
             vaTerminate(display)
-            return VAAPIDeviceInfo(path: path, usable: false, detail: "vaInitialize failed with status \(status) (\(text))", version: "", profiles: 0)
+            return VAAPIDeviceInfo(path: path, usable: false, detail: "vaInitialize failed with status \(status) (\(text))", version: "", profiles: 0,
+                                   vaStatus: status, vaMessage: text)
         }
         defer { vaTerminate(display) }
         let vendor = vaQueryVendorString(display).map { String(cString: $0) } ?? "unknown vendor"

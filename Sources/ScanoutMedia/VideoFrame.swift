@@ -8,6 +8,10 @@ import CFFmpeg
 public final class VideoFrame {
     package let pointer: UnsafeMutablePointer<AVFrame>
 
+    /// The picture's DMA-BUF export when a hardware decoder made it (the planes stay in CPU
+    /// memory as well); nil for software frames. Holding it keeps the decoded surface alive.
+    public package(set) var surface: ExportedSurface?
+
     public init() {
         guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
         pointer = f
@@ -22,10 +26,14 @@ public final class VideoFrame {
     public func clone() -> VideoFrame {
         let copy = VideoFrame()
         av_frame_ref(copy.pointer, pointer)
+        copy.surface = surface
         return copy
     }
 
-    public func unref() { av_frame_unref(pointer) }
+    public func unref() {
+        av_frame_unref(pointer)
+        surface = nil
+    }
 
     public var width: Int { Int(pointer.pointee.width) }
     public var height: Int { Int(pointer.pointee.height) }

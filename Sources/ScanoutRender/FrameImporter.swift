@@ -354,3 +354,21 @@ final class EGLImageHandle {
         _ = context.withDisplay { destroy($0, i) }
     }
 }
+
+extension DMABufFrame {
+    /// The DMA-BUF frame of a hardware decoder's export (`ExportedSurface`): its luma and chroma
+    /// planes, whether they came as two single-plane layers (`VA_EXPORT_SURFACE_SEPARATE_LAYERS`)
+    /// or as one two-plane layer. The descriptors stay owned by `surface`: keep it alive while
+    /// this value is used (`GLRenderer.render(_:ExportedSurface...)` does).
+    public init(surface: ExportedSurface) throws {
+        guard surface.fourcc == DMABufFrame.nv12 || surface.fourcc == DMABufFrame.p010 else {
+            throw RenderError.unsupportedPixelFormat("DRM fourcc \(DMABufFrame.fourccName(surface.fourcc)) (the DMA-BUF path takes NV12 and P010)")
+        }
+        let planes = surface.layers.flatMap(\.planes)
+        guard planes.count == 2 else {
+            throw RenderError.importRefused("\(DMABufFrame.fourccName(surface.fourcc)) export with \(planes.count) planes in \(surface.layers.count) layers (2 planes expected)")
+        }
+        self.init(width: surface.width, height: surface.height, fourcc: surface.fourcc, modifier: surface.modifier,
+                  planes: planes.map { Plane(fd: $0.fd, offset: $0.offset, pitch: $0.pitch) })
+    }
+}

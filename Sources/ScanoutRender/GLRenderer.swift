@@ -120,6 +120,16 @@ public final class GLRenderer {
         return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0) }
     }
 
+    /// Renders a hardware decoder's export (`VideoFrame.surface`) through the DMA-BUF import,
+    /// with the colour tags and aspect ratio of `frame`. The surface is kept alive until the
+    /// images are released.
+    public func render(_ surface: ExportedSurface, taggedLike frame: VideoFrame) throws -> RGBImage {
+        let dmabuf = try DMABufFrame(surface: surface)
+        return try withExtendedLifetime(surface) {
+            try render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange, sampleAspectRatio: frame.sampleAspectRatio)
+        }
+    }
+
     /// Renders `frame` turned by `orientation` into `target` (a scanout buffer), filling it as
     /// `compositor` says (its output size is the target's). No readback: the buffer is what a KMS
     /// plane scans out. Returns when drawing has finished (`glFinish`), so the buffer may be shown.

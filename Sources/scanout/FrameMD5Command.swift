@@ -23,11 +23,17 @@ struct FrameMD5: ParsableCommand {
             let frame = VideoFrame()
             let orientation = noAutorotate ? Orientation.identity : reader.video.orientation
             var n: Int64 = 0
-            while try reader.next(into: frame) {
-                let frame = try frame.upright(orientation)
-                if n == 0 { try out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
-                try out.write(checksum.line(for: frame, fallbackTimestamp: n))
-                n += 1
+            do {
+                while try reader.next(into: frame) {
+                    let frame = try frame.upright(orientation)
+                    if n == 0 { try out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
+                    try out.write(checksum.line(for: frame, fallbackTimestamp: n))
+                    n += 1
+                }
+            } catch {
+                // The frames hashed before the failure are written: they say where it stopped.
+                try? out.close()
+                throw error
             }
             try out.close()
             if n == 0 { throw MediaError.noFrames(input: input) }

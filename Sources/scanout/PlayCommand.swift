@@ -15,7 +15,7 @@ struct Play: ParsableCommand {
 
     @Argument(help: "File path or URL.") var input: String
     @Option(help: "Output: auto (a KMS screen when one is connected, else headless), kms or headless.") var output: String = "auto"
-    @Option(help: "KMS: the card to use (default: the first with a connected screen).") var device: String?
+    @Option(help: "KMS: the card to show on, e.g. /dev/dri/card0 (default: the first with a connected screen). --device names the VA-API render node.") var card: String?
     @Option(help: "KMS: a connector to show on, e.g. HDMI-A-1 (repeat for several; default: every connected one).")
     var connector: [String] = []
     @Option(help: "KMS: the mode, WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH (default: each screen's preferred mode).") var mode: String?
@@ -38,9 +38,9 @@ struct Play: ParsableCommand {
     }
 
     /// The KMS display, or nil for headless (with the reason printed). KMS asked for explicitly
-    /// (`--output kms`, `--device`, `--connector`, `--capture`) fails instead of falling back.
+    /// (`--output kms`, `--card`, `--connector`, `--capture`) fails instead of falling back.
     func makeKMSDisplay() throws -> KMSDisplay? {
-        let explicit = output == "kms" || device != nil || !connector.isEmpty || capture != nil
+        let explicit = output == "kms" || card != nil || !connector.isEmpty || capture != nil
         let choice = OutputSelector.choose(requested: output)
         if output == "headless" || (choice.kind == .headless && !explicit) {
             StandardError.write("output: headless (\(choice.reason))\n")
@@ -48,7 +48,7 @@ struct Play: ParsableCommand {
         }
         let compositor = Compositor(scaling: ScalingMode(rawValue: scale)!, background: RGBColor(hex: background)!)
         do {
-            let display = try KMSDisplay.open(devicePath: device ?? choice.devicePath, renderer: KMSDisplay.RendererChoice(rawValue: renderer)!,
+            let display = try KMSDisplay.open(devicePath: card ?? choice.devicePath, renderer: KMSDisplay.RendererChoice(rawValue: renderer)!,
                                               compositor: compositor,
                                               options: KMSDisplay.Options(connectors: connector, mode: mode, capture: capture != nil),
                                               note: { StandardError.write($0 + "\n") })
@@ -65,10 +65,14 @@ struct Play: ParsableCommand {
         installStopSignals()
         if rate > 2 { StandardError.write("scanout: warning: rate \(rate)x is above 2x; frames will be dropped on slow machines\n") }
         try runReporting {
-            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
+            let kms = try makeKMSDisplay()
+            // A KMS screen makes the native player type possible: the decoder's DMA-BUFs go on a
+            // plane when one takes them (TEST_ONLY decides, frame by frame).
+            let native: Capability = kms == nil ? .unavailable("no KMS display (headless output)") : .available
+            kms?.nativePlanes = true
+            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder(nativePlane: native))
             let v = reader.video
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
-            let kms = try makeKMSDisplay()
             defer {
                 if let kms {
                     kms.restore()
@@ -93,6 +97,7 @@ struct Play: ParsableCommand {
             line.finish()
             if let captureError { throw captureError }
             print(summary(stats: stats, display: display))
+            print(decoderLine(reader))
             if let kms {
                 let c = kms.counters
                 print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures")
@@ -100,6 +105,12 @@ struct Play: ParsableCommand {
             if interrupted() { StandardError.write("scanout: stopped by signal\n") }
             if let damage = reader.damage() { throw damage }
         }
+    }
+
+    /// The decision in one line, with the mid-stream switch when there was one.
+    func decoderLine(_ reader: FrameReader) -> String {
+        let decision = reader.decision.map(\.description) ?? "decoder: \(reader.decoder.kind)"
+        return decision + (reader.fallback.map { "; then \($0)" } ?? "")
     }
 
     func summary(stats s: PlaybackStats, display: any Display) -> String {

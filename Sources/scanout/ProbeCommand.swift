@@ -35,8 +35,15 @@ struct Probe: ParsableCommand {
             }
             print("va-api:   \(VAAPIProbe.summary())")
             print("decoders: sw (libavcodec \(libavcodecVersion)), hw \(VAAPIProbe.devices().contains(where: \.usable) ? "possible" : "not possible here")")
-            guard let input else { return }
-            let d = try Demuxer(input: input, options: options.demuxer)
+            let environment = try options.decoder.environment
+            let d = try input.map { try Demuxer(input: $0, options: options.demuxer) }
+            print("player types\(d == nil ? "" : " (for the input's stream)"):")
+            for v in DecoderSelector.verdicts(environment: environment, demuxer: d) {
+                print("  \(pad(v.type.rawValue + ":", 8))\(v.available ? "available" : "unavailable"): \(v.reason)")
+            }
+            let auto = DecoderSelector.verdicts(environment: environment, demuxer: d).first { $0.available }?.type ?? .sw
+            print("  auto -> \(auto)")
+            guard let input, let d else { return }
             let v = d.video
             print("input:    \(input)")
             print("  container: \(d.formatName)")

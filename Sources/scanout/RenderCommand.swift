@@ -43,7 +43,14 @@ struct Render: ParsableCommand {
         try runReporting {
             let numbers = try parseList(frames, as: Int.self, option: "--frames")
             let times = try parseList(at, as: Double.self, option: "--at")
-            let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
+            var decoding = try options.decoder
+            if renderer == "gl" {
+                // Hardware frames go to the GL renderer as DMA-BUFs: hw needs EGL's import.
+                let egl = EGLProbe.surfaceless()
+                decoding.environment.dmaBufImport = egl.dmaBufImport ? .available
+                    : .unavailable(egl.available ? "EGL_EXT_image_dma_buf_import is missing (\(egl.glesRenderer), surfaceless platform)" : egl.reason ?? "no EGL")
+            }
+            let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
             var requests: [(number: Int, name: String)] = numbers.map { ($0, "frame-\(pad6($0)).png") }
             for t in times {
                 let n = try seeker.frameNumber(at: t)
@@ -101,7 +108,20 @@ extension Render {
                 }
                 let gl = try GLRenderer(compositor: compositor)
                 if renderer == "auto" { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
-                return { try gl.render($0) }
+                var importWorks = true
+                return { frame in
+                    // A hardware frame is imported as DMA-BUFs; should the import be refused
+                    // mid-stream, its CPU copy (every hardware frame has one) is uploaded instead.
+                    if importWorks, let surface = frame.surface {
+                        do {
+                            return try gl.render(surface, taggedLike: frame)
+                        } catch let e as RenderError {
+                            importWorks = false
+                            StandardError.write("scanout: DMA-BUF import refused (\(e)); uploading frames from CPU memory instead\n")
+                        }
+                    }
+                    return try gl.render(frame)
+                }
             } catch let e as RenderError where renderer == "auto" {
                 StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
             }

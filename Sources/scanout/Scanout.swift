@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ScanoutMedia
 
 @main
@@ -23,11 +24,46 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Decoding threads (0: one per core).")
     var threads: Int = 0
 
-    @Flag(name: .shortAndLong, help: "Print FFmpeg's warnings and errors as they happen.")
+    @Flag(name: .shortAndLong, help: "Print FFmpeg's warnings and errors as they happen, and the decoder decision.")
     var verbose = false
 
+    @Option(help: "Decoder: auto (native, then hw, then sw, the first available), native, hw (VA-API), sw. Wins over the input's ?playerType= hint.")
+    var playerType: String = "auto"
+
+    @Option(help: "Render node for hw/native decoding (default: the first /dev/dri/renderD* that initialises, vgem skipped).")
+    var device: String?
+
+    @Option(help: "Consecutive hardware decode errors after which decoding switches to software.")
+    var fallbackAfter: Int = 3
+
+    @Flag(help: "With --player-type hw or native: fail (exit 1) instead of falling back to software.")
+    var noFallback = false
+
     var demuxer: DemuxerOptions { DemuxerOptions(timeoutSeconds: timeout) }
-    var decoder: DecoderOptions { DecoderOptions(threads: threads) }
+
+    /// The decoding options, with the faults of `SCANOUT_FAULTS` and an observer that prints
+    /// each fallback (always) and the decision (with --verbose) as one stderr line.
+    var decoder: DecoderOptions {
+        get throws { try decoder(nativePlane: .unavailable("no KMS display")) }
+    }
+
+    /// The decoding options, with what the output says of `native` (a KMS display with planes).
+    func decoder(nativePlane: Capability) throws -> DecoderOptions {
+        do {
+            let faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
+            let verbose = self.verbose
+            return DecoderOptions(threads: threads, playerType: PlayerType(rawValue: playerType) ?? .auto,
+                                  fallbackAfter: fallbackAfter, allowFallback: !noFallback,
+                                  environment: SelectorEnvironment(nativePlane: nativePlane, device: device, faults: faults)) { event in
+                switch event {
+                case .selected(let decision):
+                    if verbose { StandardError.write("scanout: \(decision)\n") }
+                case .decoderFallback(let f):
+                    StandardError.write("scanout: \(f)\n")
+                }
+            }
+        }
+    }
 
     func installLog() {
         FFmpegLog.install(printing: verbose ? .warning : .quiet)
@@ -36,6 +72,11 @@ struct InputOptions: ParsableArguments {
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be above 0") }
         guard threads >= 0 && threads <= 64 else { throw ValidationError("--threads must be 0...64") }
+        guard let type = PlayerType(rawValue: playerType) else { throw ValidationError("--player-type must be auto, native, hw or sw") }
+        guard fallbackAfter >= 1 else { throw ValidationError("--fallback-after must be 1 or more") }
+        if noFallback && type != .hw && type != .native {
+            throw ValidationError("--no-fallback needs --player-type hw or native")
+        }
     }
 }
 

@@ -46,6 +46,12 @@ struct BenchChild {
         try FrameReader(input: input, demuxerOptions: options.input.demuxer, decoderOptions: options.input.decoder)
     }
 
+    /// "hw: VA-API /dev/dri/renderD128 (...)", with the fallback when one happened.
+    private func decoderSummary(_ r: FrameReader) -> String {
+        guard let d = r.decision else { return r.decoder.kind }
+        return "\(d.chosen): \(d.decoder)" + (r.fallback.map { "; \($0)" } ?? "")
+    }
+
     private func frames(input: String, render: Bool) throws -> ChildReport {
         let t0 = monotonicSeconds()
         let r = try reader(input)
@@ -76,6 +82,7 @@ struct BenchChild {
         }
         if times.isEmpty { throw MediaError.noFrames(input: input) }
         var report = ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
+        report.decoder = decoderSummary(r)
         if gl != nil { report.stageMs = stages.mapValues { pct($0.sorted(), 50) } }
         return report
     }

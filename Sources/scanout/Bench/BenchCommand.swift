@@ -22,7 +22,6 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "Peers to run on the same inputs, comma-separated: ffmpeg,mpv,gstreamer.") var compare: String?
     @Flag(help: "Print the results as JSON.") var json = false
     @Option(help: "Write an SVG plot of the results here.") var plot: String?
-    @Option(help: "Decoder: auto, sw, hw or native (hw and native need a VA-API device).") var playerType: String = "auto"
     @Option(help: "Renderer for the render suite: cpu (bit-exact) or gl (GLES; upload, draw and readback timed apart).") var renderer: String = "cpu"
     @Option(help: "Seek suite: exact seeks per run.") var seeks: Int = 8
     @Option(help: .hidden) var childReport: String?
@@ -38,7 +37,6 @@ struct BenchOptions: ParsableArguments {
         for p in peers where !Peer.known.contains(p) {
             throw ValidationError("--compare: unknown peer '\(p)' (known: \(Peer.known.joined(separator: ", ")))")
         }
-        guard ["auto", "sw", "hw", "native"].contains(playerType) else { throw ValidationError("--player-type must be auto, sw, hw or native") }
         guard ["cpu", "gl"].contains(renderer) else { throw ValidationError("--renderer must be cpu or gl") }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 enum BenchReport {
     static func table(suite: BenchSuite, options: BenchOptions, results: [InputResult]) -> String {
         let m = suite.metric
-        var out = "bench \(suite.rawValue)\(suite == .render ? " (renderer \(options.renderer))" : ""): threads \(options.input.threads == 0 ? "auto" : String(options.input.threads)), \(options.runs) runs after \(options.warmup) warm-up; whole-process time per tool; \(m.name) (\(m.higherIsBetter ? "higher" : "lower") is better)\n"
+        var out = "bench \(suite.rawValue)\(suite == .render ? " (renderer \(options.renderer))" : ""): threads \(options.input.threads == 0 ? "auto" : String(options.input.threads)), player type \(options.input.playerType), \(options.runs) runs after \(options.warmup) warm-up; whole-process time per tool; \(m.name) (\(m.higherIsBetter ? "higher" : "lower") is better)\n"
         for r in results {
             let v = r.video
             out += "\n\(r.input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat), \(r.frames) \(suite == .seek ? "seeks" : "frames")\n"
@@ -26,6 +26,7 @@ enum BenchReport {
                     out += "  in-process (scanout decode loop vs ffmpeg -benchmark rtime): \(format1(ours[ours.count / 2])) vs \(format1(ff[ff.count / 2])) fps, ratio \(formatFixed(ours[ours.count / 2] / ff[ff.count / 2], 3))\n"
                 }
             }
+            if !r.decoder.isEmpty { out += "  scanout decoder: \(r.decoder)\n" }
             if !r.stageMs.isEmpty {
                 out += "  scanout gl stages (median ms/frame): upload \(format2(r.stageMs["upload"] ?? .nan)), draw \(format2(r.stageMs["draw"] ?? .nan)), readback \(format2(r.stageMs["readback"] ?? .nan))\n"
             }
@@ -54,12 +55,12 @@ enum BenchReport {
                 },
                 "ratios": ratios, "missing": r.missing, "noEquivalent": r.noEquivalent,
                 "scanoutUnitMs": s.isEmpty ? [:] : ["p50": num(pct(s, 50)), "p90": num(pct(s, 90)), "p99": num(pct(s, 99)), "max": num(s.last!)],
-                "glStageMs": r.stageMs.mapValues(num), "dropped": r.dropped, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
+                "glStageMs": r.stageMs.mapValues(num), "decoder": r.decoder, "dropped": r.dropped, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
             ]
         }
         let root: [String: Any] = [
             "suite": suite.rawValue, "metric": suite.metric.name, "higherIsBetter": suite.metric.higherIsBetter,
-            "renderer": options.renderer, "threads": options.input.threads, "runs": options.runs, "warmup": options.warmup, "inputs": items,
+            "renderer": options.renderer, "playerType": options.input.playerType, "threads": options.input.threads, "runs": options.runs, "warmup": options.warmup, "inputs": items,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

@@ -27,6 +27,8 @@ struct InputResult {
     var pacing: (p50: Double, p99: Double) = (0, 0)
     /// GL renderer: median ms per frame of upload, draw and readback, from the last run.
     var stageMs: [String: Double] = [:]
+    /// What decoded in Scanout's last run (the decision's player type and decoder).
+    var decoder = ""
 
     func ratio(to peer: String) -> Double? {
         guard let ours = tools.first, let theirs = tools.first(where: { $0.tool == peer }), theirs.median > 0 else { return nil }
@@ -40,8 +42,16 @@ struct BenchRunner {
     let options: BenchOptions
 
     func run() throws {
-        if options.playerType == "hw" || options.playerType == "native" {
-            throw BenchError("--player-type \(options.playerType): no hardware decoding here (\(VAAPIProbe.summary()))")
+        let decoding = try options.input.decoder
+        if decoding.playerType == .hw || decoding.playerType == .native {
+            // Measuring software decoding under a hardware label would mislead: say why not instead.
+            for input in options.inputs {
+                let demuxer = try Demuxer(input: input, options: options.input.demuxer)
+                let verdict = DecoderSelector.verdicts(environment: decoding.environment, demuxer: demuxer).first { $0.type == decoding.playerType }
+                if let verdict, !verdict.available {
+                    throw BenchError("\(input): --player-type \(decoding.playerType) unavailable: \(verdict.reason)")
+                }
+            }
         }
         let peers = options.peers
         let progress = ProgressBar(total: options.inputs.count * (options.warmup + options.runs) * (1 + peers.count), quiet: options.json)
@@ -68,6 +78,7 @@ struct BenchRunner {
                     result.dropped.append(ours.report.dropped)
                     result.pacing = (ours.report.pacingP50Ms, ours.report.pacingP99Ms)
                     result.stageMs = ours.report.stageMs
+                    result.decoder = ours.report.decoder
                 }
                 for (i, peer) in peers.enumerated() {
                     defer { progress.step("\(short(input)) \(peer) run \(run + 1)") }
@@ -134,6 +145,9 @@ struct BenchRunner {
                     "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--renderer", options.renderer,
                     "--child-report", reportPath]
         if options.input.verbose { argv.append("--verbose") }
+        argv += ["--player-type", options.input.playerType, "--fallback-after", String(options.input.fallbackAfter)]
+        if options.input.playerType == "hw" || options.input.playerType == "native" { argv.append("--no-fallback") }
+        if let device = options.input.device { argv += ["--device", device] }
         guard let child = runChild(argv) else { throw BenchError("cannot start \(argv[0])") }
         guard child.status == 0, let data = FileManager.default.contents(atPath: reportPath) else {
             let line = child.stderr.split(separator: "\n").last.map(String.init) ?? "exit status \(child.status)"

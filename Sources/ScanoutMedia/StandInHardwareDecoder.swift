@@ -1,0 +1,76 @@
+/// The software stand-in for VA-API (`SCANOUT_FAULTS=hw-standin`): what the `hw` player type
+/// decodes with on machines without a VA-API device, so that tests and CI run the whole hardware
+/// branch (selection, export, download, fault injection, fallback with replay). It is not
+/// hardware and says so: its `label` and every decision that names it say "software stand-in".
+///
+/// libavcodec decodes; each picture is packed into the surface layout VA-API would hold it in
+/// (NV12 or P010), exported into memory files described exactly as `vaExportSurfaceHandle`
+/// describes separate layers (`ExportedSurface`, which owns and closes the descriptors), then
+/// downloaded back from those files and unpacked into the stream's own pixel format. It accepts
+/// what a typical VA-API driver accepts: 4:2:0 at 8 or 10 bits. Faults act at the same seams as
+/// in `VAAPIDecoder`. One thread; not Sendable.
+final class StandInHardwareDecoder: Decoder {
+    let kind = "hw"
+    static let label = "software stand-in for VA-API (SCANOUT_FAULTS=hw-standin; not hardware)"
+    var label: String { Self.label }
+    private let software: SoftwareDecoder
+    private let faults: FaultPlan
+    private let streamFormat: PixelFormat
+    private let decoded = VideoFrame()
+    private let packed = VideoFrame()
+    private let downloaded = VideoFrame()
+    private var framesOut = 0
+    private var injectedRejects = 0
+
+    init(for demuxer: Demuxer, options: DecoderOptions, faults: FaultPlan) throws {
+        streamFormat = demuxer.video.pixelFormat
+        guard SurfaceLayout.surfaceFormat(for: streamFormat) != nil else {
+            throw HardwareUnavailable(reason: .profileUnsupported("\(streamFormat.name): only 4:2:0 8-bit (NV12) and 10-bit (P010) surfaces are handled (\(Self.label))"))
+        }
+        if faults.hwInit { throw HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)")) }
+        do {
+            software = try SoftwareDecoder(for: demuxer, options: options)
+        } catch {
+            throw HardwareUnavailable(reason: .initFailed("\(error)"))
+        }
+        // (A software open failure is reported as the hardware path's init failure, then the
+        // selector's software attempt reports it again as the stream's own error.)
+        self.faults = faults
+    }
+
+    var stats: DecodeStats {
+        var s = software.stats
+        s.rejectedPackets += injectedRejects
+        s.framesDecoded = framesOut
+        return s
+    }
+
+    /// The last error the decoder logged (for the fallback's reason).
+    var lastError: String? { lastInjected ?? software.lastError }
+    private var lastInjected: String?
+
+    func send(_ packet: Packet?) throws {
+        if packet != nil, faults.decodeFails(framesOut: framesOut) {
+            injectedRejects += 1
+            lastInjected = "injected fault decode@\(faults.decodeFrom!) (SCANOUT_FAULTS)"
+            return
+        }
+        try software.send(packet)
+    }
+
+    func receive(into frame: VideoFrame) throws -> Bool {
+        guard try software.receive(into: decoded) else { return false }
+        let index = framesOut
+        try SurfaceLayout.pack(decoded, into: packed)
+        if faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
+        let surface = try ExportedSurface.exportInMemory(packed, origin: Self.label)
+        if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
+        try surface.downloadLinear(into: downloaded, props: decoded)
+        try SurfaceLayout.unpack(downloaded, to: streamFormat, into: frame)
+        frame.surface = surface
+        framesOut += 1
+        return true
+    }
+
+    func flush() { software.flush() }
+}

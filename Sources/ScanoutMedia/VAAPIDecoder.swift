@@ -1,0 +1,347 @@
+import CFFmpeg
+import CScanoutShims
+import CVAAPI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A hardware path that cannot be used, and why (what `DecoderSelector` records).
+struct HardwareUnavailable: Error {
+    var reason: SelectionReason
+}
+
+/// A VA-API device made by libavutil on one render node (`av_hwdevice_ctx_create`): owns the
+/// `AVBufferRef`, which owns the node's descriptor and the initialised `VADisplay` (all released
+/// once, when the last reference goes: this object's, and the codec contexts' it was given to).
+/// One thread at a time; not Sendable.
+final class VAAPIDevice {
+    let path: String
+    let vendor: String
+    let ref: UnsafeMutablePointer<AVBufferRef>
+
+    private init(path: String, vendor: String, ref: UnsafeMutablePointer<AVBufferRef>) {
+        self.path = path; self.vendor = vendor; self.ref = ref
+    }
+
+    deinit {
+        var r: UnsafeMutablePointer<AVBufferRef>? = ref
+        av_buffer_unref(&r)
+    }
+
+    /// The initialised display (owned by the device).
+    var display: VADisplay { scanout_vaapi_device_display(ref) }
+
+    /// Opens `device` when given, else the first render node in `directory` that initialises,
+    /// skipping vgem (a memory-only driver that cannot decode). Throws the reason of the last
+    /// node that failed, or `noRenderNode`.
+    static func open(directory: String, device: String?) throws -> VAAPIDevice {
+        let nodes: [String]
+        if let device {
+            nodes = [device]
+        } else {
+            let all = VAAPIProbe.renderNodes(directory: directory)
+            nodes = all.filter { VAAPIProbe.driverName(node: $0) != "vgem" }
+            if nodes.isEmpty {
+                if let vgem = all.first { throw HardwareUnavailable(reason: .renderNodeUnusable(path: vgem, detail: "vgem cannot decode")) }
+                throw HardwareUnavailable(reason: .noRenderNode(directory: directory))
+            }
+        }
+        var last: SelectionReason = .noRenderNode(directory: directory)
+        for node in nodes {
+            let info = VAAPIProbe.probe(node)
+            guard info.usable else {
+                if let status = info.vaStatus {
+                    last = .vaInitializeFailed(path: node, status: status, message: info.vaMessage)
+                } else {
+                    last = .renderNodeUnusable(path: node, detail: info.detail)
+                }
+                continue
+            }
+            var ref: UnsafeMutablePointer<AVBufferRef>?
+            FFmpegLog.ensureInstalled()
+            let r = av_hwdevice_ctx_create(&ref, AV_HWDEVICE_TYPE_VAAPI, node, nil, 0)
+            guard r >= 0, let ref else {
+                last = .initFailed("av_hwdevice_ctx_create on \(node): \(ffmpegErrorString(r))")
+                continue
+            }
+            return VAAPIDevice(path: node, vendor: info.detail, ref: ref)
+        }
+        throw HardwareUnavailable(reason: last)
+    }
+
+    /// Why the driver cannot decode a `codec` stream of `profile` in `swFormat` at
+    /// `width`×`height` and export its surfaces, or nil when it can: the profile is listed
+    /// (`vaQueryConfigProfiles`) with a decode entrypoint (`vaQueryConfigEntrypoints`), the
+    /// config's render-target formats include 4:2:0 at the stream's bit depth
+    /// (`vaGetConfigAttributes`), the size is within the surface limits and the surfaces offer
+    /// DRM PRIME 2 memory (`vaQuerySurfaceAttributes`).
+    static func refusal(display: VADisplay, codec: AVCodecID, profile: Int32, swFormat: PixelFormat, width: Int, height: Int) -> SelectionReason? {
+        guard let surface = SurfaceLayout.surfaceFormat(for: swFormat) else {
+            return .profileUnsupported("\(swFormat.name): only 4:2:0 8-bit (NV12) and 10-bit (P010) surfaces are handled")
+        }
+        let codecName = avcodec_get_name(codec).map { String(cString: $0) } ?? "codec"
+        let profileName = avcodec_profile_name(codec, profile).map { String(cString: $0) } ?? "profile \(profile)"
+        guard let vaProfile = vaProfile(codec: codec, profile: profile) else {
+            return .profileUnsupported("\(codecName) \(profileName) has no VA-API profile")
+        }
+        var profiles = [VAProfile](repeating: VAProfileNone, count: Int(max(vaMaxNumProfiles(display), 1)))
+        var n: Int32 = 0
+        var st = vaQueryConfigProfiles(display, &profiles, &n)
+        guard st == SCANOUT_VA_STATUS_SUCCESS else { return .profileUnsupported("vaQueryConfigProfiles returned status \(st) (\(vaStatusText(st)))") }
+        guard profiles.prefix(Int(n)).contains(vaProfile) else {
+            return .profileUnsupported("the driver lists no VA-API profile for \(codecName) \(profileName)")
+        }
+        var entrypoints = [VAEntrypoint](repeating: VAEntrypoint(rawValue: 0), count: Int(max(vaMaxNumEntrypoints(display), 1)))
+        st = vaQueryConfigEntrypoints(display, vaProfile, &entrypoints, &n)
+        guard st == SCANOUT_VA_STATUS_SUCCESS, entrypoints.prefix(Int(n)).contains(VAEntrypointVLD) else {
+            return .profileUnsupported("\(codecName) \(profileName) has no decode entrypoint (VLD) in this driver")
+        }
+        var rt = VAConfigAttrib(type: VAConfigAttribRTFormat, value: 0)
+        st = vaGetConfigAttributes(display, vaProfile, VAEntrypointVLD, &rt, 1)
+        let wanted = surface == .p010 ? UInt32(VA_RT_FORMAT_YUV420_10) : UInt32(VA_RT_FORMAT_YUV420)
+        guard st == SCANOUT_VA_STATUS_SUCCESS, rt.value != UInt32(VA_ATTRIB_NOT_SUPPORTED), rt.value & wanted != 0 else {
+            return .profileUnsupported("\(codecName) \(profileName): the driver cannot decode \(swFormat.bitDepth)-bit 4:2:0")
+        }
+        var config = VAConfigID(VA_INVALID_ID)
+        st = vaCreateConfig(display, vaProfile, VAEntrypointVLD, &rt, 1, &config)
+        guard st == SCANOUT_VA_STATUS_SUCCESS else { return .profileUnsupported("vaCreateConfig returned status \(st) (\(vaStatusText(st)))") }
+        defer { vaDestroyConfig(display, config) }
+        var count: UInt32 = 0
+        st = vaQuerySurfaceAttributes(display, config, nil, &count)
+        var attributes = [VASurfaceAttrib](repeating: VASurfaceAttrib(), count: Int(count))
+        if st == SCANOUT_VA_STATUS_SUCCESS, count > 0 {
+            st = vaQuerySurfaceAttributes(display, config, &attributes, &count)
+        }
+        guard st == SCANOUT_VA_STATUS_SUCCESS else { return .profileUnsupported("vaQuerySurfaceAttributes returned status \(st) (\(vaStatusText(st)))") }
+        var maxW: Int32?, maxH: Int32?, memoryTypes: Int32?
+        for a in attributes.prefix(Int(count)) {
+            switch a.type {
+            case VASurfaceAttribMaxWidth: maxW = a.value.value.i
+            case VASurfaceAttribMaxHeight: maxH = a.value.value.i
+            case VASurfaceAttribMemoryType: memoryTypes = a.value.value.i
+            default: break
+            }
+        }
+        if let maxW, let maxH, width > Int(maxW) || height > Int(maxH) {
+            return .profileUnsupported("\(width)x\(height) is above the driver's \(maxW)x\(maxH) for \(codecName) \(profileName)")
+        }
+        if let memoryTypes, UInt32(bitPattern: memoryTypes) & UInt32(VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2) == 0 {
+            return .exportUnsupported("the driver's surfaces offer no DRM PRIME 2 memory (vaExportSurfaceHandle)")
+        }
+        return nil
+    }
+
+    /// The VA-API profile libavcodec's VA-API hwaccel decodes `codec`/`profile` with.
+    static func vaProfile(codec: AVCodecID, profile: Int32) -> VAProfile? {
+        switch (codec, profile) {
+        case (AV_CODEC_ID_H264, 66), (AV_CODEC_ID_H264, 66 | 512): return VAProfileH264ConstrainedBaseline
+        case (AV_CODEC_ID_H264, 77): return VAProfileH264Main
+        case (AV_CODEC_ID_H264, 100): return VAProfileH264High
+        case (AV_CODEC_ID_HEVC, 1): return VAProfileHEVCMain
+        case (AV_CODEC_ID_HEVC, 2): return VAProfileHEVCMain10
+        case (AV_CODEC_ID_VP9, 0): return VAProfileVP9Profile0
+        case (AV_CODEC_ID_VP9, 2): return VAProfileVP9Profile2
+        case (AV_CODEC_ID_AV1, 0): return VAProfileAV1Profile0
+        case (AV_CODEC_ID_MPEG2VIDEO, 4): return VAProfileMPEG2Main
+        case (AV_CODEC_ID_MPEG2VIDEO, 5): return VAProfileMPEG2Simple
+        case (AV_CODEC_ID_VP8, _): return VAProfileVP8Version0_3
+        default: return nil
+        }
+    }
+}
+
+func vaStatusText(_ status: VAStatus) -> String {
+    vaErrorStr(status).map { String(cString: $0) } ?? "unknown"
+}
+
+/// `get_format` for VA-API: chooses `AV_PIX_FMT_VAAPI` only when libavcodec offers it and the
+/// driver supports the stream's profile, bit depth and size (`VAAPIDevice.refusal`); otherwise
+/// records why in the context's notes and returns `AV_PIX_FMT_NONE`, so that the decode fails
+/// and the fallback decoder takes over with that reason (never a silent software decode inside
+/// the hardware decoder). Called on the decoding thread (the context has one thread).
+private let chooseVAAPIFormat: @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPixelFormat>?) -> AVPixelFormat = { ctx, formats in
+    guard let ctx, let formats else { return AV_PIX_FMT_NONE }
+    let notes = ctx.pointee.opaque.map { Unmanaged<ErrorLines>.fromOpaque($0).takeUnretainedValue() }
+    var offered = false
+    var i = 0
+    while formats[i] != AV_PIX_FMT_NONE {
+        if formats[i] == AV_PIX_FMT_VAAPI { offered = true }
+        i += 1
+    }
+    guard offered else {
+        notes?.refuse("libavcodec offers no VA-API output for this stream")
+        return AV_PIX_FMT_NONE
+    }
+    guard let display = scanout_vaapi_device_display(ctx.pointee.hw_device_ctx) else {
+        notes?.refuse("the codec context has no VA-API device")
+        return AV_PIX_FMT_NONE
+    }
+    let sw = PixelFormat(ctx.pointee.sw_pix_fmt)
+    if let reason = VAAPIDevice.refusal(display: display, codec: ctx.pointee.codec_id, profile: ctx.pointee.profile, swFormat: sw,
+                                        width: Int(ctx.pointee.coded_width), height: Int(ctx.pointee.coded_height)) {
+        notes?.refuse(reason.description)
+        return AV_PIX_FMT_NONE
+    }
+    return AV_PIX_FMT_VAAPI
+}
+
+/// Hardware decoding through libavcodec's VA-API hwaccel, pictures handed out as DMA-BUFs.
+///
+/// Each decoded surface is synchronised (`vaSyncSurface`), exported
+/// (`vaExportSurfaceHandle`, `VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2`,
+/// `VA_EXPORT_SURFACE_SEPARATE_LAYERS | VA_EXPORT_SURFACE_READ_ONLY`) into an `ExportedSurface`
+/// that owns the descriptors and a reference to the surface's `AVFrame` (so the display can use
+/// it until it lets go), and downloaded (`av_hwframe_transfer_data`, NV12 or P010) and unpacked
+/// into the stream's own pixel format, so that CPU consumers and `framemd5` see what the software
+/// decoder would give. The export is attached to the frame (`VideoFrame.surface`).
+///
+/// Failures are thrown as `HardwareFailure` (export, download, refusal in `get_format`); packets
+/// the hardware rejects are counted in `stats` like the software decoder's, and
+/// `FallbackDecoder` decides when they are too many. Faults from `FaultPlan` act at the same
+/// seams. Owns its `AVCodecContext` (freed once); one thread; not Sendable.
+///
+/// This path has not run on real hardware in this project's CI (no VA-API device there); the
+/// software stand-in (`SCANOUT_FAULTS=hw-standin`) exercises everything around it.
+final class VAAPIDecoder: Decoder {
+    let kind = "hw"
+    let device: VAAPIDevice
+    let label: String
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let errorLines = ErrorLines()
+    private let faults: FaultPlan
+    private let streamFormat: PixelFormat
+    private let surfaceFormat: PixelFormat
+    private let hwFrame = VideoFrame()
+    private let transferred = VideoFrame()
+    private var framesOut = 0
+    private(set) var stats = DecodeStats()
+
+    init(for demuxer: Demuxer, device: VAAPIDevice, faults: FaultPlan) throws {
+        self.device = device
+        self.faults = faults
+        let par = demuxer.codecParameters
+        streamFormat = demuxer.video.pixelFormat
+        guard let surface = SurfaceLayout.surfaceFormat(for: streamFormat) else {
+            throw HardwareUnavailable(reason: .profileUnsupported("\(streamFormat.name): only 4:2:0 8-bit (NV12) and 10-bit (P010) surfaces are handled"))
+        }
+        surfaceFormat = surface
+        if let reason = VAAPIDevice.refusal(display: device.display, codec: par.pointee.codec_id, profile: par.pointee.profile,
+                                            swFormat: streamFormat, width: demuxer.video.width, height: demuxer.video.height) {
+            throw HardwareUnavailable(reason: reason)
+        }
+        if faults.hwInit { throw HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)")) }
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id), let ctx = avcodec_alloc_context3(codec) else {
+            throw HardwareUnavailable(reason: .initFailed("no libavcodec decoder for \(demuxer.video.codecName)"))
+        }
+        FFmpegLog.ensureInstalled()
+        ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
+        var r = avcodec_parameters_to_context(ctx, par)
+        if r >= 0 {
+            ctx.pointee.pkt_timebase = demuxer.stream.pointee.time_base
+            // One thread: the hardware does the work, and frame threads would only add delay.
+            ctx.pointee.thread_count = 1
+            ctx.pointee.hw_device_ctx = av_buffer_ref(device.ref)
+            ctx.pointee.get_format = chooseVAAPIFormat
+            // Surfaces held by exports handed out (the display's current and next frame, a clone).
+            ctx.pointee.extra_hw_frames = 4
+            r = avcodec_open2(ctx, codec, nil)
+        }
+        if r < 0 {
+            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&c)
+            throw HardwareUnavailable(reason: .initFailed("avcodec_open2 with VA-API: \(ffmpegErrorString(r))"))
+        }
+        context = ctx
+        label = "VA-API \(device.path) (\(device.vendor))"
+    }
+
+    deinit {
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    /// `avcodec_send_packet`; a rejected packet is counted (`stats.rejectedPackets`). Throws
+    /// `HardwareFailure.unsupported` when `get_format` refused the stream.
+    func send(_ packet: Packet?) throws {
+        if packet != nil, faults.decodeFails(framesOut: framesOut) {
+            stats.rejectedPackets += 1
+            errorLines.add("injected fault decode@\(faults.decodeFrom!) (SCANOUT_FAULTS)")
+            return
+        }
+        let r = avcodec_send_packet(context, packet?.pointer)
+        if r < 0 && r != SCANOUT_AVERROR_EOF && r != SCANOUT_AVERROR_EAGAIN {
+            if let refusal = errorLines.formatRefusal { throw HardwareFailure.unsupported(refusal) }
+            stats.rejectedPackets += 1
+        }
+        stats.loggedErrors = errorLines.count
+    }
+
+    /// Receives a surface, syncs, exports and downloads it into `frame` (the stream's pixel
+    /// format), with the export attached as `frame.surface`.
+    func receive(into frame: VideoFrame) throws -> Bool {
+        let r = avcodec_receive_frame(context, hwFrame.pointer)
+        if r == SCANOUT_AVERROR_EAGAIN || r == SCANOUT_AVERROR_EOF { return false }
+        if r < 0 {
+            if let refusal = errorLines.formatRefusal { throw HardwareFailure.unsupported(refusal) }
+            stats.rejectedPackets += 1
+            stats.loggedErrors = errorLines.count
+            return false
+        }
+        guard hwFrame.pixelFormat == .vaapi else {
+            throw HardwareFailure.unsupported("libavcodec output \(hwFrame.pixelFormat.name) instead of VA-API surfaces")
+        }
+        let index = framesOut
+        let display = device.display
+        let surfaceID = VASurfaceID(truncatingIfNeeded: UInt(bitPattern: hwFrame.planeData(3)))
+        var st = vaSyncSurface(display, surfaceID)
+        guard st == SCANOUT_VA_STATUS_SUCCESS else {
+            throw HardwareFailure.exportFailed("vaSyncSurface returned status \(st) (\(vaStatusText(st)))")
+        }
+        if faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
+        var desc = VADRMPRIMESurfaceDescriptor()
+        st = vaExportSurfaceHandle(display, surfaceID, UInt32(VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2),
+                                   UInt32(VA_EXPORT_SURFACE_SEPARATE_LAYERS | VA_EXPORT_SURFACE_READ_ONLY), &desc)
+        guard st == SCANOUT_VA_STATUS_SUCCESS else {
+            throw HardwareFailure.exportFailed("vaExportSurfaceHandle returned status \(st) (\(vaStatusText(st)))")
+        }
+        let surface = Self.surface(from: desc, keepAlive: hwFrame.clone(), label: label)
+        if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
+        transferred.unref()
+        transferred.pointer.pointee.format = surfaceFormat.rawValue
+        let t = av_hwframe_transfer_data(transferred.pointer, hwFrame.pointer, 0)
+        guard t >= 0 else { throw HardwareFailure.importFailed("av_hwframe_transfer_data: \(ffmpegErrorString(t))") }
+        av_frame_copy_props(transferred.pointer, hwFrame.pointer)
+        try SurfaceLayout.unpack(transferred, to: streamFormat, into: frame)
+        frame.surface = surface
+        framesOut += 1
+        stats.framesDecoded += 1
+        if frame.hasDecodeErrors { stats.concealedFrames += 1 }
+        stats.loggedErrors = errorLines.count
+        return true
+    }
+
+    func flush() {
+        avcodec_flush_buffers(context)
+    }
+
+    var lastError: String? { errorLines.last }
+
+    /// The export as an `ExportedSurface`, which takes the descriptors (each object's once).
+    private static func surface(from desc: VADRMPRIMESurfaceDescriptor, keepAlive: VideoFrame, label: String) -> ExportedSurface {
+        var d = desc
+        let objectCount = min(d.num_objects, 4), layerCount = min(d.num_layers, 4)
+        let fds = (0..<objectCount).map { scanout_va_prime_object_fd(&d, $0) }
+        let layers = (0..<layerCount).map { l -> ExportedSurface.Layer in
+            let planes = (0..<min(scanout_va_prime_layer_planes(&d, l), 4)).map { p in
+                ExportedSurface.Plane(fd: fds[Int(min(scanout_va_prime_plane_object(&d, l, p), objectCount - 1))],
+                                      offset: scanout_va_prime_plane_offset(&d, l, p), pitch: scanout_va_prime_plane_pitch(&d, l, p))
+            }
+            return ExportedSurface.Layer(drmFormat: scanout_va_prime_layer_format(&d, l), planes: planes)
+        }
+        let invalid: UInt64 = 0x00ff_ffff_ffff_ffff
+        let modifier: UInt64? = objectCount > 0 ? scanout_va_prime_object_modifier(&d, 0) : nil
+        return ExportedSurface(width: Int(d.width), height: Int(d.height),
+                               fourcc: d.fourcc == ExportedSurface.p010 ? ExportedSurface.p010 : ExportedSurface.nv12,
+                               modifier: modifier == invalid ? nil : modifier, layers: layers, objects: fds, origin: label, keepAlive: keepAlive)
+    }
+}
