@@ -2,6 +2,7 @@ import ArgumentParser
 import ScanoutDisplay
 import ScanoutMedia
 import ScanoutPlayer
+import ScanoutPolicy
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,11 +13,12 @@ struct Play: ParsableCommand {
         discussion: "Shows a live progress line and ends with a summary: frames presented and dropped, decode speed, pacing."
     )
 
-    @Argument(help: "File path or URL.") var input: String
+    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
     @Option(help: "Output: auto (best available) or headless.") var output: String = "auto"
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
     @OptionGroup var options: InputOptions
+    @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
         guard ["auto", "headless"].contains(output) else { throw ValidationError("--output must be auto or headless") }
@@ -28,11 +30,16 @@ struct Play: ParsableCommand {
         installStopSignals()
         if rate > 2 { StandardError.write("scanout: warning: rate \(rate)x is above 2x; frames will be dropped on slow machines\n") }
         try runReporting {
+            // The token is verified before playback; its policy is what a KMS output's OutputGuard
+            // enforces. The headless output shows nothing on a screen, so nothing is censored there.
+            let content = try policy.authorize(input: input)
+            let input = content.input
             let choice = OutputSelector.choose(requested: output)
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
             let v = reader.video
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
             StandardError.write("output: \(choice.kind.rawValue) (\(choice.reason))\n")
+            StandardError.write(describePolicy(content) + "\n")
             let display = HeadlessDisplay()
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed, rate: rate)
             let line = ProgressLine()
