@@ -5,6 +5,7 @@ import JWTKit
 //
 //     {
 //       "defaultPolicy": {"externalOutput": "allow", "hdcp": "none", "capture": "allow"},
+//       "leewaySeconds": 0,
 //       "keys": [
 //         {"kid": "k1", "alg": "HS256", "secret": "at least 32 bytes of shared secret ......"},
 //         {"kid": "k2", "alg": "ES256", "publicKeyPEM": "-----BEGIN PUBLIC KEY-----\n..."},
@@ -12,7 +13,10 @@ import JWTKit
 //       ]
 //     }
 //
-// Only public keys are accepted for RS256 and ES256: a player verifies, it never signs.
+// `defaultPolicy` (the policy of content without a token; unrestricted when absent) and
+// `leewaySeconds` (clock difference tolerated on `exp` and `nbf`; 0 when absent) are optional.
+// HS256 secrets are UTF-8 text of at least 32 bytes. Only public keys are accepted for RS256 and
+// ES256: a player verifies, it never signs.
 
 /// The signature algorithms a content token may use. Anything else (`none` included) is refused.
 public enum TokenAlgorithm: String, Sendable, Equatable, CaseIterable, Codable {

@@ -40,6 +40,9 @@ private func tokenError(_ body: () async throws -> Void) async -> ContentTokenEr
         // Without a kid, the one key of the header's algorithm is used.
         let noKid = try await ContentTokenVerifier(keys: keys).verify(try b.token(claims(), kid: nil), now: testNow)
         #expect(noKid.keyID == "b")
+        // Without a kid and with two keys of the algorithm, the token must say which.
+        let ambiguous = await tokenError { _ = try await ContentTokenVerifier(keys: keys).verify(try c.token(claims(), kid: nil), now: testNow) }
+        #expect(ambiguous == .malformed("the header has no \"kid\" and the key set has 2 HS256 keys; name one with kid"))
     }
 
     @Test func optionalClaimsTakeTheirDefaults() async throws {

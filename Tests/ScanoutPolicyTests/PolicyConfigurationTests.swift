@@ -1,3 +1,4 @@
+import CryptoExtras
 import Foundation
 import ScanoutPolicy
 import Testing
@@ -60,6 +61,14 @@ private func authError(_ body: () async throws -> Void) async -> (any Error)? {
                 == .invalidKey(kid: "a", reason: "ES256 needs a public key, not a private one"))
         #expect(keyError { _ = try PolicyConfiguration.load(path: "/nonexistent/keys.json") }?.description
                 .hasPrefix("cannot read the key file /nonexistent/keys.json") == true)
+    }
+
+    @Test func weakRSAKeysAreRefused() throws {
+        let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: _RSA.Signing.KeySize(bitCount: 1024))
+        let e = keyError { _ = try TokenKey.rs256(kid: "weak", publicKeyPEM: weak.publicKey.pemRepresentation) }
+        #expect(e?.description.hasPrefix("key weak: RS256 publicKeyPEM is not an RSA public key of 2048 bits or more") == true)
+        #expect(keyError { _ = try TokenKey.rs256(kid: "p", publicKeyPEM: weak.pemRepresentation) }
+                == .invalidKey(kid: "p", reason: "RS256 needs a public key, not a private one"))
     }
 
     @Test func keysCanBeAddedThroughTheAPI() async throws {
