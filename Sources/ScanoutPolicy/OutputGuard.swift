@@ -215,14 +215,24 @@ public final class OutputGuard {
     // MARK: Device changes
 
     /// Takes note of the connectors as they are now: new ones, removed ones, and screens plugged
-    /// in or out (whose HDCP state starts over).
+    /// in or out (whose HDCP state starts over). A connector whose Content Protection was set back
+    /// to Undesired behind the guard's back (another client, a driver reset) is asked again.
     public func update(from resources: KMSResources) {
         let present = Set(resources.connectors.map(\.id))
         for id in tracks.keys where !present.contains(id) {
             tracks[id] = nil
             requested.remove(id)
         }
-        for c in resources.connectors { _ = observe(c) }
+        for c in resources.connectors {
+            _ = observe(c)
+            if policy.hdcp != .none, requested.contains(c.id),
+               c.properties[ContentProtection.property] == ContentProtection.undesired.rawValue {
+                switch tracks[c.id]!.phase {
+                case .waiting, .enabled: tracks[c.id]!.phase = .idle
+                case .idle, .failed: break
+                }
+            }
+        }
     }
 
     /// Handles an event read from the device: a hotplug (which is also how the kernel reports a

@@ -331,6 +331,19 @@ private final class Loop {
         #expect(device.value(of: 30, "Content Protection") == 1)
     }
 
+    @Test func protectionResetBehindTheGuardsBackIsAskedForAgain() throws {
+        let loop = try Loop(policy: ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .allow))
+        _ = try loop.frame(at: 0)
+        try loop.device.simulatePropertyChange(objectID: 30, "Content Protection", to: 2, hotplugEvent: true)
+        #expect(try loop.frame(at: 1)["HDMI-A-1"] == .show)
+        #expect(loop.protectionCommits.count == 2)
+        // Something else sets it to Undesired and the kernel reports the change.
+        try loop.device.simulatePropertyChange(objectID: 30, "Content Protection", to: 0, hotplugEvent: true)
+        #expect(try loop.frame(at: 2)["HDMI-A-1"] == .censor(.hdcpPending(output: "HDMI-A-1", required: .type0)))
+        #expect(loop.protectionCommits.count == 4)
+        #expect(loop.device.value(of: 30, "Content Protection") == 1)
+    }
+
     @Test func changingTheRequiredTypeAsksAgain() throws {
         let loop = try Loop(policy: ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .allow))
         _ = try loop.frame(at: 0)
