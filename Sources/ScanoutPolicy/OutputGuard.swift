@@ -96,8 +96,9 @@ public enum HDCPLinkState: String, Sendable, Equatable {
     case lost
     /// The commit asking for it was refused.
     case failed
-    /// The connector cannot do HDCP, or no screen is connected.
-    case unavailable
+    /// Needed but not asked for: the connector lacks the property, no screen is connected, an
+    /// earlier rule censors the output, or no frame was judged yet (`OutputStatus.reason` says which).
+    case notRequested
 }
 
 /// One output as the guard last judged it, for the API and metrics.
@@ -194,7 +195,7 @@ public final class OutputGuard {
     // MARK: Items
 
     /// A new item starts playing under `policy`. When it needs no HDCP, Content Protection is set
-    /// back to Undesired wherever this guard asked for it; when it needs another HDCP type, the
+    /// back to Undesired wherever this guard asked for it; when it needs a stronger HDCP type, the
     /// links are asked for again. Throws `OutputGuardError.releaseFailed` (for the first output
     /// that failed) after trying every output.
     public func play(policy newPolicy: ContentPolicy) throws {
@@ -202,7 +203,8 @@ public final class OutputGuard {
         policy = newPolicy
         if newPolicy.hdcp == .none {
             try releaseHDCP()
-        } else if newPolicy.hdcp != old.hdcp {
+        } else if newPolicy.hdcp > old.hdcp {
+            // A stronger type is asked for again; a type 1 link already satisfies type 0.
             for id in tracks.keys { tracks[id]!.phase = .idle }
         }
     }
@@ -265,7 +267,8 @@ public final class OutputGuard {
         return verdict
     }
 
-    /// Every output judged so far, by name.
+    /// Every output the guard knows of (seen by `update` or judged), by name. `screenConnectEnabled`
+    /// is false until the output's first frame shows the content.
     public var outputs: [OutputStatus] {
         tracks.map { id, t in
             var reason: CensorReason?
@@ -408,7 +411,7 @@ public final class OutputGuard {
         case .enabled: return .enabled
         case .failed: return .failed
         case let .waiting(_, afterLoss, timedOut): return timedOut ? .timedOut : afterLoss ? .lost : .pending
-        case .idle: return .unavailable
+        case .idle: return .notRequested
         }
     }
 }

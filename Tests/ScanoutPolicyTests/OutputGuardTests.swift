@@ -228,7 +228,7 @@ private final class Loop {
         }
         // No commit was tried on them.
         #expect(loop.protectionCommits.allSatisfy { $0.0 == 30 })
-        #expect(loop.guardian.status(of: "DP-1")?.hdcp == .unavailable)
+        #expect(loop.guardian.status(of: "DP-1")?.hdcp == .notRequested)
 
         // Type 1 also needs "HDCP Content Type".
         let device = FakeKMSDevice(connectors: [KMSConnector(id: 40, typeName: "HDMI-A", typeID: 2, connection: .connected, modes: [],
@@ -352,6 +352,13 @@ private final class Loop {
         try loop.guardian.play(policy: ContentPolicy(externalOutput: .allow, hdcp: .type1, capture: .allow))
         #expect(try loop.frame(at: 2)["HDMI-A-1"] == .censor(.hdcpPending(output: "HDMI-A-1", required: .type1)))
         #expect(loop.device.commits.last?.request.value(of: 30, "HDCP Content Type") == 1)
+        // Back to type 0: the type 1 link satisfies it, nothing is asked again.
+        try loop.device.simulatePropertyChange(objectID: 30, "Content Protection", to: 2, hotplugEvent: true)
+        #expect(try loop.frame(at: 3)["HDMI-A-1"] == .show)
+        let commits = loop.device.commits.count
+        try loop.guardian.play(policy: ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .allow))
+        #expect(try loop.frame(at: 4)["HDMI-A-1"] == .show)
+        #expect(loop.device.commits.count == commits)
     }
 
     @Test func externalDenyComesBeforeHDCP() throws {
