@@ -201,11 +201,18 @@ public final class OutputGuard {
     public func play(policy newPolicy: ContentPolicy) throws {
         let old = policy
         policy = newPolicy
-        if newPolicy.hdcp == .none {
-            try releaseHDCP()
-        } else if newPolicy.hdcp > old.hdcp {
-            // A stronger type is asked for again; a type 1 link already satisfies type 0.
-            for id in tracks.keys { tracks[id]!.phase = .idle }
+        guard newPolicy.hdcp != .none else { return try releaseHDCP() }
+        for id in tracks.keys {
+            switch tracks[id]!.phase {
+            case .failed:
+                // A refused request is tried again for a new item.
+                tracks[id]!.phase = .idle
+            case .waiting, .enabled:
+                // A stronger type is asked for again; a type 1 link already satisfies type 0.
+                if newPolicy.hdcp > old.hdcp { tracks[id]!.phase = .idle }
+            case .idle:
+                break
+            }
         }
     }
 

@@ -329,6 +329,17 @@ private final class Loop {
         try device.simulateHotplug(connectorID: 30, connected: true)
         #expect(try loop.frame(at: 3)["HDMI-A-1"] == .censor(.hdcpPending(output: "HDMI-A-1", required: .type0)))
         #expect(device.value(of: 30, "Content Protection") == 1)
+        // A new item also tries again after a refusal.
+        try loop.guardian.stop()
+        try loop.guardian.play(policy: ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .allow))
+        device.reject(.all)
+        _ = try loop.frame(at: 4)
+        #expect(loop.guardian.status(of: "HDMI-A-1")?.hdcp == .failed)
+        device.acceptAll()
+        let before = device.commits.count
+        try loop.guardian.play(policy: ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .deny))
+        #expect(try loop.frame(at: 5)["HDMI-A-1"] == .censor(.hdcpPending(output: "HDMI-A-1", required: .type0)))
+        #expect(device.commits.count == before + 2)
     }
 
     @Test func protectionResetBehindTheGuardsBackIsAskedForAgain() throws {
