@@ -10,9 +10,14 @@ let package = Package(
         .library(name: "ScanoutRender", targets: ["ScanoutRender"]),
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
         .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
+        .library(name: "ScanoutPolicy", targets: ["ScanoutPolicy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Content tokens (JWT: HS256, RS256, ES256).
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // Key generation in the policy tests (RSA lives in CryptoExtras); jwt-kit depends on it already.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
     ],
     targets: [
         // System libraries. Each module map exposes a shim.h that re-exports what Swift cannot import.
@@ -28,8 +33,13 @@ let package = Package(
         .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM"]),
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
+        // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.
+        .target(name: "ScanoutPolicy", dependencies: [
+            "ScanoutDisplay",
+            .product(name: "JWTKit", package: "jwt-kit"),
+        ]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer",
+            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -38,7 +48,16 @@ let package = Package(
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutCLITests", dependencies: ["scanout", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutPolicyTests", dependencies: [
+            "ScanoutPolicy", "ScanoutDisplay",
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "ScanoutCLITests", dependencies: [
+            "scanout", "ScanoutTestSupport",
+            .product(name: "JWTKit", package: "jwt-kit"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

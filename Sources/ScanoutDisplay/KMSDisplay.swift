@@ -99,6 +99,8 @@ public final class KMSDisplay: Display {
         public var nativeRejected = 0
         public var flips = 0
         public var captures = 0
+        /// Output frames drawn censored (the background instead of the content).
+        public var censored = 0
         public var outputsAdded = 0
         public var outputsRemoved = 0
         public init() {}
@@ -155,6 +157,7 @@ public final class KMSDisplay: Display {
         self.options = options
         let res = try device.resources()
         saved = res
+        connectors = res.connectors
         for crtc in res.crtcs {
             if let blob = crtc.properties["MODE_ID"], blob != 0, let bytes = try? device.propertyBlob(UInt32(truncatingIfNeeded: blob)) {
                 savedModes[crtc.id] = bytes
@@ -231,6 +234,15 @@ public final class KMSDisplay: Display {
 
     /// Put hardware-decoded frames (those carrying a DMA-BUF export) on planes when possible.
     public var nativePlanes = false
+    /// Asked once per output and frame (the connector as last read, CLOCK_MONOTONIC ns): nil shows
+    /// the frame, a reason censors it (the output shows the background instead). This is where a
+    /// content policy's `OutputGuard` plugs in.
+    public var outputFilter: ((KMSConnector, UInt64) -> String?)?
+    /// Every event read from the device, after the display has handled it (hotplug is also how
+    /// the kernel reports a `Content Protection` change).
+    public var onDeviceEvent: ((KMSEvent) -> Void)?
+    /// The connectors as last read (at start and after each hotplug).
+    public private(set) var connectors: [KMSConnector] = []
 
     /// Shows `frame`: on a plane as it is when `nativePlanes` is on and the frame carries a
     /// DMA-BUF export that a plane accepts, otherwise drawn into a free buffer of every output.
@@ -250,7 +262,13 @@ public final class KMSDisplay: Display {
         for output in outputs {
             try ensureBuffers(output)
             let index = freeBuffer(output)
-            try renderer.draw(frame, orientation: orientation, into: output.buffers[index])
+            if let reason = censorReason(output) {
+                try renderer.drawCensored(into: output.buffers[index])
+                lastCensorReason[output.name] = reason
+                counters.censored += 1
+            } else {
+                try renderer.draw(frame, orientation: orientation, into: output.buffers[index])
+            }
             touched.append(output)
             setPrimary(output, fb: output.framebufferIDs[index], in: &request)
             if let n = output.nativeOnScreen ?? output.nativeQueued, n.plane != output.planeID {
@@ -331,6 +349,7 @@ public final class KMSDisplay: Display {
     /// Why `frame` cannot go on a plane as it is, or nil when it may be tried.
     private func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation) -> String? {
         if outputs.count != 1 { return "\(outputs.count) outputs (a plane shows one)" }
+        if outputFilter != nil, let reason = censorReason(outputs[0]) { return "censored (\(reason))" }
         if !orientation.isIdentity { return "rotation needs composition" }
         if renderer.compositor.overlay != nil { return "an overlay image needs composition" }
         return nil
@@ -345,6 +364,15 @@ public final class KMSDisplay: Display {
         try presentComposited(frame, orientation: .identity)
         return .composited
     }
+
+    /// Why `output` may not show the content now, or nil.
+    private func censorReason(_ output: Output) -> String? {
+        guard let filter = outputFilter, let c = connectors.first(where: { $0.id == output.connectorID }) else { return nil }
+        return filter(c, monotonicNowNs())
+    }
+
+    /// The last reason each output was censored for, by output name.
+    public private(set) var lastCensorReason: [String: String] = [:]
 
     // MARK: Commits
 
@@ -462,7 +490,9 @@ public final class KMSDisplay: Display {
                 }
             case .hotplug:
                 hotplugPending = true
+                if let res = try? device.resources() { connectors = res.connectors }
             }
+            onDeviceEvent?(event)
         }
     }
 
@@ -577,4 +607,10 @@ public final class KMSDisplay: Display {
         if let wb = writeback { try? device.removeFramebuffer(wb.fb) }
         writeback = nil
     }
+}
+
+func monotonicNowNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }

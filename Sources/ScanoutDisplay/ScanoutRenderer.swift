@@ -30,9 +30,20 @@ public protocol ScanoutRenderer: AnyObject {
     /// Draws `frame` turned by `orientation` into `buffer`, filling all of it; returns once the
     /// drawing is complete.
     func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws
+    /// Fills `buffer` with the compositor's background (a censored frame).
+    func drawCensored(into buffer: ScanoutBuffer) throws
     /// The buffer's pixels.
     func read(_ buffer: ScanoutBuffer) throws -> RGBImage
     var compositor: Compositor { get set }
+}
+
+extension ScanoutRenderer {
+    /// Fills XRGB8888 rows with the background colour.
+    func fillBackground(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int) {
+        let bg = compositor.background
+        let value = (UInt32(bg.r) << 16 | UInt32(bg.g) << 8 | UInt32(bg.b)).littleEndian
+        for y in 0..<height { (base + y * stride).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: width) }
+    }
 }
 
 /// The CPU path: linear GBM buffers mapped and written by `CPUCompositor`.
@@ -67,6 +78,11 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
         try bo.withMappedPixels(write: true) { base, stride in
             try cpu.compose(frame, orientation: orientation, into: base, stride: stride, width: bo.width, height: bo.height)
         }
+    }
+
+    public func drawCensored(into buffer: ScanoutBuffer) throws {
+        guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
+        try bo.withMappedPixels(write: true) { base, stride in fillBackground(base, stride: stride, width: bo.width, height: bo.height) }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
@@ -108,6 +124,11 @@ public final class GLScanoutRenderer: ScanoutRenderer {
         try gl.render(frame, orientation: orientation, into: target)
     }
 
+    public func drawCensored(into buffer: ScanoutBuffer) throws {
+        guard let target = buffer.target as? GLRenderTarget else { throw KMSDisplayError.bufferFailed("no GL render target") }
+        try gl.clear(target)
+    }
+
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
         return try bo.readRGB()
@@ -145,6 +166,11 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
         try canvas.bytes.withUnsafeMutableBytes {
             try cpu.compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
         }
+    }
+
+    public func drawCensored(into buffer: ScanoutBuffer) throws {
+        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        canvas.bytes.withUnsafeMutableBytes { fillBackground($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height) }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {

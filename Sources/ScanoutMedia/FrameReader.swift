@@ -21,9 +21,12 @@ public final class FrameReader {
     public let decision: DecoderDecision?
 
     /// Opens `input` (a `?playerType=` hint on it is taken off and given to the selector) and
-    /// the decoder `DecoderSelector` chooses for it.
-    public init(input: String, demuxerOptions: DemuxerOptions = DemuxerOptions(), decoderOptions: DecoderOptions = DecoderOptions()) throws {
-        let (name, hint) = try ContentHint.split(input)
+    /// the decoder `DecoderSelector` chooses for it. `contentHint` is the hint from elsewhere (a
+    /// content token's `playerType` claim); the one on the URL wins over it.
+    public init(input: String, demuxerOptions: DemuxerOptions = DemuxerOptions(), decoderOptions: DecoderOptions = DecoderOptions(),
+                contentHint: PlayerType? = nil) throws {
+        let (name, urlHint) = try ContentHint.split(input)
+        let hint = urlHint ?? contentHint
         demuxer = try Demuxer(input: name, options: demuxerOptions)
         let (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
         self.decoder = decoder

@@ -165,6 +165,18 @@ public final class GLRenderer {
         _ = try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0, target: target) }
     }
 
+    /// Fills `target` with the compositor's background (a censored frame).
+    public func clear(_ target: GLRenderTarget) throws {
+        try context.makeCurrent()
+        let bg = compositor.background
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glViewport(0, 0, GLsizei(target.width), GLsizei(target.height))
+        glClearColor(Float(bg.r) / 255, Float(bg.g) / 255, Float(bg.b) / 255, 1)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        glFinish()
+        try checkGL("clearing a \(target.width)x\(target.height) scanout buffer")
+    }
+
     /// A render target for `buffer` (a single-plane RGB DMA-BUF such as a `GBMBuffer`'s).
     public func makeTarget(_ buffer: DMABufFrame) throws -> GLRenderTarget {
         try context.makeCurrent()

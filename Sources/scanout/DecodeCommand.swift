@@ -1,5 +1,6 @@
 import ArgumentParser
 import ScanoutMedia
+import ScanoutPolicy
 import ScanoutRender
 
 struct Decode: ParsableCommand {
@@ -8,7 +9,7 @@ struct Decode: ParsableCommand {
         discussion: "Frames are written in the stream's pixel format unless --pixel-format names another (converted bit-exactly with libswscale)."
     )
 
-    @Argument(help: "File path or URL.") var input: String
+    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
     @Option(name: .shortAndLong, help: "Output file: .y4m for YUV4MPEG2, anything else raw; '-' for stdout (raw, or Y4M with --y4m).")
     var output: String
     @Option(help: "Pixel format of the output (ffmpeg's names: yuv420p, nv12, yuv420p10le, ...).")
@@ -17,10 +18,16 @@ struct Decode: ParsableCommand {
     @Option(help: "Stop after this many frames.") var frames: Int?
     @Flag(help: "Write frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
     @OptionGroup var options: InputOptions
+    @OptionGroup var policy: PolicyOptions
 
     func run() throws {
         options.installLog()
         try runReporting {
+            // Before anything is opened or written: content whose policy denies capture is refused.
+            let content = try policy.authorize(input: input)
+            try CaptureGate.check(policy: content.policy, purpose: .file)
+            if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
+            let input = content.input
             var target: PixelFormat?
             if let name = pixelFormat {
                 guard let f = PixelFormat(name: name) else { throw MediaError.unsupportedPixelFormat(name: name) }

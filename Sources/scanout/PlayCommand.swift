@@ -2,6 +2,7 @@ import ArgumentParser
 import ScanoutDisplay
 import ScanoutMedia
 import ScanoutPlayer
+import ScanoutPolicy
 import ScanoutRender
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,7 @@ struct Play: ParsableCommand {
         discussion: "Shows a live progress line and ends with a summary: frames presented and dropped, decode speed, pacing."
     )
 
-    @Argument(help: "File path or URL.") var input: String
+    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
     @Option(help: "Output: auto (a KMS screen when one is connected, else headless), kms or headless.") var output: String = "auto"
     @Option(help: "KMS: the card to show on, e.g. /dev/dri/card0 (default: the first with a connected screen). --device names the VA-API render node.") var card: String?
     @Option(help: "KMS: a connector to show on, e.g. HDMI-A-1 (repeat for several; default: every connected one).")
@@ -27,6 +28,7 @@ struct Play: ParsableCommand {
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
     @OptionGroup var options: InputOptions
+    @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
         guard ["auto", "kms", "headless"].contains(output) else { throw ValidationError("--output must be auto, kms or headless") }
@@ -65,14 +67,22 @@ struct Play: ParsableCommand {
         installStopSignals()
         if rate > 2 { StandardError.write("scanout: warning: rate \(rate)x is above 2x; frames will be dropped on slow machines\n") }
         try runReporting {
+            // The token is verified before anything is shown; its policy is what each KMS output's
+            // OutputGuard enforces, frame by frame.
+            let content = try policy.authorize(input: input)
+            let input = content.input
+            if capture != nil { try CaptureGate.check(policy: content.policy, purpose: .writeback) }
             let kms = try makeKMSDisplay()
             // A KMS screen makes the native player type possible: the decoder's DMA-BUFs go on a
             // plane when one takes them (TEST_ONLY decides, frame by frame).
             let native: Capability = kms == nil ? .unavailable("no KMS display (headless output)") : .available
             kms?.nativePlanes = true
-            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder(nativePlane: native))
+            let tokenHint = content.token.flatMap { PlayerType(rawValue: $0.playerType.rawValue) }.flatMap { $0 == .auto ? nil : $0 }
+            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder(nativePlane: native),
+                                         contentHint: tokenHint)
             let v = reader.video
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
+            StandardError.write(describePolicy(content) + "\n")
             defer {
                 if let kms {
                     kms.restore()
@@ -88,6 +98,24 @@ struct Play: ParsableCommand {
                 }
             }
             kms?.onOutputsChanged = { StandardError.write("output: \($0)\n") }
+            // The policy on every screen, every frame: the guard says show or censor per output.
+            var outputGuard: OutputGuard?
+            if let kms {
+                let g = OutputGuard(device: kms.device, policy: content.policy) { event in
+                    switch event {
+                    case let .outputRestricted(output, reason): StandardError.write("policy: outputRestricted \(output): \(reason)\n")
+                    case let .outputUnrestricted(output): StandardError.write("policy: \(output) shows the content again\n")
+                    }
+                }
+                g.update(from: KMSResources(connectors: kms.connectors, encoders: [], crtcs: [], planes: []))
+                kms.outputFilter = { connector, now in
+                    if case let .censor(reason) = g.verdict(for: connector, at: now) { return reason.description }
+                    return nil
+                }
+                kms.onDeviceEvent = { event in try? g.handle(event: event) }
+                outputGuard = g
+            }
+            defer { try? outputGuard?.stop() }
             let display: any Display = kms ?? HeadlessDisplay()
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             let line = ProgressLine()
@@ -100,7 +128,7 @@ struct Play: ParsableCommand {
             print(decoderLine(reader))
             if let kms {
                 let c = kms.counters
-                print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures")
+                print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")
             }
             if interrupted() { StandardError.write("scanout: stopped by signal\n") }
             if let damage = reader.damage() { throw damage }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ScanoutMedia
+import ScanoutPolicy
 import ScanoutRender
 
 struct Render: ParsableCommand {
@@ -13,7 +14,7 @@ struct Render: ParsableCommand {
         """
     )
 
-    @Argument(help: "File path or URL.") var input: String
+    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
     @Option(help: "Frame numbers, comma-separated (0,150,299).") var frames: String?
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
     @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
@@ -27,6 +28,7 @@ struct Render: ParsableCommand {
     @Flag(help: "16 bits per channel (rgb48) instead of 8.") var deep = false
     @Flag(help: "Keep the stored orientation (ignore rotation metadata).") var noAutorotate = false
     @OptionGroup var options: InputOptions
+    @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
@@ -41,6 +43,11 @@ struct Render: ParsableCommand {
     func run() throws {
         options.installLog()
         try runReporting {
+            // Before anything is opened or written: content whose policy denies capture is refused.
+            let content = try policy.authorize(input: input)
+            try CaptureGate.check(policy: content.policy, purpose: .snapshot)
+            if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
+            let input = content.input
             let numbers = try parseList(frames, as: Int.self, option: "--frames")
             let times = try parseList(at, as: Double.self, option: "--at")
             var decoding = try options.decoder

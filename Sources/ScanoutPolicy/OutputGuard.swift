@@ -1,0 +1,424 @@
+import ScanoutDisplay
+
+// Per output and per frame: may this connector show the content, or must the display draw a
+// censored frame (black or a slate) instead? The rules, in order:
+//
+//  1. A writeback connector is capture: censored when the policy denies capture.
+//  2. External and virtual connectors (and unknown types) are censored when the policy denies
+//     external output. Internal panels are part of the device and keep showing.
+//  3. When the policy needs HDCP, every connector that is not internal needs an authenticated link:
+//     the guard sets `Content Protection` = Desired (and `HDCP Content Type`) with an atomic commit
+//     (TEST_ONLY first) and shows only once the kernel reports Enabled at the required type.
+//     A connector without the properties cannot do HDCP and stays censored; a link that falls back
+//     to Desired is censored on the next frame; one that is not Enabled within the timeout is
+//     censored with a timeout reason (and shown if the kernel enables it later).
+//  4. Otherwise: show.
+//
+// When the policy no longer needs HDCP (the item ended, or an unprotected one plays), the guard
+// sets `Content Protection` back to Undesired wherever it asked for it.
+
+/// `Content Protection` values (`DRM_MODE_CONTENT_PROTECTION_*`).
+public enum ContentProtection: UInt64, Sendable {
+    case undesired = 0, desired = 1, enabled = 2
+
+    public static let property = "Content Protection"
+    /// `HDCP Content Type`: 0 (`DRM_MODE_HDCP_CONTENT_TYPE0`) or 1 (`..._TYPE1`).
+    public static let contentTypeProperty = "HDCP Content Type"
+}
+
+/// Why an output must not show the content. `description` is one line for logs and the API.
+public enum CensorReason: Sendable, Equatable, CustomStringConvertible {
+    /// A writeback connector while the policy denies capture.
+    case captureDenied(output: String)
+    /// An external or virtual connector while the policy denies external output.
+    case externalOutputDenied(output: String, connectorClass: ConnectorClass)
+    /// HDCP is needed and the connector lacks the property that asks for it.
+    case hdcpUnsupported(output: String, missingProperty: String)
+    /// HDCP is needed and no screen is connected.
+    case hdcpNotConnected(output: String)
+    /// HDCP was asked for; the kernel has not reported Enabled yet.
+    case hdcpPending(output: String, required: ContentPolicy.HDCP)
+    /// HDCP was not Enabled within the timeout.
+    case hdcpTimedOut(output: String, required: ContentPolicy.HDCP, seconds: Double)
+    /// HDCP was Enabled and fell back to Desired (the link lost authentication).
+    case hdcpLost(output: String)
+    /// The atomic commit that asks for HDCP was refused.
+    case hdcpRequestFailed(output: String, error: KMSError)
+
+    public var output: String {
+        switch self {
+        case let .captureDenied(o), let .externalOutputDenied(o, _), let .hdcpUnsupported(o, _), let .hdcpNotConnected(o),
+             let .hdcpPending(o, _), let .hdcpTimedOut(o, _, _), let .hdcpLost(o), let .hdcpRequestFailed(o, _):
+            o
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .captureDenied(o): "\(o): writeback is capture, and the content policy denies capture"
+        case let .externalOutputDenied(o, c): "\(o): \(c.rawValue) output, and the content policy denies external outputs"
+        case let .hdcpUnsupported(o, p): "\(o): the content needs HDCP and the connector has no \"\(p)\" property"
+        case let .hdcpNotConnected(o): "\(o): the content needs HDCP and no screen is connected"
+        case let .hdcpPending(o, t): "\(o): waiting for HDCP \(t.rawValue) (Content Protection is not Enabled yet)"
+        case let .hdcpTimedOut(o, t, s): "\(o): HDCP \(t.rawValue) was not enabled within \(s) s; check the cable and that the screen supports HDCP"
+        case let .hdcpLost(o): "\(o): HDCP link lost (Content Protection fell back from Enabled to Desired)"
+        case let .hdcpRequestFailed(o, e): "\(o): asking for HDCP failed: \(e)"
+        }
+    }
+}
+
+/// Show the frame, or draw a censored frame (black or a slate: the display decides) instead.
+public enum OutputVerdict: Sendable, Equatable {
+    case show
+    case censor(CensorReason)
+
+    public var shows: Bool { self == .show }
+}
+
+/// A change of an output's verdict, published once per change.
+public enum OutputGuardEvent: Sendable, Equatable {
+    /// The output stopped showing the content (or its reason changed).
+    case outputRestricted(output: String, reason: CensorReason)
+    /// The output shows the content again.
+    case outputUnrestricted(output: String)
+}
+
+/// Where an output's HDCP link stands, as the guard sees it.
+public enum HDCPLinkState: String, Sendable, Equatable {
+    /// The policy does not need HDCP on this output.
+    case notRequired
+    /// Asked for; not Enabled yet.
+    case pending
+    case enabled
+    /// Not Enabled within the timeout (still asked for).
+    case timedOut
+    /// Was Enabled, fell back to Desired (still asked for).
+    case lost
+    /// The commit asking for it was refused.
+    case failed
+    /// Needed but not asked for: the connector lacks the property, no screen is connected, an
+    /// earlier rule censors the output, or no frame was judged yet (`OutputStatus.reason` says which).
+    case notRequested
+}
+
+/// One output as the guard last judged it, for the API and metrics.
+public struct OutputStatus: Sendable, Equatable {
+    public var output: String
+    public var connectorID: UInt32
+    public var connectorClass: ConnectorClass
+    /// Whether the output's latest frame showed the content.
+    public var screenConnectEnabled: Bool
+    /// Why it is censored; nil while it shows the content.
+    public var reason: CensorReason?
+    public var framesCensored: Int
+    public var hdcp: HDCPLinkState
+}
+
+/// Counters a metrics layer reads.
+public struct OutputGuardCounters: Sendable, Equatable {
+    /// Frames censored, by output name ("HDMI-A-1").
+    public var framesCensored: [String: Int] = [:]
+    /// HDCP requests that were not Enabled within the timeout.
+    public var hdcpTimeouts = 0
+    /// Enabled links that fell back to Desired.
+    public var hdcpLinkLosses = 0
+    /// Commits asking for (or releasing) HDCP that the device refused.
+    public var hdcpCommitFailures = 0
+
+    public init() {}
+}
+
+/// Why releasing HDCP failed. `description` is one line for logs.
+public enum OutputGuardError: Error, Sendable, Equatable, CustomStringConvertible {
+    case releaseFailed(output: String, error: KMSError)
+
+    public var description: String {
+        switch self {
+        case let .releaseFailed(o, e): "\(o): setting Content Protection back to Undesired failed: \(e)"
+        }
+    }
+}
+
+/// Decides, per output and per frame, whether the content may be shown, and drives HDCP through
+/// the KMS device. Not `Sendable`: the display loop that owns the device calls it, on its thread;
+/// `onEvent` is called on that thread, inside the call that caused the change.
+///
+/// A display loop calls `play(policy:)` when an item starts, `handle(event:)` for every event it
+/// reads from the device (or `update(from:)` when it re-reads the resources itself), and
+/// `verdict(for:at:)` once per output per frame with the connector as last read (its properties
+/// carry the kernel's `Content Protection` state).
+public final class OutputGuard {
+    public struct Configuration: Sendable, Equatable {
+        /// How long HDCP may take to become Enabled before the reason becomes a timeout.
+        public var hdcpTimeoutNs: UInt64
+
+        public init(hdcpTimeoutNs: UInt64 = 5_000_000_000) {
+            self.hdcpTimeoutNs = hdcpTimeoutNs
+        }
+    }
+
+    public private(set) var policy: ContentPolicy
+    public let configuration: Configuration
+    public private(set) var counters = OutputGuardCounters()
+    /// Called once per verdict change.
+    public var onEvent: ((OutputGuardEvent) -> Void)?
+
+    private let device: any KMSDevice
+    private var tracks: [UInt32: Track] = [:]
+    /// Connectors on which this guard set `Content Protection` to Desired.
+    private var requested: Set<UInt32> = []
+
+    private enum Phase: Equatable {
+        case idle
+        case waiting(sinceNs: UInt64, afterLoss: Bool, timedOut: Bool)
+        case enabled
+        case failed(KMSError)
+    }
+
+    private struct Track {
+        var name: String
+        var connectorClass: ConnectorClass
+        var connection: KMSConnectionState
+        var phase: Phase = .idle
+        var verdict: OutputVerdict?
+        var framesCensored = 0
+    }
+
+    public init(device: any KMSDevice, policy: ContentPolicy = .unrestricted, configuration: Configuration = Configuration(),
+                onEvent: ((OutputGuardEvent) -> Void)? = nil) {
+        self.device = device
+        self.policy = policy
+        self.configuration = configuration
+        self.onEvent = onEvent
+    }
+
+    // MARK: Items
+
+    /// A new item starts playing under `policy`. When it needs no HDCP, Content Protection is set
+    /// back to Undesired wherever this guard asked for it; when it needs a stronger HDCP type, the
+    /// links are asked for again. Throws `OutputGuardError.releaseFailed` (for the first output
+    /// that failed) after trying every output.
+    public func play(policy newPolicy: ContentPolicy) throws {
+        let old = policy
+        policy = newPolicy
+        guard newPolicy.hdcp != .none else { return try releaseHDCP() }
+        for id in tracks.keys {
+            switch tracks[id]!.phase {
+            case .failed:
+                // A refused request is tried again for a new item.
+                tracks[id]!.phase = .idle
+            case .waiting, .enabled:
+                // A stronger type is asked for again; a type 1 link already satisfies type 0.
+                if newPolicy.hdcp > old.hdcp { tracks[id]!.phase = .idle }
+            case .idle:
+                break
+            }
+        }
+    }
+
+    /// The item ended: nothing is restricted any more, and HDCP is released.
+    public func stop() throws {
+        try play(policy: .unrestricted)
+    }
+
+    // MARK: Device changes
+
+    /// Takes note of the connectors as they are now: new ones, removed ones, and screens plugged
+    /// in or out (whose HDCP state starts over). A connector whose Content Protection was set back
+    /// to Undesired behind the guard's back (another client, a driver reset) is asked again.
+    public func update(from resources: KMSResources) {
+        let present = Set(resources.connectors.map(\.id))
+        for id in tracks.keys where !present.contains(id) {
+            tracks[id] = nil
+            requested.remove(id)
+        }
+        for c in resources.connectors {
+            _ = observe(c)
+            if policy.hdcp != .none, requested.contains(c.id),
+               c.properties[ContentProtection.property] == ContentProtection.undesired.rawValue {
+                switch tracks[c.id]!.phase {
+                case .waiting, .enabled: tracks[c.id]!.phase = .idle
+                case .idle, .failed: break
+                }
+            }
+        }
+    }
+
+    /// Handles an event read from the device: a hotplug (which is also how the kernel reports a
+    /// Content Protection change) re-reads the resources.
+    public func handle(event: KMSEvent) throws {
+        if case .hotplug = event { update(from: try device.resources()) }
+    }
+
+    // MARK: Verdicts
+
+    /// The verdict for `connector`'s next frame at `nowNs` (CLOCK_MONOTONIC, nanoseconds).
+    /// `connector` is as the display last read it. May commit to the device (asking for HDCP).
+    public func verdict(for connector: KMSConnector, at nowNs: UInt64) -> OutputVerdict {
+        _ = observe(connector)
+        var track = tracks[connector.id]!
+        let verdict = decide(connector, &track, nowNs)
+        if case .censor = verdict {
+            track.framesCensored += 1
+            counters.framesCensored[track.name, default: 0] += 1
+        }
+        let previous = track.verdict
+        track.verdict = verdict
+        tracks[connector.id] = track
+        if previous != verdict {
+            switch verdict {
+            case let .censor(reason): onEvent?(.outputRestricted(output: track.name, reason: reason))
+            case .show: if previous != nil { onEvent?(.outputUnrestricted(output: track.name)) }
+            }
+        }
+        return verdict
+    }
+
+    /// Every output the guard knows of (seen by `update` or judged), by name. `screenConnectEnabled`
+    /// is false until the output's first frame shows the content.
+    public var outputs: [OutputStatus] {
+        tracks.map { id, t in
+            var reason: CensorReason?
+            if case let .censor(r)? = t.verdict { reason = r }
+            return OutputStatus(output: t.name, connectorID: id, connectorClass: t.connectorClass,
+                                screenConnectEnabled: t.verdict == .show, reason: reason,
+                                framesCensored: t.framesCensored, hdcp: hdcpState(t))
+        }.sorted { $0.output < $1.output }
+    }
+
+    /// The status of the output named `output` ("HDMI-A-1"), nil if it was never seen.
+    public func status(of output: String) -> OutputStatus? { outputs.first { $0.output == output } }
+
+    /// Whether `output` showed the content on its latest frame (false when censored or unknown).
+    public func screenConnectEnabled(_ output: String) -> Bool { status(of: output)?.screenConnectEnabled ?? false }
+
+    // MARK: Rules
+
+    private func decide(_ c: KMSConnector, _ t: inout Track, _ now: UInt64) -> OutputVerdict {
+        switch t.connectorClass {
+        case .writeback where policy.capture == .deny:
+            return .censor(.captureDenied(output: t.name))
+        case .external where policy.externalOutput == .deny, .virtual where policy.externalOutput == .deny:
+            return .censor(.externalOutputDenied(output: t.name, connectorClass: t.connectorClass))
+        default:
+            break
+        }
+        guard policy.hdcp != .none, t.connectorClass != .internal else { return .show }
+
+        guard c.properties[ContentProtection.property] != nil else {
+            return .censor(.hdcpUnsupported(output: t.name, missingProperty: ContentProtection.property))
+        }
+        if policy.hdcp == .type1 && c.properties[ContentProtection.contentTypeProperty] == nil {
+            return .censor(.hdcpUnsupported(output: t.name, missingProperty: ContentProtection.contentTypeProperty))
+        }
+        guard c.connection == .connected else { return .censor(.hdcpNotConnected(output: t.name)) }
+
+        switch t.phase {
+        case let .failed(error):
+            return .censor(.hdcpRequestFailed(output: t.name, error: error))
+        case .idle:
+            do {
+                try requestHDCP(c)
+                t.phase = .waiting(sinceNs: now, afterLoss: false, timedOut: false)
+            } catch {
+                let kms = error as? KMSError ?? .commitRejected(errno: 0, reason: "\(error)")
+                counters.hdcpCommitFailures += 1
+                t.phase = .failed(kms)
+                return .censor(.hdcpRequestFailed(output: t.name, error: kms))
+            }
+        case .waiting, .enabled:
+            break
+        }
+
+        if linkSatisfies(c) {
+            t.phase = .enabled
+            return .show
+        }
+        switch t.phase {
+        case .enabled:
+            counters.hdcpLinkLosses += 1
+            t.phase = .waiting(sinceNs: now, afterLoss: true, timedOut: false)
+            return .censor(.hdcpLost(output: t.name))
+        case let .waiting(since, afterLoss, timedOut):
+            if now >= since && now - since >= configuration.hdcpTimeoutNs {
+                if !timedOut {
+                    counters.hdcpTimeouts += 1
+                    t.phase = .waiting(sinceNs: since, afterLoss: afterLoss, timedOut: true)
+                }
+                return .censor(.hdcpTimedOut(output: t.name, required: policy.hdcp,
+                                             seconds: Double(configuration.hdcpTimeoutNs) / 1e9))
+            }
+            return .censor(afterLoss ? .hdcpLost(output: t.name) : .hdcpPending(output: t.name, required: policy.hdcp))
+        case .idle, .failed:
+            // Not reached: .idle became .waiting above, .failed returned.
+            return .censor(.hdcpPending(output: t.name, required: policy.hdcp))
+        }
+    }
+
+    /// Content Protection is Enabled, at type 1 when the policy needs type 1 (a type 1 link also
+    /// satisfies type 0).
+    private func linkSatisfies(_ c: KMSConnector) -> Bool {
+        guard c.properties[ContentProtection.property] == ContentProtection.enabled.rawValue else { return false }
+        if policy.hdcp == .type1 { return c.properties[ContentProtection.contentTypeProperty] == 1 }
+        return true
+    }
+
+    /// Sets Content Protection = Desired and the content type, TEST_ONLY first. i915 treats a
+    /// change of either property as a modeset, so the commit allows one.
+    private func requestHDCP(_ c: KMSConnector) throws {
+        var r = AtomicRequest()
+        r.set(c.id, ContentProtection.property, ContentProtection.desired.rawValue)
+        if let type = policy.hdcp.contentType, c.properties[ContentProtection.contentTypeProperty] != nil {
+            r.set(c.id, ContentProtection.contentTypeProperty, type)
+        }
+        try device.atomicCommit(r, flags: [.testOnly, .allowModeset])
+        try device.atomicCommit(r, flags: [.allowModeset])
+        requested.insert(c.id)
+    }
+
+    /// Content Protection back to Undesired wherever this guard asked for it.
+    private func releaseHDCP() throws {
+        var firstError: OutputGuardError?
+        for id in requested.sorted() {
+            var r = AtomicRequest()
+            r.set(id, ContentProtection.property, ContentProtection.undesired.rawValue)
+            do {
+                try device.atomicCommit(r, flags: [.testOnly, .allowModeset])
+                try device.atomicCommit(r, flags: [.allowModeset])
+            } catch {
+                counters.hdcpCommitFailures += 1
+                let kms = error as? KMSError ?? .commitRejected(errno: 0, reason: "\(error)")
+                let name = tracks[id]?.name ?? "connector \(id)"
+                if firstError == nil { firstError = .releaseFailed(output: name, error: kms) }
+            }
+        }
+        requested.removeAll()
+        for id in tracks.keys { tracks[id]!.phase = .idle }
+        if let firstError { throw firstError }
+    }
+
+    /// Creates or refreshes the connector's track; a screen plugged in or out starts HDCP over.
+    private func observe(_ c: KMSConnector) -> Track {
+        if var t = tracks[c.id] {
+            if t.connection != c.connection {
+                t.connection = c.connection
+                t.phase = .idle
+                tracks[c.id] = t
+            }
+            return t
+        }
+        let t = Track(name: c.name, connectorClass: ConnectorClass(c), connection: c.connection)
+        tracks[c.id] = t
+        return t
+    }
+
+    private func hdcpState(_ t: Track) -> HDCPLinkState {
+        guard policy.hdcp != .none, t.connectorClass != .internal else { return .notRequired }
+        switch t.phase {
+        case .enabled: return .enabled
+        case .failed: return .failed
+        case let .waiting(_, afterLoss, timedOut): return timedOut ? .timedOut : afterLoss ? .lost : .pending
+        case .idle: return .notRequested
+        }
+    }
+}
