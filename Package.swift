@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPolicyTests", dependencies: [
-            "ScanoutPolicy", "ScanoutDisplay",
+            "ScanoutPolicy", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),

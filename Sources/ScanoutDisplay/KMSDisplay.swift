@@ -174,6 +174,13 @@ public final class KMSDisplay: Display {
         return "kms \(device.path) [\(list)] (\(renderer.name))"
     }
 
+    /// The buffer last committed (queued or on screen) on the output named `name`, for tests and
+    /// snapshots.
+    public func shownBuffer(named name: String) -> ScanoutBuffer? {
+        guard let o = outputs.first(where: { $0.name == name }), let i = o.queued ?? o.onScreen else { return nil }
+        return o.buffers[i]
+    }
+
     /// The outputs being driven: connector name and mode.
     public var outputSummary: [(name: String, mode: KMSMode)] { outputs.map { ($0.name, $0.mode) } }
 

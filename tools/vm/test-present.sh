@@ -6,7 +6,7 @@
 # the headless render of that frame (24 frames with the CPU renderer, 4 with GLES). Passes when every frame appears exactly once, in order, and
 # equal to the headless render (CPU renderer: exactly; GL renderer: exactly, both on llvmpipe).
 # Then the native plane path: DMA-BUF frames on the plane, and the TEST_ONLY fallback; then DRM
-# master held by another player, and SIGINT restoring the screen.
+# master held by another player, and SIGINT restoring the screen; then the content policy.
 #
 # Builds nothing: run `swift build` first. Ends with `present: N passed, M failed`.
 set -uo pipefail
@@ -48,6 +48,26 @@ ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=320x2
 cmd+="echo '## master'; ($bin play '$work/long.mp4' --output kms --renderer cpu > '$work/first.log' 2>&1 & echo \$! > '$work/first.pid'); sleep 4; "
 cmd+="$bin play '$work/long.mp4' --output kms --renderer cpu 2>&1 | $quiet | tail -1; echo \"## second status \${PIPESTATUS[0]}\"; "
 cmd+="kill -INT \$(cat '$work/first.pid'); for i in \$(seq 50); do kill -0 \$(cat '$work/first.pid') 2>/dev/null || break; sleep 0.2; done; $quiet '$work/first.log' | grep -v '^00:' ; "
+# Content policy on a real driver: a token asking for HDCP type 0 plays censored on vkms's
+# Virtual-1, which has no Content Protection property (every capture is the black background);
+# a token denying capture makes --capture refuse before anything is shown.
+python3 - "$work" <<'PY'
+import base64, hashlib, hmac, json, sys, time
+work = sys.argv[1]
+secret = "scanout-vm-test-secret-0123456789abcdef"
+json.dump({"keys": [{"kid": "vm", "alg": "HS256", "secret": secret}]}, open(f"{work}/keys.json", "w"))
+def b64(b): return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+def token(policy):
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "vm"}).encode())
+    body = b64(json.dumps({"exp": int(time.time()) + 3600, "policy": policy}).encode())
+    sig = b64(hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
+    return f"{head}.{body}.{sig}"
+open(f"{work}/hdcp.jwt", "w").write(token({"externalOutput": "allow", "hdcp": "type0", "capture": "allow"}))
+open(f"{work}/nocapture.jwt", "w").write(token({"externalOutput": "allow", "hdcp": "none", "capture": "deny"}))
+PY
+cmd+="echo '## policy hdcp'; $bin play '$work/native.mp4' --output kms --mode 640x480@60 --renderer cpu --capture '$work/hdcp' --token @'$work/hdcp.jwt' --keys '$work/keys.json' 2>&1 | $quiet | grep -e '^policy' -e '^kms:'; "
+cmd+="python3 -c \"import sys,glob,subprocess; fs=sorted(glob.glob('$work/hdcp/*.png')); print('hdcp captures', len(fs), 'nonblack', sum(1 for f in fs if any(subprocess.run(['ffmpeg','-v','error','-i',f,'-f','rawvideo','-pix_fmt','rgb24','-'],capture_output=True).stdout)))\"; "
+cmd+="echo '## policy capture'; $bin play '$work/native.mp4' --output kms --renderer cpu --capture '$work/denied' --token @'$work/nocapture.jwt' --keys '$work/keys.json' 2>&1 | $quiet | tail -1; echo \"## denied status \${PIPESTATUS[0]}\"; ls '$work/denied' 2>/dev/null | wc -l | sed 's/^/denied files /'; "
 out=$(SCANOUT_VM_OUT=$work tools/vm/run.sh "$cmd")
 vm=$?
 printf '%s\n' "$out"
@@ -61,7 +81,13 @@ grep -qE '^scanout: cannot become DRM master of /dev/dri/card0: another process 
   && grep -q '^## second status 1$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL the second player was not refused with the holder named" >&2
 grep -q '^scanout: stopped by signal$' <<<"$out" && grep -q '^output: restored the previous state of Virtual-1$' <<<"$out" \
   && passed=$((passed + 1)) || echo "FAIL SIGINT did not stop playback and restore the screen" >&2
-failed=$(( 8 - passed ))
+# HDCP content censored on the Virtual connector (no Content Protection property), every frame.
+grep -q '^policy: outputRestricted Virtual-1: Virtual-1: the content needs HDCP and the connector has no "Content Protection" property$' <<<"$out" \
+  && grep -q '^hdcp captures 8 nonblack 0$' <<<"$out" && passed=$((passed + 1)) || echo "FAIL hdcp content was not censored on Virtual-1" >&2
+# Capture denied: refused with the policy named, exit 1, no capture written.
+grep -q '^scanout: .*capture' <<<"$out" && grep -q '^## denied status 1$' <<<"$out" && grep -q '^denied files 0$' <<<"$out" \
+  && passed=$((passed + 1)) || echo "FAIL writeback capture of capture-deny content was not refused" >&2
+failed=$(( 10 - passed ))
 (( plays != 2 && failed == 0 )) && failed=1
 (( vm != 0 )) && echo "test-present: the guest run failed (status $vm)" >&2
 echo "present: $passed passed, $failed failed"
