@@ -268,3 +268,48 @@ private final class Token {}
         #expect(real[0].request.value(of: 32, "CRTC_ID") == 10)
     }
 }
+
+/// The `native` player type end to end through the seams: the software stand-in for VA-API
+/// exports every decoded frame as DMA-BUFs, `KMSDisplay.present` puts them on the fake's NV12
+/// overlay plane, and a refused plane falls back to composition with the same frames.
+@Suite struct NativePlayerTypeTests {
+    private func standInReader(_ n: Int = 4) throws -> FrameReader {
+        let options = DecoderOptions(playerType: .native,
+                                     environment: SelectorEnvironment(nativePlane: .available, faults: FaultPlan(standIn: true)))
+        return try FrameReader(input: try Fixtures.path("counter.mp4"), decoderOptions: options)
+    }
+
+    @Test func exportedFramesGoOnTheOverlayPlane() throws {
+        let device = twoPorts()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        display.nativePlanes = true
+        let reader = try standInReader()
+        #expect(reader.decision?.chosen == .native)
+        let frame = VideoFrame()
+        var shown = 0
+        while shown < 4, try reader.next(into: frame) {
+            #expect(frame.surface != nil)
+            try display.present(frame, orientation: .identity)
+            shown += 1
+        }
+        #expect(display.counters.native == 4 && display.counters.composited == 0)
+        #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == DRMFourCC.nv12)
+        // 320x240 fitted to 640x480: the plane scales it to the whole screen.
+        #expect(device.value(of: 41, "SRC_W") == 320 << 16 && device.value(of: 41, "CRTC_W") == 640)
+    }
+
+    @Test func aRefusedPlaneCompositesTheSameFrames() throws {
+        let device = twoPorts()
+        device.reject(.plane(41))
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        display.nativePlanes = true
+        let reader = try standInReader()
+        let frame = VideoFrame()
+        _ = try reader.next(into: frame)
+        try display.present(frame, orientation: .identity)
+        #expect(display.counters.native == 0 && display.counters.nativeRejected == 1 && display.counters.composited == 1)
+        // What the primary plane shows is the downloaded frame composited, as headless would draw it.
+        let shown = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
+        #expect(shown == (try CPUCompositor().compose(frame, orientation: .identity, width: 640, height: 480)))
+    }
+}
