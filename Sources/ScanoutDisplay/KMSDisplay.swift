@@ -385,8 +385,9 @@ public final class KMSDisplay: Display {
 
     private func ensureBuffers(_ output: Output) throws {
         guard output.buffers.isEmpty else { return }
+        let modifiers = saved.planes.first { $0.id == output.planeID }?.modifiers[DRMFourCC.xrgb8888] ?? []
         for _ in 0..<max(2, options.buffers) {
-            let b = try renderer.makeBuffer(width: output.mode.width, height: output.mode.height)
+            let b = try renderer.makeBuffer(width: output.mode.width, height: output.mode.height, modifiers: modifiers)
             output.buffers.append(b)
             output.framebufferIDs.append(try device.addFramebuffer(b.framebuffer))
         }

@@ -24,7 +24,9 @@ public final class ScanoutBuffer {
 public protocol ScanoutRenderer: AnyObject {
     /// "cpu", "gl", for logs and counters.
     var name: String { get }
-    func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer
+    /// A scanout buffer; `modifiers` are the layouts the output's primary plane takes for XRGB8888
+    /// (empty when the driver does not say).
+    func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer
     /// A buffer a writeback connector writes into, and that `read` can read.
     func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer
     /// Draws `frame` turned by `orientation` into `buffer`, filling all of it; returns once the
@@ -58,7 +60,8 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
 
     public init(gbm: GBMDevice) { self.gbm = gbm }
 
-    public func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+    /// Mapped by the CPU, so always linear, whatever else the plane takes.
+    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
         try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .cpu))
     }
 
@@ -108,8 +111,8 @@ public final class GLScanoutRenderer: ScanoutRenderer {
         self.gl = gl
     }
 
-    public func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
-        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .gl)
+    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
+        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .gl, modifiers: modifiers)
         let buffer = CPUScanoutRenderer.wrap(bo)
         buffer.target = try gl.makeTarget(bo.dmabuf)
         return buffer
@@ -151,7 +154,7 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
 
     public init() {}
 
-    public func makeBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
+    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
         buffersMade += 1
         return ScanoutBuffer(width: width, height: height,
                              framebuffer: KMSFramebufferDescription(width: width, height: height, format: DRMFourCC.xrgb8888,

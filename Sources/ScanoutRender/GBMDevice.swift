@@ -197,7 +197,11 @@ public final class GBMBuffer {
     /// The layout modifier, nil when GBM does not know it (`DRM_FORMAT_MOD_INVALID`).
     public let modifier: UInt64?
 
-    public init(device: GBMDevice, width: Int, height: Int, format: UInt32, usage: Usage) throws {
+    /// `modifiers`: the layouts the consumer (a KMS plane's `IN_FORMATS`) accepts for `format`;
+    /// when given for a GL buffer, GBM picks the best of them (`gbm_bo_create_with_modifiers2`),
+    /// and the buffer falls back to the usage flags alone (implicit layout, linear for CPU
+    /// buffers) when GBM cannot.
+    public init(device: GBMDevice, width: Int, height: Int, format: UInt32, usage: Usage, modifiers: [UInt64] = []) throws {
         self.device = device
         self.width = width
         self.height = height
@@ -212,7 +216,16 @@ public final class GBMBuffer {
         }
         var made: OpaquePointer?
         var tried: [String] = []
-        for (flags, name) in candidates {
+        if usage == .gl, !modifiers.isEmpty {
+            made = modifiers.withUnsafeBufferPointer { list in
+                device.withDevice {
+                    gbm_bo_create_with_modifiers2($0, UInt32(width), UInt32(height), format, list.baseAddress, UInt32(list.count),
+                                                  GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_RENDERING.rawValue)
+                }
+            }
+            if made == nil { tried.append("\(modifiers.count) modifiers: \(String(cString: strerror(errno)))") }
+        }
+        for (flags, name) in candidates where made == nil {
             made = device.withDevice { gbm_bo_create($0, UInt32(width), UInt32(height), format, flags) }
             if made != nil { break }
             tried.append("\(name): \(String(cString: strerror(errno)))")
