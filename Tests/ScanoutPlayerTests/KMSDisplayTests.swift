@@ -195,6 +195,28 @@ private final class Token {}
         #expect(display.counters.composited == 3)
     }
 
+    @Test func twoScreensEachGetTheirOwnCRTCModeAndLetterboxedPicture() throws {
+        let device = twoPorts()
+        try device.simulateHotplug(connectorID: 31, connected: true, modes: [KMSMode(width: 320, height: 180, refresh: 60, preferred: true)])
+        _ = try device.nextEvent()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        #expect(display.outputSummary.map { "\($0.name) \($0.mode)" } == ["HDMI-A-1 640x480@60", "DP-1 320x180@60"])
+        let f = try frames(1)[0]
+        try display.present(f, orientation: .identity)
+        // One modeset commit for both, each CRTC with its own mode and plane.
+        let real = device.commits.filter { !$0.flags.contains(.testOnly) }
+        #expect(real.count == 1)
+        #expect(Set(real[0].request.objectIDs).isSuperset(of: [10, 11, 30, 31, 40, 43]))
+        #expect(device.value(of: 30, "CRTC_ID") == 10 && device.value(of: 31, "CRTC_ID") == 11)
+        // The 4:3 picture fills the 4:3 screen and is pillarboxed on the 16:9 one.
+        let dp = try display.renderer.read(display.shownBuffer(named: "DP-1")!)
+        #expect(dp.width == 320 && dp.height == 180)
+        #expect(dp == (try CPUCompositor().compose(f, orientation: .identity, width: 320, height: 180)))
+        #expect(dp.pixel(x: 10, y: 90) == (0, 0, 0))
+        let hdmi = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
+        #expect(hdmi == (try CPUCompositor().compose(f, orientation: .identity, width: 640, height: 480)))
+    }
+
     @Test func restorePutsBackWhatWasOnTheScreen() throws {
         let device = twoPorts()
         // Someone else's picture: a 320x240 mode and framebuffer on CRTC 10.
