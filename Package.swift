@@ -3,16 +3,22 @@ import PackageDescription
 
 let package = Package(
     name: "Scanout",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "scanout", targets: ["scanout"]),
         .library(name: "ScanoutMedia", targets: ["ScanoutMedia"]),
         .library(name: "ScanoutRender", targets: ["ScanoutRender"]),
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
         .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
+        .library(name: "ScanoutService", targets: ["ScanoutService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // System libraries. Each module map exposes a shim.h that re-exports what Swift cannot import.
@@ -28,8 +34,17 @@ let package = Package(
         .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM"]),
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
+        // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
+        .target(name: "ScanoutService", dependencies: [
+            "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer",
+            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -38,6 +53,7 @@ let package = Package(
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutServiceTests", dependencies: ["ScanoutService", "ScanoutPlayer", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutCLITests", dependencies: ["scanout", "ScanoutTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
