@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
         .target(name: "ScanoutService", dependencies: [
-            "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay",
+            "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

@@ -294,6 +294,7 @@ public final class PlaybackSession {
         pending = firstFrame
         if firstFrame != nil {
             stats.framesDecoded += 1
+            observer?.frameDecoded(seconds: 0, bytes: 0)
         }
         if gapless, let last = lastTarget {
             anchorTime = last &+ UInt64(previousInterval / rate)
