@@ -36,6 +36,8 @@ public final class PlayerEngine {
     /// Media time of the frame on screen when paused or after a seek; nil when the item's first
     /// frame is still to be shown.
     private var resumeMedia: Double?
+    /// Whether the current item was seeked in (its reader skipped packets).
+    private var seekedInItem = false
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -94,6 +96,32 @@ public final class PlayerEngine {
         guard !items.isEmpty else { throw PlayerError.emptyPlaylist }
         guard items.indices.contains(start) else { throw PlayerError.itemOutOfRange(index: start, count: items.count) }
         for item in items where ![0, 90, 180, 270].contains(item.rotation) { throw PlayerError.rotationInvalid(item.rotation) }
+        if current != nil, [.ready, .playing, .paused, .buffering].contains(state) {
+            // Something is on screen: it stays until an item of the new playlist is ready, and
+            // stays for good when none can be opened.
+            var i = start
+            var failures = 0
+            var firstError: MediaError?
+            while failures < items.count {
+                switch PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: configuration.decoder) {
+                case .success(let p):
+                    release()
+                    playlist = items
+                    set(.preparing)
+                    become(p, gapless: false)
+                    set(.ready)
+                    if autoplay { try play(userInitiated: false) }
+                    return
+                case .failure(let e):
+                    failures += 1
+                    itemsFailed += 1
+                    if firstError == nil { firstError = e }
+                    emit(.error(message: e.description, item: i, skipped: failures < items.count))
+                    i = (i + 1) % items.count
+                }
+            }
+            throw items.count == 1 ? PlayerError.media(item: start, firstError!) : PlayerError.noPlayableItem(failures: failures)
+        }
         release()
         playlist = items
         try prepareCurrent(start, userInitiated: true)
@@ -161,6 +189,7 @@ public final class PlayerEngine {
         let resume: PlayerState = state == .ended ? .paused : (state == .buffering ? .playing : state)
         emit(.seekStarted(target: seconds, exact: exact))
         set(.seeking)
+        seekedInItem = true
         do {
             let (frame, media, number) = try seekFrame(item, seconds: seconds, exact: exact)
             session.hold(frame, media: media)
@@ -290,8 +319,9 @@ public final class PlayerEngine {
             case .dropped:
                 break
             case .ended:
-                if let damage = current?.reader.damage() {
-                    // Played to the end with concealed errors: reported, not fatal.
+                if !seekedInItem, let damage = current?.reader.damage() {
+                    // Played to the end with concealed errors: reported, not fatal. (After a seek
+                    // the packet count cannot tell a short file from skipped packets.)
                     emit(.error(message: damage.description, item: index, skipped: false))
                 }
                 advance()
@@ -363,6 +393,7 @@ public final class PlayerEngine {
         index = p.index
         slateShown = false
         resumeMedia = nil
+        seekedInItem = false
         session.layout = layout(for: p)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         emit(.itemChanged(index: p.index, source: p.item.source))

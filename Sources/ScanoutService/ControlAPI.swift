@@ -105,7 +105,7 @@ public final class ControlAPI: Sendable {
         router.get("/events") { [self] _, _ in events() }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["source", "scaling", "rotation", "playlist", "start", "autoplay", "repeat"])
             var items: [PlaylistItem]
             if let source = try o.string("source") {
                 guard !source.isEmpty else { throw APIError.badRequest("source", "must not be empty") }
@@ -148,14 +148,14 @@ public final class ControlAPI: Sendable {
             return jsonResponse(WireFormat.state(try await perform { e in e.stop(); return e.snapshot() }))
         }
         router.post("/seek") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["position", "exact"])
             let position = try o.double("position", required: true, range: 0...1e9)!
             let exact = try o.bool("exact") ?? true
             try o.rejectUnknown()
             return jsonResponse(WireFormat.state(try await perform { e in try e.seek(to: position, exact: exact); return e.snapshot() }))
         }
         router.put("/rate") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["rate"])
             let rate = try o.double("rate", required: true, range: 0.25...4)!
             try o.rejectUnknown()
             if rate > 2 { logger.warning("rate \(rate)x is above 2x: frames may be dropped") }
@@ -168,7 +168,7 @@ public final class ControlAPI: Sendable {
             return jsonResponse(["items": s.playlist.map(itemJSON), "item": s.index ?? NSNull(), "repeat": s.repeatMode.rawValue])
         }
         router.put("/playlist") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["items", "start", "autoplay"])
             let items = try parsePlaylist(try o.array("items", required: true)!, field: "items")
             guard !items.isEmpty else { throw APIError.badRequest("items", "must not be empty") }
             let start = try o.int("start", range: 0...Int.max) ?? 0
@@ -187,20 +187,20 @@ public final class ControlAPI: Sendable {
             return jsonResponse(WireFormat.state(try await perform { e in try e.previous(); return e.snapshot() }))
         }
         router.post("/playlist/jump") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["index"])
             let index = try o.int("index", required: true)!
             try o.rejectUnknown()
             return jsonResponse(WireFormat.state(try await perform { e in try e.jump(to: index); return e.snapshot() }))
         }
         router.put("/repeat") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["repeat"])
             let mode = RepeatMode(rawValue: try o.string("repeat", required: true, allowed: RepeatMode.allCases.map(\.rawValue))!)!
             try o.rejectUnknown()
             return jsonResponse(WireFormat.state(try await perform { e in e.setRepeat(mode); return e.snapshot() }))
         }
         router.get("/config") { [self] _, _ in jsonResponse(config.withLock { $0.json }) }
         router.put("/config") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: Array(ServiceConfig.allKeys))
             var c = config.withLock { $0 }
             try c.apply(&o, runtimeOnly: true)
             try o.rejectUnknown()
@@ -218,7 +218,7 @@ public final class ControlAPI: Sendable {
         }
         router.get("/log-level") { [self] _, _ in jsonResponse(["level": logLevel.current.rawValue]) }
         router.put("/log-level") { [self] request, context in
-            var o = try await body(request, context)
+            var o = try await body(request, context, fields: ["level"])
             let level = Logger.Level(rawValue: try o.string("level", required: true, allowed: Logger.Level.allCases.map(\.rawValue))!)!
             try o.rejectUnknown()
             logLevel.current = level
@@ -244,7 +244,9 @@ public final class ControlAPI: Sendable {
         })
     }
 
-    private func body(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONObject {
+    /// The request's JSON object; fields other than `fields` are refused before anything else is
+    /// checked, so that a misspelt field is named as such.
+    private func body(_ request: Request, _ context: ServiceRequestContext, fields: [String]) async throws -> JSONObject {
         var request = request
         let buffer: ByteBuffer
         do {
@@ -252,12 +254,16 @@ public final class ControlAPI: Sendable {
         } catch {
             throw APIError(.contentTooLarge, "body: larger than \(context.maxUploadSize) bytes", field: "body")
         }
-        return try JSONObject.parse(Data(buffer.readableBytesView))
+        let o = try JSONObject.parse(Data(buffer.readableBytesView))
+        if let extra = o.values.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw APIError.badRequest(extra, "unknown field")
+        }
+        return o
     }
 
     /// Commands without parameters accept an empty body or `{}` only.
     private func empty(_ request: Request, _ context: ServiceRequestContext) async throws {
-        try await body(request, context).rejectUnknown()
+        _ = try await body(request, context, fields: [])
     }
 
     /// Runs a command on the player; its refusals become 4xx answers naming the field.
@@ -271,16 +277,16 @@ public final class ControlAPI: Sendable {
 
     static func apiError(_ e: PlayerError) -> APIError {
         switch e {
-        case .emptyPlaylist: return APIError(.badRequest, e.description, field: "playlist")
+        case .emptyPlaylist: return APIError(.badRequest, "playlist: \(e.description)", field: "playlist")
         case .itemOutOfRange: return APIError(.notFound, "index: \(e.description)", field: "index")
-        case .invalidState: return APIError(.conflict, e.description, field: "state")
-        case .rateOutOfRange: return APIError(.badRequest, e.description, field: "rate")
-        case .rotationInvalid: return APIError(.badRequest, e.description, field: "rotation")
+        case .invalidState: return APIError(.conflict, "state: \(e.description)", field: "state")
+        case .rateOutOfRange: return APIError(.badRequest, "rate: \(e.description)", field: "rate")
+        case .rotationInvalid: return APIError(.badRequest, "rotation: \(e.description)", field: "rotation")
         case .seekOutOfRange: return APIError(.badRequest, "position: \(e.description)", field: "position")
-        case .noNextItem, .noPreviousItem: return APIError(.conflict, e.description, field: "index")
-        case .noPlayableItem: return APIError(.unprocessableContent, e.description, field: "playlist")
-        case .media(let i, _): return APIError(.unprocessableContent, e.description, field: "playlist[\(i)]")
-        case .output: return APIError(.serviceUnavailable, e.description, field: "output")
+        case .noNextItem, .noPreviousItem: return APIError(.conflict, "index: \(e.description)", field: "index")
+        case .noPlayableItem: return APIError(.unprocessableContent, "playlist: \(e.description)", field: "playlist")
+        case .media(let i, let m): return APIError(.unprocessableContent, "playlist[\(i)]: \(m.description)", field: "playlist[\(i)]")
+        case .output: return APIError(.serviceUnavailable, "output: \(e.description)", field: "output")
         }
     }
 }

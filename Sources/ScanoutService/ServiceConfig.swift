@@ -131,9 +131,13 @@ public struct ServiceConfig: Sendable, Equatable {
 }
 
 /// A config file that cannot be used: the file and what is wrong, in one line.
-public struct ConfigFileError: Error, CustomStringConvertible {
+public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
     public var file: String
     public var message: String
+    public init(file: String, message: String) {
+        self.file = file
+        self.message = message
+    }
     public var description: String { "config \(file): \(message)" }
 }
 

@@ -353,3 +353,21 @@ let frame30 = 1e9 / 30
         #expect(h.mainEvents.contains(.serviceState(up: false, reasons: [.noOutput])))
     }
 }
+
+@Suite struct PlayerEngineLoadTests {
+    @Test func aLoadThatFailsLeavesThePlayingItemPlaying() throws {
+        let h = Harness()
+        let good = try Fixtures.path("counter.mp4")
+        try h.engine.load([PlaylistItem(source: good)])
+        try h.engine.play()
+        h.run { h.display.shown.count >= 5 }
+        #expect(throws: PlayerError.media(item: 0, .notFound(input: "/nonexistent/x.mp4"))) {
+            try h.engine.load([PlaylistItem(source: "/nonexistent/x.mp4")])
+        }
+        #expect(h.engine.state == .playing)
+        #expect(h.engine.playlist == [PlaylistItem(source: good)])
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+        #expect(h.engine.snapshot().framesDropped == 0)
+    }
+}
