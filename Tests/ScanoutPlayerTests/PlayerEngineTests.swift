@@ -5,6 +5,9 @@ import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The frame number a fixture shows in its top band (bit b = the 32-pixel block b, white = 1),
 /// read from the luma plane, 16 rows down.
@@ -369,5 +372,63 @@ let frame30 = 1e9 / 30
         h.run { h.engine.state == .ended }
         #expect(h.display.shown.map(\.code) == Array(0..<96))
         #expect(h.engine.snapshot().framesDropped == 0)
+    }
+}
+
+/// A named pipe fed with a file by a writer that stops for `stall` seconds once `after` bytes are
+/// through (a live source that hangs mid-stream). The pipe's small buffer keeps the writer close
+/// behind the reader, so the reader meets the pause. Stopped when released.
+final class StallingPipe {
+    let path: String
+    private let process: Process
+
+    init(file: String, in scratch: Scratch, after: Int, stall: Double) throws {
+        path = scratch.path("live.mp4")
+        guard mkfifo(path, 0o600) == 0 else { throw SupportError("mkfifo \(path) failed") }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
+        process.arguments = ["-c", """
+            import sys, time
+            d = open(sys.argv[1], 'rb').read(); a = int(sys.argv[2])
+            f = open(sys.argv[3], 'wb'); f.write(d[:a]); f.flush(); time.sleep(float(sys.argv[4])); f.write(d[a:]); f.close()
+            """, file, String(after), path, String(stall)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+@Suite struct PlayerEngineStallTests {
+    @Test func aSourceThatHangsIsReportedAsBufferingAndPlaybackGoesOnWithoutDrops() throws {
+        // 8 s with the index first (a pipe cannot seek), so that the stall (at 85% of the bytes,
+        // ~6.8 s in) comes after libavformat's probing (up to 5 s of data), mid-playback.
+        let scratch = try Scratch()
+        let file = scratch.path("long.mp4")
+        let band = "geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))'"
+        _ = try Proc.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30,format=yuv420p,\(band),trim=end_frame=240",
+                             "-c:v", "libx264", "-threads", "1", "-preset", "veryfast", "-g", "30", "-movflags", "+faststart", "-y", file])
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        let source = try StallingPipe(file: file, in: scratch, after: size * 85 / 100, stall: 4)
+        let display = CodeRecordingDisplay(clock: ManualClock())
+        var events: [PlayerEvent] = []
+        var config = PlayerConfiguration()
+        config.stallThreshold = 500_000_000
+        let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append($0) }
+        try engine.load([PlaylistItem(source: source.path)])
+        try engine.play()
+        while engine.isRunning { engine.tick() }
+        #expect(engine.state == .ended)
+        let buffering = events.compactMap { if case .buffering(let on) = $0 { return on } else { return nil } }
+        #expect(buffering == [true, false])
+        let states = events.compactMap { if case .stateChanged(_, let to) = $0 { return to } else { return nil } }
+        #expect(states == [.preparing, .ready, .playing, .buffering, .playing, .ended])
+        // The timeline restarts at the frame that came after the stall: nothing is dropped.
+        #expect(display.shown.map(\.code) == Array(0..<240))
+        #expect(engine.snapshot().framesDropped == 0)
     }
 }

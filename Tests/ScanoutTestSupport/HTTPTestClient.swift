@@ -81,7 +81,7 @@ public enum HTTPTestClient {
         return out
     }
 
-    static func connect(_ endpoint: HTTPEndpoint, timeout: Double) throws -> Int32 {
+    public static func connect(_ endpoint: HTTPEndpoint, timeout: Double) throws -> Int32 {
         let fd: Int32
         switch endpoint {
         case .tcp(let host, let port):
