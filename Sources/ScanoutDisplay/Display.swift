@@ -3,7 +3,9 @@ import ScanoutRender
 
 /// Somewhere frames are shown: a KMS screen, or nothing physical at all (headless).
 ///
-/// `present` is called from the playback loop's thread only, once per frame that is due.
+/// `present` is called from the playback loop's thread only, once per frame that is due. The frame
+/// is reused by the loop once `present` returns: a display that shows it longer (a KMS plane
+/// scanning it out) keeps its own reference (`VideoFrame.clone()`).
 public protocol Display: AnyObject {
     /// What this output is, for logs and summaries ("headless 1920x1080").
     var description: String { get }

@@ -107,8 +107,12 @@ public final class PlaybackSession {
     public private(set) var position: Double = 0
     public private(set) var lastPresentedPts: Int64?
 
-    private let frame = VideoFrame()
-    private var pending: VideoFrame?
+    private var pending: VideoFrame? {
+        didSet { if let p = pending { heldFrame = p } }
+    }
+    /// The frame handed in from outside (a seek's target, a prepared item's first frame), which
+    /// the pool must not take.
+    private var heldFrame: VideoFrame?
     private var originPts: Int64?
     private var anchorTime: UInt64?
     private var anchorMedia: Double?
@@ -166,41 +170,44 @@ public final class PlaybackSession {
         return stats
     }
 
-    /// Decodes the next frame (or takes the one held back by a seek or a prepared item), waits for
-    /// its time and shows it, or drops it when it is too late.
+    /// Decodes the next frame (or takes the one held back by a seek or a prepared item, or one
+    /// decoded ahead), waits for its time and shows it, or drops it when it is too late.
+    ///
+    /// While waiting, frames after it are decoded ahead (up to `maxDecodedAhead`) whenever the
+    /// wait is longer than a decode usually takes: a queue of decoded frames absorbs decode-time
+    /// spikes (a busy machine, a large keyframe) that would otherwise make frames late. Still one
+    /// thread: the reader and the frames never leave the session's owner.
     public func step() throws -> PlaybackStep {
         lastStepStalled = false
         let f: VideoFrame
+        let media: Double
         if let p = pending {
             f = p
+            media = mediaTime(of: p)
             pending = nil
+        } else if !ahead.isEmpty {
+            let next = ahead.removeFirst()
+            f = next.frame
+            media = next.media
         } else {
-            guard let reader else { return .ended }
-            let d0 = clock.now()
-            let before = reader.bytesRead
-            guard try reader.next(into: frame) else {
+            guard let (frame, m, seconds) = try decodeOne() else {
                 refreshReaderStats()
                 return .ended
             }
-            let d1 = clock.now()
-            let seconds = Double(d1 &- d0) / 1e9
-            stats.decodeSeconds += seconds
-            stats.framesDecoded += 1
-            decodedInReader += 1
-            observer?.frameDecoded(seconds: seconds, bytes: reader.bytesRead - before)
-            if timed, let limit = stallThreshold, d1 &- d0 > limit, anchorTime != nil {
+            if timed, let limit = stallThreshold, UInt64(seconds * 1e9) > limit, anchorTime != nil {
                 lastStepStalled = true
             }
             f = frame
+            media = m
         }
-        let media = mediaTime(of: f)
+        defer { recycle(f) }
         stats.mediaSeconds = max(stats.mediaSeconds, media)
         if anchorTime == nil || lastStepStalled {
             anchorTime = clock.now()
             if anchorMedia == nil || lastStepStalled { anchorMedia = media }
             forcePresent = true
         }
-        let target = self.target(of: media)
+        var target = self.target(of: media)
         if timed {
             let now = clock.now()
             if !forcePresent, now > target &+ UInt64(frameInterval / rate) {
@@ -209,11 +216,80 @@ public final class PlaybackSession {
                 observer?.frameDropped()
                 return .dropped(pts: f.pts, media: media)
             }
-            clock.sleep(until: display.vblankSource?.vblank(nearest: target) ?? target)
+            let slot = display.vblankSource?.vblank(nearest: target) ?? target
+            if try decodeAhead(until: slot) {
+                // A read inside the wait blocked past the stall threshold: the timeline starts
+                // again at this frame.
+                lastStepStalled = true
+                anchorTime = clock.now()
+                anchorMedia = media
+                target = anchorTime!
+            } else {
+                clock.sleep(until: slot)
+            }
         }
         try show(f, media: media, target: timed ? target : nil)
         lastTarget = target
         return .presented(pts: f.pts, media: media)
+    }
+
+    /// Frames decoded ahead of the one being waited for, at most (0: none).
+    public var maxDecodedAhead = 8
+    private var ahead: [(frame: VideoFrame, media: Double)] = []
+    private var spare: [VideoFrame] = []
+    private var readerExhausted = false
+    /// Running estimate of one decode, nanoseconds.
+    private var decodeEstimate: Double?
+
+    /// Reads and decodes the next frame of the reader into a frame of its own.
+    private func decodeOne() throws -> (VideoFrame, Double, Double)? {
+        guard let reader, !readerExhausted else { return nil }
+        let frame = spare.popLast() ?? VideoFrame()
+        let d0 = clock.now()
+        let before = reader.bytesRead
+        guard try reader.next(into: frame) else {
+            readerExhausted = true
+            spare.append(frame)
+            return nil
+        }
+        let d1 = clock.now()
+        let seconds = Double(d1 &- d0) / 1e9
+        stats.decodeSeconds += seconds
+        stats.framesDecoded += 1
+        decodedInReader += 1
+        observer?.frameDecoded(seconds: seconds, bytes: reader.bytesRead - before)
+        let ns = seconds * 1e9
+        decodeEstimate = decodeEstimate.map { $0 * 0.9 + ns * 0.1 } ?? ns
+        return (frame, mediaTime(of: frame), seconds)
+    }
+
+    /// Decodes frames ahead while the wait until `slot` is longer than a decode is expected to take.
+    /// Returns true when a read blocked past the stall threshold.
+    private func decodeAhead(until slot: UInt64) throws -> Bool {
+        guard maxDecodedAhead > 0 else { return false }
+        while ahead.count < maxDecodedAhead, !readerExhausted, pending == nil {
+            let estimate = UInt64(max(decodeEstimate ?? frameInterval / 2, 0) * 1.5)
+            guard clock.now() &+ estimate < slot else { break }
+            guard let (frame, media, seconds) = try decodeOne() else { break }
+            ahead.append((frame, media))
+            if let limit = stallThreshold, UInt64(seconds * 1e9) > limit, clock.now() > slot { return true }
+        }
+        return false
+    }
+
+    /// Returns a shown or dropped frame to the pool (the held and prepared frames belong to
+    /// their owners).
+    private func recycle(_ f: VideoFrame) {
+        guard f !== heldFrame else { heldFrame = nil; return }
+        f.unref()
+        if spare.count < 4 { spare.append(f) }
+    }
+
+    /// Forgets the frames decoded ahead (their reader moved, or is gone).
+    private func flushAhead() {
+        for a in ahead { a.frame.unref() }
+        ahead.removeAll()
+        readerExhausted = false
     }
 
     /// Shows `f` now, outside the timeline (a seek's target while paused, a slate).
@@ -277,6 +353,7 @@ public final class PlaybackSession {
     /// Holds `frame` back to be shown by the next step (a seek's target, already decoded) and
     /// starts the timeline at it.
     public func hold(_ frame: VideoFrame, media: Double? = nil) {
+        flushAhead()
         pending = frame
         rebase(atMedia: media)
     }
@@ -288,6 +365,7 @@ public final class PlaybackSession {
     public func continueWith(_ reader: FrameReader, firstFrame: VideoFrame?, originPts: Int64?, gapless: Bool) {
         let previousInterval = frameInterval
         retireReader()
+        flushAhead()
         self.reader = reader
         self.originPts = originPts
         decodedInReader = firstFrame == nil ? 0 : 1
@@ -307,12 +385,14 @@ public final class PlaybackSession {
     /// Replaces the reader of the same input (an exact seek continues on the seeker's reader),
     /// keeping the origin.
     public func replaceReader(_ reader: FrameReader) {
+        flushAhead()
         if reader !== self.reader { retireReader() }
         self.reader = reader
     }
 
     /// Forgets the input (stop).
     public func clear() {
+        flushAhead()
         retireReader()
         reader = nil
         pending = nil

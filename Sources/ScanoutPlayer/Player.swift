@@ -15,6 +15,7 @@ public final class EventHub: Sendable {
         var streams: [Int: AsyncStream<Numbered>.Continuation] = [:]
         var listeners: [@Sendable (Numbered) -> Void] = []
         var sequence = 0
+        var finished = false
     }
     private let subscribers = Mutex(Subscribers())
 
@@ -23,11 +24,17 @@ public final class EventHub: Sendable {
     /// A stream of the events from now on; the newest `buffer` are kept for a slow reader.
     public func subscribe(buffer: Int = 1024) -> AsyncStream<Numbered> {
         let (stream, continuation) = AsyncStream<Numbered>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
-        let id = subscribers.withLock { s in
+        let id: Int? = subscribers.withLock { s in
+            guard !s.finished else { return nil }
             let id = s.next
             s.next += 1
             s.streams[id] = continuation
             return id
+        }
+        guard let id else {
+            // Shutting down: the stream ends at once.
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.streams.removeValue(forKey: id) }
@@ -49,9 +56,10 @@ public final class EventHub: Sendable {
         for c in streams { c.yield(numbered) }
     }
 
-    /// Ends every subscriber's stream.
+    /// Ends every subscriber's stream, and those of later subscribers at once.
     public func finish() {
         let streams = subscribers.withLock { s in
+            s.finished = true
             defer { s.streams = [:] }
             return Array(s.streams.values)
         }
