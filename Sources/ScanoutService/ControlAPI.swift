@@ -60,6 +60,23 @@ struct AuthMiddleware: RouterMiddleware {
     }
 }
 
+/// A known path asked with a method it does not have: 405 with the methods it has (`Allow`).
+struct MethodMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+    static let methods: [String: [String]] = Dictionary(grouping: ControlAPI.routes, by: \.path).mapValues { $0.map(\.method) }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if let allowed = Self.methods[path], !allowed.contains(request.method.rawValue) {
+            var response = jsonResponse(["error": "method: \(request.method.rawValue) is not allowed on \(path) (allowed: \(allowed.joined(separator: ", ")))",
+                                         "field": "method"], status: .methodNotAllowed)
+            response.headers[.allow] = allowed.joined(separator: ", ")
+            return response
+        }
+        return try await next(request, context)
+    }
+}
+
 /// The HTTP/JSON control API over a `Player`. Every route is listed in `routes` (and documented
 /// in docs/openapi.json; a test checks the two agree).
 public final class ControlAPI: Sendable {
@@ -89,6 +106,7 @@ public final class ControlAPI: Sendable {
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: AuthMiddleware(token: config.withLock { $0.token }))
+        router.add(middleware: MethodMiddleware())
         router.get("/version") { _, _ in jsonResponse(["name": "scanout", "version": ScanoutVersion.string]) }
         router.get("/health") { [self] _, _ in
             let s = player.snapshot
@@ -188,7 +206,7 @@ public final class ControlAPI: Sendable {
         }
         router.post("/playlist/jump") { [self] request, context in
             var o = try await body(request, context, fields: ["index"])
-            let index = try o.int("index", required: true)!
+            let index = try o.int("index", required: true, range: 0...1_000_000)!
             try o.rejectUnknown()
             return jsonResponse(WireFormat.state(try await perform { e in try e.jump(to: index); return e.snapshot() }))
         }
@@ -254,7 +272,11 @@ public final class ControlAPI: Sendable {
         } catch {
             throw APIError(.contentTooLarge, "body: larger than \(context.maxUploadSize) bytes", field: "body")
         }
-        let o = try JSONObject.parse(Data(buffer.readableBytesView))
+        let data = Data(buffer.readableBytesView)
+        if !fields.isEmpty, data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            throw APIError(.badRequest, "body: a JSON object is required", field: "body")
+        }
+        let o = try JSONObject.parse(data)
         if let extra = o.values.keys.sorted().first(where: { !fields.contains($0) }) {
             throw APIError.badRequest(extra, "unknown field")
         }

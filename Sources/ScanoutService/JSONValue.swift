@@ -73,14 +73,19 @@ public struct JSONObject {
     public var isEmpty: Bool { values.isEmpty }
     public func has(_ key: String) -> Bool { values[key] != nil && !(values[key] is NSNull) }
 
-    private mutating func raw(_ key: String) -> Any? {
+    /// The value of `key`; null is refused unless the field is `nullable` (then it reads as absent).
+    private mutating func raw(_ key: String, nullable: Bool = false) throws(APIError) -> Any? {
         read.insert(key)
-        guard let v = values[key], !(v is NSNull) else { return nil }
+        guard let v = values[key] else { return nil }
+        if v is NSNull {
+            if nullable { return nil }
+            throw .badRequest(name(key), "must not be null")
+        }
         return v
     }
 
-    public mutating func string(_ key: String, required: Bool = false, allowed: [String]? = nil) throws(APIError) -> String? {
-        guard let v = raw(key) else {
+    public mutating func string(_ key: String, required: Bool = false, allowed: [String]? = nil, nullable: Bool = false) throws(APIError) -> String? {
+        guard let v = try raw(key, nullable: nullable) else {
             if required { throw .badRequest(name(key), "is required") }
             return nil
         }
@@ -92,7 +97,7 @@ public struct JSONObject {
     }
 
     public mutating func double(_ key: String, required: Bool = false, range: ClosedRange<Double>? = nil) throws(APIError) -> Double? {
-        guard let v = raw(key) else {
+        guard let v = try raw(key) else {
             if required { throw .badRequest(name(key), "is required") }
             return nil
         }
@@ -107,7 +112,11 @@ public struct JSONObject {
 
     public mutating func int(_ key: String, required: Bool = false, range: ClosedRange<Int>? = nil) throws(APIError) -> Int? {
         guard let d = try double(key, required: required) else { return nil }
-        guard d == d.rounded(), abs(d) < 1e15 else { throw .badRequest(name(key), "must be an integer") }
+        guard d == d.rounded() else { throw .badRequest(name(key), "must be an integer") }
+        guard abs(d) <= 9.007199254740992e15 else {
+            if let range { throw .badRequest(name(key), "must be within \(range.lowerBound)...\(range.upperBound) (got \(Self.format(d)))") }
+            throw .badRequest(name(key), "is too large")
+        }
         let i = Int(d)
         if let range, !range.contains(i) {
             throw .badRequest(name(key), "must be within \(range.lowerBound)...\(range.upperBound) (got \(i))")
@@ -116,13 +125,13 @@ public struct JSONObject {
     }
 
     public mutating func bool(_ key: String) throws(APIError) -> Bool? {
-        guard let v = raw(key) else { return nil }
+        guard let v = try raw(key) else { return nil }
         guard let n = v as? NSNumber, Self.isBoolean(n) else { throw .badRequest(name(key), "must be true or false") }
         return n.boolValue
     }
 
     public mutating func array(_ key: String, required: Bool = false) throws(APIError) -> [Any]? {
-        guard let v = raw(key) else {
+        guard let v = try raw(key) else {
             if required { throw .badRequest(name(key), "is required") }
             return nil
         }
@@ -131,7 +140,7 @@ public struct JSONObject {
     }
 
     public mutating func object(_ key: String) throws(APIError) -> JSONObject? {
-        guard let v = raw(key) else { return nil }
+        guard let v = try raw(key) else { return nil }
         guard let d = v as? [String: Any] else { throw .badRequest(name(key), "must be an object") }
         return JSONObject(values: d, path: name(key))
     }

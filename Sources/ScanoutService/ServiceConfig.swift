@@ -76,7 +76,7 @@ public struct ServiceConfig: Sendable, Equatable {
         }
         if let v = try o.int("port", range: 0...65535) { port = v }
         if o.values.keys.contains("unixSocket") {
-            unixSocket = try o.string("unixSocket")
+            unixSocket = try o.string("unixSocket", nullable: true)
         }
         if let v = try o.string("token") {
             guard !v.isEmpty else { throw .badRequest("token", "must not be empty") }
@@ -95,7 +95,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)) { repeatMode = RepeatMode(rawValue: v)! }
         if let v = try o.bool("autoplay") { autoplay = v }
         if let v = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)) { scaling = ScalingMode(rawValue: v)! }
-        if o.values.keys.contains("slate") { slate = try o.string("slate") }
+        if o.values.keys.contains("slate") { slate = try o.string("slate", nullable: true) }
         if let v = try o.double("positionInterval", range: 0.05...3600) { positionInterval = v }
         if let v = try o.double("retryInterval", range: 0.1...3600) { retryInterval = v }
         if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }

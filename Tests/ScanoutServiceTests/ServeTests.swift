@@ -164,6 +164,10 @@ func localized(_ v: Any, source: String) -> Any {
             ("PUT", "/config", #"{"positionInterval": 0}"#, 400, "positionInterval"),
             ("PUT", "/log-level", #"{"level": "loud"}"#, 400, "level"),
             ("POST", "/play", #"{"now": true}"#, 400, "now"),
+            ("POST", "/seek", #"{"position": 1, "exact": null}"#, 400, "exact"),
+            ("PUT", "/config", nil, 400, "body"),
+            ("POST", "/playlist/jump", #"{"index": 36028797018963967}"#, 400, "index"),
+            ("DELETE", "/state", nil, 405, "method"),
         ]
         let before = try #require(try server.request("GET", "/stats").json?["framesPresented"] as? Int)
         for (method, path, body, status, field) in cases {
