@@ -80,7 +80,9 @@ struct Serve: AsyncParsableCommand {
         do {
             try c.apply(&object, runtimeOnly: false)
         } catch {
-            throw ValidationError("--\(optionName(error.field ?? "")): \(error.message)")
+            let field = error.field ?? ""
+            let message = error.message.hasPrefix(field + ": ") ? String(error.message.dropFirst(field.count + 2)) : error.message
+            throw ValidationError("--\(optionName(field)): \(message)")
         }
         if noSocket { c.unixSocket = nil }
         return c

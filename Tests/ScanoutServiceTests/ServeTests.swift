@@ -234,6 +234,21 @@ func localized(_ v: Any, source: String) -> Any {
     }
 }
 
+@Suite struct ServeCommandLineTests {
+    @Test func badOptionsAndConfigFilesExitOneWithTheOptionNamed() throws {
+        let exe = try ScanoutBinary.path()
+        let port = try Proc.run(exe, ["serve", "--port", "99999"], timeout: 30)
+        #expect(port.status == 1)
+        #expect(port.stderrText == "scanout: --port: must be within 0...65535 (got 99999)\n")
+        let rep = try Proc.run(exe, ["serve", "--repeat", "sometimes"], timeout: 30)
+        #expect(rep.status == 1)
+        #expect(rep.stderrText == "scanout: --repeat: must be one of none, one, all (got \"sometimes\")\n")
+        let missing = try Proc.run(exe, ["serve", "--config", "/nonexistent/scanout.json"], timeout: 30)
+        #expect(missing.status == 1)
+        #expect(missing.stderrText == "scanout: config /nonexistent/scanout.json: does not exist\n")
+    }
+}
+
 @Suite struct ServiceConfigTests {
     @Test func configFileErrorsNameTheFileAndTheField() throws {
         let scratch = try Scratch()
