@@ -218,6 +218,8 @@ public enum ScanoutBinary {
 
 /// `scanout serve` as a subprocess on a free loopback port and a Unix socket in a scratch
 /// directory; SIGTERM when released (and SIGKILL if it does not stop within 10 s).
+/// `@unchecked Sendable`: every stored property is set once in `init` and only read afterwards;
+/// `Process` itself is thread-safe for the calls made here (isRunning, processIdentifier).
 public final class ServeProcess: @unchecked Sendable {
     public let port: UInt16
     public let socketPath: String
