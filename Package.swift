@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Scanout",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "scanout", targets: ["scanout"]),
         .library(name: "ScanoutMedia", targets: ["ScanoutMedia"]),
@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
         .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
         .library(name: "ScanoutPolicy", targets: ["ScanoutPolicy"]),
+        .library(name: "ScanoutService", targets: ["ScanoutService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -18,6 +19,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // Key generation in the policy tests (RSA lives in CryptoExtras); jwt-kit depends on it already.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // System libraries. Each module map exposes a shim.h that re-exports what Swift cannot import.
@@ -38,8 +44,17 @@ let package = Package(
             "ScanoutDisplay",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
+        // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
+        .target(name: "ScanoutService", dependencies: [
+            "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy",
+            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -54,6 +69,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
         ]),
+        .testTarget(name: "ScanoutServiceTests", dependencies: ["ScanoutService", "ScanoutPlayer", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutCLITests", dependencies: [
             "scanout", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),

@@ -3,34 +3,103 @@ import ScanoutRender
 
 /// Somewhere frames are shown: a KMS screen, or nothing physical at all (headless).
 ///
-/// `present` is called from the playback loop's thread only, once per frame that is due.
+/// `present` is called from the playback loop's thread only, once per frame that is due. The frame
+/// is reused by the loop once `present` returns: a display that shows it longer (a KMS plane
+/// scanning it out) keeps its own reference (`VideoFrame.clone()`).
 public protocol Display: AnyObject {
     /// What this output is, for logs and summaries ("headless 1920x1080").
     var description: String { get }
     /// Shows `frame`, turned by `orientation`, now.
     func present(_ frame: VideoFrame, orientation: Orientation) throws
+    /// Shows `frame` laid out by `layout` (orientation and scaling mode), now. Displays that do not
+    /// scale get the default, which ignores the scaling mode.
+    func present(_ frame: VideoFrame, layout: FrameLayout) throws
+    /// Where the display's vblank timestamps come from, when it has any (a KMS screen's page-flip
+    /// events). Nil: the display has no refresh of its own, and frames are timed by the clock alone.
+    var vblankSource: (any VBlankSource)? { get }
+}
+
+extension Display {
+    public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
+        try present(frame, orientation: layout.orientation)
+    }
+    public var vblankSource: (any VBlankSource)? { nil }
+}
+
+/// How one frame is laid out on the output.
+public struct FrameLayout: Equatable, Sendable {
+    public var orientation: Orientation
+    public var scaling: ScalingMode
+    public init(orientation: Orientation = .identity, scaling: ScalingMode = .fit) {
+        self.orientation = orientation
+        self.scaling = scaling
+    }
+}
+
+/// The refresh timing of a display: the timestamp of its latest vblank (from the kernel's
+/// page-flip event) and the refresh period. Read on the playback loop's thread.
+public protocol VBlankSource: AnyObject {
+    /// Nanoseconds between two vblanks.
+    var refreshInterval: UInt64 { get }
+    /// `CLOCK_MONOTONIC` nanoseconds of the most recent vblank seen, nil before the first one.
+    var lastVBlank: UInt64? { get }
+}
+
+extension VBlankSource {
+    /// The vblank nearest to `time`, extrapolated from the last one seen by whole refresh periods;
+    /// nil when no vblank has been seen yet.
+    public func vblank(nearest time: UInt64) -> UInt64? {
+        guard let last = lastVBlank, refreshInterval > 0 else { return nil }
+        let p = Double(refreshInterval)
+        let n = ((Double(Int64(bitPattern: time &- last))) / p).rounded()
+        let t = Double(last) + n * p
+        return t <= 0 ? 0 : UInt64(t)
+    }
 }
 
 /// The output for machines with no screen: each presented frame is composited into an RGB
 /// framebuffer with the CPU renderer (the same work a screen would need, so that timings and
 /// drops are honest), and the last one is kept for snapshots.
+///
+/// The picture is rendered at its natural size; with an output size set, the rectangle it would
+/// occupy under the item's scaling mode is computed and kept (`lastDestination`), as a screen
+/// would place it.
 public final class HeadlessDisplay: Display {
     private let renderer = CPURenderer()
     private var framebuffer = RGBImage(width: 0, height: 0, bytes: [])
     public private(set) var framesPresented = 0
+    /// The size of the output the picture is laid out on, when one is set.
+    public let outputSize: (width: Int, height: Int)?
+    /// Where the last picture went on the output, when an output size is set.
+    public private(set) var lastDestination: PixelRect?
+    /// The layout of the last picture shown.
+    public private(set) var lastLayout: FrameLayout?
     /// The last picture shown.
     public var lastImage: RGBImage? { framesPresented > 0 ? framebuffer : nil }
 
-    public init() {}
+    public init(outputWidth: Int? = nil, outputHeight: Int? = nil) {
+        if let w = outputWidth, let h = outputHeight, w > 0, h > 0 { outputSize = (w, h) } else { outputSize = nil }
+    }
 
     public var description: String {
+        if let o = outputSize { return "headless \(o.width)x\(o.height)" }
         if framesPresented > 0 { return "headless \(framebuffer.width)x\(framebuffer.height)" }
         return "headless"
     }
 
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        try present(frame, layout: FrameLayout(orientation: orientation))
+    }
+
+    public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         // The framebuffer's storage is reused frame after frame.
-        try renderer.render(frame, orientation: orientation, into: &framebuffer)
+        try renderer.render(frame, orientation: layout.orientation, into: &framebuffer)
+        if let o = outputSize {
+            lastDestination = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height,
+                                                     sampleAspectRatio: frame.sampleAspectRatio, orientation: layout.orientation,
+                                                     outputWidth: o.width, outputHeight: o.height, mode: layout.scaling)
+        }
+        lastLayout = layout
         framesPresented += 1
     }
 }

@@ -622,3 +622,26 @@ func monotonicNowNs() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
+
+/// The page-flip events' vblank timestamps pace playback on a KMS screen: the presentation clock
+/// aims each frame at the vblank nearest its time.
+extension KMSDisplay: VBlankSource {
+    public var vblankSource: (any VBlankSource)? { self }
+
+    /// From the first output's mode timing (pixel clock / (htotal × vtotal)), else its refresh.
+    public var refreshInterval: UInt64 {
+        guard let mode = outputs.first?.mode else { return 16_666_667 }
+        if let t = mode.timing, t.clock > 0, t.htotal > 0, t.vtotal > 0 {
+            return UInt64(t.htotal) * UInt64(t.vtotal) * 1_000_000 / UInt64(t.clock)
+        }
+        return 1_000_000_000 / UInt64(max(mode.refresh, 1))
+    }
+
+    public var lastVBlank: UInt64? { lastFlipTimestampNs }
+
+    /// Shows `frame` with the item's scaling mode (the compositor's, for this frame on).
+    public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
+        if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }
+        try present(frame, orientation: layout.orientation)
+    }
+}

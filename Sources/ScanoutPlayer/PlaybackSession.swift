@@ -15,18 +15,27 @@ public struct PlaybackStats: Sendable {
     public var wallSeconds = 0.0
     /// Media time covered, seconds.
     public var mediaSeconds = 0.0
-    /// |presentation time − target time| of each presented frame, sorted, nanoseconds.
+    /// Compressed bytes read.
+    public var bytesRead = 0
+    /// |presentation time − target time| of each presented frame, nanoseconds; sorted once
+    /// playback ends (`run`), in presentation order while it goes on. A session with a
+    /// `deviationWindow` keeps only the latest ones.
     public var pacingDeviations: [UInt64] = []
     public var decodeErrors = DecodeStats()
+
+    public init() {}
 
     /// Decoded frames per second of decoder time.
     public var decodeFPS: Double { decodeSeconds > 0 ? Double(framesDecoded) / decodeSeconds : 0 }
 
-    /// The `p`-th percentile (0...100) of the pacing deviation, milliseconds.
+    /// The `p`-th percentile (0...100) of the pacing deviation, milliseconds. Sorts a copy when
+    /// the deviations are not sorted yet.
     public func pacingPercentile(_ p: Double) -> Double {
         guard !pacingDeviations.isEmpty else { return 0 }
-        let i = min(pacingDeviations.count - 1, Int((p / 100 * Double(pacingDeviations.count - 1)).rounded()))
-        return Double(pacingDeviations[i]) / 1e6
+        var sorted = pacingDeviations
+        for i in sorted.indices.dropFirst() where sorted[i] < sorted[i - 1] { sorted.sort(); break }
+        let i = min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))
+        return Double(sorted[i]) / 1e6
     }
 }
 
@@ -37,19 +46,82 @@ public struct PlaybackProgress: Sendable {
     public var stats: PlaybackStats
 }
 
+/// Told about each frame as it goes through the loop (metrics). Called on the playback thread.
+public protocol PlaybackObserver: AnyObject {
+    func frameDecoded(seconds: Double, bytes: Int)
+    func framePresented(seconds: Double)
+    func frameDropped()
+}
+
+/// What one step of the loop did.
+public enum PlaybackStep: Equatable, Sendable {
+    /// A frame was shown; its timestamp and media time (seconds from the item's first frame).
+    case presented(pts: Int64?, media: Double)
+    /// A frame came out of the decoder too late and was skipped.
+    case dropped(pts: Int64?, media: Double)
+    /// The reader is exhausted (or none is set).
+    case ended
+}
+
+/// The display failed to show a frame (no output).
+public struct PresentError: Error, CustomStringConvertible {
+    public var display: String
+    public var underlying: any Error
+    public var description: String { "cannot present on \(display): \(underlying)" }
+}
+
 /// Plays one input on one display: decode → (wait for the frame's time) → present.
 ///
 /// With `timed` each frame is shown when the clock reaches its presentation time (scaled by
-/// `rate`); a frame already more than one frame interval late when it comes out of the decoder
-/// is dropped, as mpv's and GStreamer's sinks do, and counted. Untimed playback shows every frame
-/// as fast as it decodes (benchmarks). Runs on the calling thread. Not thread-safe.
+/// `rate`) — or, when the display has vblank timestamps, at the vblank nearest that time; a
+/// frame already more than one frame interval late when it comes out of the decoder is dropped,
+/// as mpv's and GStreamer's sinks do, and counted. Untimed playback shows every frame as fast as
+/// it decodes (benchmarks).
+///
+/// The timeline maps media time to clock time: a frame `m` seconds after the item's first frame
+/// is due at `anchorTime + (m − anchorMedia) / rate`. Seeks, resumes and rate changes re-anchor
+/// it (`rebase`); a new item continues it gaplessly (`continueWith`): its first frame is due one
+/// frame interval after the previous item's last one.
+///
+/// Runs on the calling thread (`run`) or one frame per call (`step`, the player's loop). Not
+/// thread-safe: one owner, which also owns the reader and the display.
 public final class PlaybackSession {
-    public let reader: FrameReader
-    public let display: any Display
+    public private(set) var reader: FrameReader?
+    public var display: any Display
     public let clock: any PlaybackClock
     public var timed: Bool
-    public var rate: Double
+    public private(set) var rate: Double
     public var progressInterval: UInt64 = 250_000_000
+    /// Layout of the frames shown (orientation and scaling). Nil: the stream's own orientation, fit.
+    public var layout: FrameLayout?
+    /// A read that takes longer than this (nanoseconds) is a stall: the timeline is re-anchored at
+    /// the frame that finally came (no flood of drops after it) and `lastStepStalled` says so.
+    public var stallThreshold: UInt64?
+    /// Keep at most this many pacing deviations (the latest), for endless playback.
+    public var deviationWindow: Int?
+    public weak var observer: (any PlaybackObserver)?
+    public private(set) var stats = PlaybackStats()
+    /// Whether the last `step` waited longer than `stallThreshold` for its frame.
+    public private(set) var lastStepStalled = false
+    /// Media time (seconds from the item's first frame) of the last frame shown.
+    public private(set) var position: Double = 0
+    public private(set) var lastPresentedPts: Int64?
+
+    private var pending: VideoFrame? {
+        didSet { if let p = pending { heldFrame = p } }
+    }
+    /// The frame handed in from outside (a seek's target, a prepared item's first frame), which
+    /// the pool must not take.
+    private var heldFrame: VideoFrame?
+    private var originPts: Int64?
+    private var anchorTime: UInt64?
+    private var anchorMedia: Double?
+    private var lastTarget: UInt64?
+    private var forcePresent = true
+    private var decodedInReader = 0
+    /// Decoder error counts and bytes of readers already finished with.
+    private var earlierErrors = DecodeStats()
+    private var earlierBytes = 0
 
     public init(reader: FrameReader, display: any Display, clock: any PlaybackClock = MonotonicClock(), timed: Bool = true, rate: Double = 1) {
         self.reader = reader
@@ -59,56 +131,302 @@ public final class PlaybackSession {
         self.rate = rate
     }
 
+    /// A session with no input yet (`continueWith` or `replace` gives it one).
+    public init(display: any Display, clock: any PlaybackClock = MonotonicClock(), timed: Bool = true, rate: Double = 1) {
+        self.display = display
+        self.clock = clock
+        self.timed = timed
+        self.rate = rate
+    }
+
+    /// Nanoseconds between two frames of the current input at rate 1 (30 fps when unknown).
+    public var frameInterval: Double {
+        guard let v = reader?.video, v.frameRate.isValid, v.frameRate.doubleValue > 0 else { return 1e9 / 30 }
+        return 1e9 / v.frameRate.doubleValue
+    }
+
+    private var orientation: Orientation { layout?.orientation ?? reader?.video.orientation ?? .identity }
+
     /// Plays to the end (or until `shouldStop` returns true) and returns the figures.
     public func run(orientation: Orientation? = nil, shouldStop: () -> Bool = { false }, progress: (PlaybackProgress) -> Void = { _ in }) throws -> PlaybackStats {
-        var stats = PlaybackStats()
-        let frame = VideoFrame()
-        let video = reader.video
-        let tb = video.timeBase.doubleValue
-        let interval = video.frameRate.isValid ? 1e9 / video.frameRate.doubleValue / rate : 1e9 / 30 / rate
-        let orient = orientation ?? video.orientation
-        let duration = video.durationSeconds
+        if let orientation { layout = FrameLayout(orientation: orientation, scaling: layout?.scaling ?? .fit) }
         let start = clock.now()
-        var firstPts: Int64?
         var lastProgress = start
-        var lastMedia = 0.0
+        let duration = reader?.video.durationSeconds
         while !shouldStop() {
-            let d0 = clock.now()
-            guard try reader.next(into: frame) else { break }
-            let d1 = clock.now()
-            stats.decodeSeconds += Double(d1 &- d0) / 1e9
-            stats.framesDecoded += 1
-            let pts = frame.pts ?? (firstPts ?? 0) + Int64(Double(stats.framesDecoded - 1) * interval * rate / 1e9 / max(tb, 1e-12))
-            if firstPts == nil { firstPts = pts }
-            let media = Double(pts - firstPts!) * tb
-            lastMedia = max(lastMedia, media)
-            let target = start &+ UInt64(max(0, media / rate * 1e9))
-            if timed {
-                let now = clock.now()
-                if stats.framesPresented > 0, now > target &+ UInt64(interval) {
-                    stats.framesDropped += 1
-                    continue
-                }
-                clock.sleep(until: target)
-            }
-            let p0 = clock.now()
-            try display.present(frame, orientation: orient)
-            let p1 = clock.now()
-            stats.presentSeconds += Double(p1 &- p0) / 1e9
-            stats.framesPresented += 1
-            if timed { stats.pacingDeviations.append(p0 > target ? p0 - target : target - p0) }
-            if p1 &- lastProgress >= progressInterval {
-                lastProgress = p1
-                stats.wallSeconds = Double(p1 &- start) / 1e9
-                stats.mediaSeconds = lastMedia
-                stats.decodeErrors = reader.decoder.stats
-                progress(PlaybackProgress(position: media, duration: duration, stats: stats))
+            let r = try step()
+            if r == .ended { break }
+            let now = clock.now()
+            if case .presented = r, now &- lastProgress >= progressInterval {
+                lastProgress = now
+                stats.wallSeconds = Double(now &- start) / 1e9
+                refreshReaderStats()
+                progress(PlaybackProgress(position: position, duration: duration, stats: stats))
             }
         }
         stats.wallSeconds = Double(clock.now() &- start) / 1e9
-        stats.mediaSeconds = lastMedia
-        stats.decodeErrors = reader.decoder.stats
+        refreshReaderStats()
         stats.pacingDeviations.sort()
+        return stats
+    }
+
+    /// Decodes the next frame (or takes the one held back by a seek or a prepared item, or one
+    /// decoded ahead), waits for its time and shows it, or drops it when it is too late.
+    ///
+    /// While waiting, frames after it are decoded ahead (up to `maxDecodedAhead`) whenever the
+    /// wait is longer than a decode usually takes: a queue of decoded frames absorbs decode-time
+    /// spikes (a busy machine, a large keyframe) that would otherwise make frames late. Still one
+    /// thread: the reader and the frames never leave the session's owner.
+    public func step() throws -> PlaybackStep {
+        lastStepStalled = false
+        let f: VideoFrame
+        let media: Double
+        if let p = pending {
+            f = p
+            media = mediaTime(of: p)
+            pending = nil
+        } else if !ahead.isEmpty {
+            let next = ahead.removeFirst()
+            f = next.frame
+            media = next.media
+        } else {
+            guard let (frame, m, seconds) = try decodeOne() else {
+                refreshReaderStats()
+                return .ended
+            }
+            if timed, let limit = stallThreshold, UInt64(seconds * 1e9) > limit, anchorTime != nil {
+                lastStepStalled = true
+            }
+            f = frame
+            media = m
+        }
+        defer { recycle(f) }
+        stats.mediaSeconds = max(stats.mediaSeconds, media)
+        if anchorTime == nil || lastStepStalled {
+            anchorTime = clock.now()
+            if anchorMedia == nil || lastStepStalled { anchorMedia = media }
+            forcePresent = true
+        }
+        var target = self.target(of: media)
+        if timed {
+            let now = clock.now()
+            if !forcePresent, now > target &+ UInt64(frameInterval / rate) {
+                stats.framesDropped += 1
+                lastTarget = target
+                observer?.frameDropped()
+                return .dropped(pts: f.pts, media: media)
+            }
+            let slot = display.vblankSource?.vblank(nearest: target) ?? target
+            if try decodeAhead(until: slot) {
+                // A read inside the wait blocked past the stall threshold: the timeline starts
+                // again at this frame.
+                lastStepStalled = true
+                anchorTime = clock.now()
+                anchorMedia = media
+                target = anchorTime!
+            } else {
+                clock.sleep(until: slot)
+            }
+        }
+        try show(f, media: media, target: timed ? target : nil)
+        lastTarget = target
+        return .presented(pts: f.pts, media: media)
+    }
+
+    /// Frames decoded ahead of the one being waited for, at most (0: none).
+    public var maxDecodedAhead = 8
+    private var ahead: [(frame: VideoFrame, media: Double)] = []
+    private var spare: [VideoFrame] = []
+    private var readerExhausted = false
+    /// Running estimate of one decode, nanoseconds.
+    private var decodeEstimate: Double?
+
+    /// Reads and decodes the next frame of the reader into a frame of its own.
+    private func decodeOne() throws -> (VideoFrame, Double, Double)? {
+        guard let reader, !readerExhausted else { return nil }
+        let frame = spare.popLast() ?? VideoFrame()
+        let d0 = clock.now()
+        let before = reader.bytesRead
+        guard try reader.next(into: frame) else {
+            readerExhausted = true
+            spare.append(frame)
+            return nil
+        }
+        let d1 = clock.now()
+        let seconds = Double(d1 &- d0) / 1e9
+        stats.decodeSeconds += seconds
+        stats.framesDecoded += 1
+        decodedInReader += 1
+        observer?.frameDecoded(seconds: seconds, bytes: reader.bytesRead - before)
+        let ns = seconds * 1e9
+        decodeEstimate = decodeEstimate.map { $0 * 0.9 + ns * 0.1 } ?? ns
+        return (frame, mediaTime(of: frame), seconds)
+    }
+
+    /// Decodes frames ahead while the wait until `slot` is longer than a decode is expected to take.
+    /// Returns true when a read blocked past the stall threshold.
+    private func decodeAhead(until slot: UInt64) throws -> Bool {
+        guard maxDecodedAhead > 0 else { return false }
+        while ahead.count < maxDecodedAhead, !readerExhausted, pending == nil {
+            let estimate = UInt64(max(decodeEstimate ?? frameInterval / 2, 0) * 1.5)
+            guard clock.now() &+ estimate < slot else { break }
+            guard let (frame, media, seconds) = try decodeOne() else { break }
+            ahead.append((frame, media))
+            if let limit = stallThreshold, UInt64(seconds * 1e9) > limit, clock.now() > slot { return true }
+        }
+        return false
+    }
+
+    /// Returns a shown or dropped frame to the pool (the held and prepared frames belong to
+    /// their owners).
+    private func recycle(_ f: VideoFrame) {
+        guard f !== heldFrame else { heldFrame = nil; return }
+        f.unref()
+        if spare.count < 4 { spare.append(f) }
+    }
+
+    /// Forgets the frames decoded ahead (their reader moved, or is gone).
+    private func flushAhead() {
+        for a in ahead { a.frame.unref() }
+        ahead.removeAll()
+        readerExhausted = false
+    }
+
+    /// Shows `f` now, outside the timeline (a seek's target while paused, a slate).
+    public func presentNow(_ f: VideoFrame, layout: FrameLayout? = nil) throws {
+        let p0 = clock.now()
+        do {
+            try display.present(f, layout: layout ?? self.layout ?? FrameLayout(orientation: orientation))
+        } catch {
+            throw PresentError(display: display.description, underlying: error)
+        }
+        let seconds = Double(clock.now() &- p0) / 1e9
+        stats.presentSeconds += seconds
+        stats.framesPresented += 1
+        observer?.framePresented(seconds: seconds)
+    }
+
+    private func show(_ f: VideoFrame, media: Double, target: UInt64?) throws {
+        let p0 = clock.now()
+        try presentNow(f)
+        forcePresent = false
+        position = media
+        lastPresentedPts = f.pts
+        if let target {
+            // With vblank timestamps the frame reaches the screen at the vblank the flip latched on.
+            let shown = display.vblankSource?.vblank(nearest: p0) ?? p0
+            stats.pacingDeviations.append(shown > target ? shown - target : target - shown)
+            if let w = deviationWindow, stats.pacingDeviations.count >= 2 * w {
+                stats.pacingDeviations.removeFirst(stats.pacingDeviations.count - w)
+            }
+        }
+    }
+
+    private func mediaTime(of f: VideoFrame) -> Double {
+        let tb = reader?.video.timeBase.doubleValue ?? 0
+        let pts = f.pts ?? ((originPts ?? 0) + Int64(Double(decodedInReader - 1) * frameInterval / 1e9 / max(tb, 1e-12)))
+        if originPts == nil { originPts = pts }
+        return Double(pts - originPts!) * tb
+    }
+
+    private func target(of media: Double) -> UInt64 {
+        let a = anchorTime ?? clock.now()
+        let offset = (media - (anchorMedia ?? media)) / rate * 1e9
+        return offset >= 0 ? a &+ UInt64(offset) : a &- min(a, UInt64(-offset))
+    }
+
+    /// Starts the timeline again at the next step: the frame at media time `media` (the next
+    /// frame's own time when nil) is due at that step's clock time, and is never dropped. For
+    /// resuming after a pause or a seek.
+    public func rebase(atMedia media: Double? = nil) {
+        anchorTime = nil
+        anchorMedia = media
+        forcePresent = true
+    }
+
+    /// Changes the rate from the current position on.
+    public func setRate(_ r: Double) {
+        if anchorTime != nil { rebase(atMedia: position) }
+        rate = r
+    }
+
+    /// Holds `frame` back to be shown by the next step (a seek's target, already decoded) and
+    /// starts the timeline at it.
+    public func hold(_ frame: VideoFrame, media: Double? = nil) {
+        flushAhead()
+        pending = frame
+        rebase(atMedia: media)
+    }
+
+    /// Switches to another input; `firstFrame` (already decoded from it) is shown first, and
+    /// `originPts` is the timestamp of its first frame (media time 0). With `gapless`, the first
+    /// frame is due one frame interval after the previous input's last frame; otherwise the
+    /// timeline starts again at the next step.
+    public func continueWith(_ reader: FrameReader, firstFrame: VideoFrame?, originPts: Int64?, gapless: Bool) {
+        let previousInterval = frameInterval
+        retireReader()
+        flushAhead()
+        self.reader = reader
+        self.originPts = originPts
+        decodedInReader = firstFrame == nil ? 0 : 1
+        pending = firstFrame
+        if firstFrame != nil {
+            stats.framesDecoded += 1
+            observer?.frameDecoded(seconds: 0, bytes: 0)
+        }
+        if gapless, let last = lastTarget {
+            anchorTime = last &+ UInt64(previousInterval / rate)
+            anchorMedia = 0
+        } else {
+            rebase(atMedia: nil)
+        }
+    }
+
+    /// Replaces the reader of the same input (an exact seek continues on the seeker's reader),
+    /// keeping the origin.
+    public func replaceReader(_ reader: FrameReader) {
+        flushAhead()
+        if reader !== self.reader { retireReader() }
+        self.reader = reader
+    }
+
+    /// Forgets the input (stop).
+    public func clear() {
+        flushAhead()
+        retireReader()
+        reader = nil
+        pending = nil
+        originPts = nil
+        lastTarget = nil
+        position = 0
+        rebase()
+    }
+
+    private func retireReader() {
+        guard let reader else { return }
+        earlierErrors = add(earlierErrors, reader.decoder.stats)
+        earlierBytes += reader.bytesRead
+        self.reader = nil
+        refreshReaderStats()
+    }
+
+    private func refreshReaderStats() {
+        stats.decodeErrors = reader.map { add(earlierErrors, $0.decoder.stats) } ?? earlierErrors
+        stats.bytesRead = earlierBytes + (reader?.bytesRead ?? 0)
+    }
+
+    private func add(_ a: DecodeStats, _ b: DecodeStats) -> DecodeStats {
+        var s = a
+        s.rejectedPackets += b.rejectedPackets
+        s.concealedFrames += b.concealedFrames
+        s.loggedErrors += b.loggedErrors
+        s.framesDecoded += b.framesDecoded
+        return s
+    }
+
+    /// Copies the current figures (decoder errors and bytes brought up to date).
+    public func currentStats() -> PlaybackStats {
+        refreshReaderStats()
         return stats
     }
 }

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import ScanoutMedia
+import ScanoutService
 
 @main
-struct Scanout: ParsableCommand {
+struct Scanout: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scanout",
         abstract: "Decode video and put it on a screen with no desktop; exact frames and checksums for tests.",
@@ -11,7 +12,8 @@ struct Scanout: ParsableCommand {
         Exit status: 0 success; 1 the job could not be done (bad input, bad option, I/O error); \
         2 the job was done but the input was damaged (errors concealed, truncated data).
         """,
-        subcommands: [Play.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, Selftest.self],
+        version: ScanoutVersion.string,
+        subcommands: [Play.self, Serve.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, Selftest.self],
         defaultSubcommand: nil
     )
 }

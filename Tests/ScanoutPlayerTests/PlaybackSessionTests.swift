@@ -129,3 +129,28 @@ final class RecordingDisplay: Display {
         #expect(VAAPIProbe.summary(directory: scratch.url.path).hasPrefix("unavailable: no render node"))
     }
 }
+
+@Suite struct DecodeAheadTests {
+    @Test func waitsAreUsedToDecodeAheadAndOrderAndTimingStayExact() throws {
+        let clock = ManualClock()
+        let start = clock.now()
+        let display = RecordingDisplay(clock: clock)
+        let session = PlaybackSession(reader: try FrameReader(input: try Fixtures.path("counter_open.ts")), display: display, clock: clock)
+        for _ in 0..<10 { _ = try session.step() }
+        // Eight frames wait decoded behind the one on screen.
+        #expect(session.stats.framesPresented == 10)
+        #expect(session.stats.framesDecoded == 18)
+        while try session.step() != .ended {}
+        #expect(display.shown.count == 96)
+        #expect(display.shown.map(\.pts) == display.shown.map(\.pts).sorted())
+        for (i, s) in display.shown.enumerated() { #expect(s.at - start == UInt64(Double(i) / 30 * 1e9), "frame \(i)") }
+    }
+
+    @Test func noDecodeAheadWhenTurnedOff() throws {
+        let clock = ManualClock()
+        let session = PlaybackSession(reader: try FrameReader(input: try Fixtures.path("counter.mp4")), display: RecordingDisplay(clock: clock), clock: clock)
+        session.maxDecodedAhead = 0
+        for _ in 0..<10 { _ = try session.step() }
+        #expect(session.stats.framesDecoded == 10)
+    }
+}

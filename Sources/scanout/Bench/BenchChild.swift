@@ -87,36 +87,60 @@ struct BenchChild {
         return report
     }
 
+    /// A player engine on the headless display, as `scanout serve` runs one (the next item is
+    /// prepared on the caller's thread: a bench plays one item).
+    private func engine(clock: any PlaybackClock = MonotonicClock(), display: HeadlessDisplay) throws -> PlayerEngine {
+        var config = PlayerConfiguration()
+        config.demuxer = options.input.demuxer
+        config.decoder = try options.input.decoder
+        return PlayerEngine(display: display, clock: clock, configuration: config) { _ in }
+    }
+
+    /// Time to the first frame through the Player: load (open, decode frame 0), play, and the
+    /// first frame rendered on the headless display.
     private func startup(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
-        let r = try reader(input)
-        let frame = VideoFrame()
-        guard try r.next(into: frame) else { throw MediaError.noFrames(input: input) }
-        _ = try CPURenderer().render(frame, orientation: r.video.orientation)
+        let display = HeadlessDisplay()
+        let player = try engine(display: display)
+        try player.load([PlaylistItem(source: input)])
+        try player.play()
+        while display.framesPresented == 0 && player.isRunning { player.tick() }
+        guard display.framesPresented > 0 else { throw MediaError.noFrames(input: input) }
         let s = monotonicSeconds() - t0
         return ChildReport(frames: 1, internalSeconds: s, unitMs: [s * 1000])
     }
 
+    /// Exact seeks through the Player (each lands on frame N, shown on the headless display),
+    /// the picture then encoded as a PNG like the peer's.
     private func seek(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
-        let seeker = try FrameSeeker(input: input, demuxerOptions: options.input.demuxer, decoderOptions: options.input.decoder)
-        let targets = seekTargets(frameCount: seeker.frameCount, count: options.seeks)
-        let renderer = CPURenderer()
+        let display = HeadlessDisplay()
+        let player = try engine(display: display)
+        try player.load([PlaylistItem(source: input)])
+        let index = try FrameIndex.build(input: input, options: options.input.demuxer)
+        let tb = player.currentItem!.video.timeBase.doubleValue
+        let targets = seekTargets(frameCount: index.frameCount, count: options.seeks)
         let png = PNGEncoder()
         var times: [Double] = []
         for n in targets {
             let s0 = monotonicSeconds()
-            let f = try seeker.frame(n)
-            _ = try png.encode(try renderer.render(f, orientation: seeker.reader.video.orientation))
+            try player.seek(to: Double(index.timestamps[n] - index.timestamps[0]) * tb, exact: true)
+            guard let image = display.lastImage else { throw MediaError.noFrames(input: input) }
+            _ = try png.encode(image)
             times.append((monotonicSeconds() - s0) * 1000)
         }
         return ChildReport(frames: targets.count, internalSeconds: monotonicSeconds() - t0, unitMs: times)
     }
 
+    /// Real-time playback through the Player to the end.
     private func play(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
-        let r = try reader(input)
-        let stats = try PlaybackSession(reader: r, display: HeadlessDisplay()).run()
+        let player = try engine(display: HeadlessDisplay())
+        player.session.deviationWindow = nil
+        try player.load([PlaylistItem(source: input)])
+        try player.play()
+        while player.isRunning { player.tick() }
+        let stats = player.session.currentStats()
         return ChildReport(frames: stats.framesPresented, internalSeconds: monotonicSeconds() - t0,
                            unitMs: stats.pacingDeviations.map { Double($0) / 1e6 }, dropped: stats.framesDropped,
                            pacingP50Ms: stats.pacingPercentile(50), pacingP99Ms: stats.pacingPercentile(99))

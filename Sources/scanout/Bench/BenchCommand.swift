@@ -77,14 +77,15 @@ struct BenchRender: BenchSuiteCommand {
 
 struct BenchPlay: BenchSuiteCommand {
     static let configuration = CommandConfiguration(commandName: "play",
-        abstract: "Real-time headless playback: frames dropped and pacing jitter (p50/p99 deviation from each frame's due time).")
+        abstract: "Real-time headless playback through the Player: frames dropped and pacing jitter (p50/p99 deviation from each frame's due time).",
+        discussion: "Peer: mpv --no-config --vo=null --ao=null (real time), its frame-drop-count + decoder-frame-drop-count and vo-delayed-frame-count read by a script at the end.")
     static let suite = BenchSuite.play
     @OptionGroup var bench: BenchOptions
 }
 
 struct BenchSeek: BenchSuiteCommand {
     static let configuration = CommandConfiguration(commandName: "seek",
-        abstract: "Exact-seek latency: time to the exact frame N as a PNG, per seek.",
+        abstract: "Exact-seek latency through the Player: time to the exact frame N shown and written as a PNG, per seek.",
         discussion: "Targets are the same pseudo-random frames for every tool. Peer: ffmpeg -ss T -i X -frames:v 1 (one process per seek; note that -ss lands on the wrong frame in MPEG-TS).")
     static let suite = BenchSuite.seek
     @OptionGroup var bench: BenchOptions
@@ -92,7 +93,7 @@ struct BenchSeek: BenchSuiteCommand {
 
 struct BenchStartup: BenchSuiteCommand {
     static let configuration = CommandConfiguration(commandName: "startup",
-        abstract: "Time to first frame: start the process, open, decode and render frame 0, exit.",
+        abstract: "Time to first frame: start the process, load the input into the Player, play, frame 0 rendered, exit.",
         discussion: "Peers: ffmpeg -i X -frames:v 1 -pix_fmt rgb24 -f null -; mpv --frames=1 --vo=null.")
     static let suite = BenchSuite.startup
     @OptionGroup var bench: BenchOptions

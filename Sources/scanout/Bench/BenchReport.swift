@@ -11,6 +11,12 @@ enum BenchReport {
             if suite == .play {
                 let drops = r.dropped.sorted()
                 out += "  scanout  dropped median \(drops.isEmpty ? 0 : drops[drops.count / 2]) (max \(drops.max() ?? 0)), pacing p50 \(format2(r.pacing.p50)) ms, p99 \(format2(r.pacing.p99)) ms\n"
+                for (peer, runs) in r.peerDrops.sorted(by: { $0.key < $1.key }) {
+                    let d = runs.map(\.dropped).sorted(), late = runs.map(\.delayed).sorted()
+                    out += "  \(pad(peer, 8)) dropped median \(d[d.count / 2]) (max \(d.last!)), delayed median \(late[late.count / 2])\n"
+                }
+                for p in r.missing { out += "  \(p): missing (not installed, or it failed on this input)\n" }
+                for p in r.noEquivalent { out += "  \(p): no equivalent for the \(suite.rawValue) suite\n" }
                 continue
             }
             out += "  " + pad("tool", 11) + pad(m.name + " median", 14) + pad("min", 10) + pad("max", 10) + pad("cpu ms/unit", 13) + pad("peak MiB", 10) + "ratio scanout/tool\n"
@@ -55,7 +61,8 @@ enum BenchReport {
                 },
                 "ratios": ratios, "missing": r.missing, "noEquivalent": r.noEquivalent,
                 "scanoutUnitMs": s.isEmpty ? [:] : ["p50": num(pct(s, 50)), "p90": num(pct(s, 90)), "p99": num(pct(s, 99)), "max": num(s.last!)],
-                "glStageMs": r.stageMs.mapValues(num), "decoder": r.decoder, "dropped": r.dropped, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
+                "glStageMs": r.stageMs.mapValues(num), "decoder": r.decoder, "dropped": r.dropped,
+                "peerDropped": r.peerDrops.mapValues { $0.map(\.dropped) }, "peerDelayed": r.peerDrops.mapValues { $0.map(\.delayed) }, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
             ]
         }
         let root: [String: Any] = [

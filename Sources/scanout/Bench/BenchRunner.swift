@@ -24,6 +24,8 @@ struct InputResult {
     /// Scanout's per-unit times (frame times, seek times or pacing deviations) from its last run, ms.
     var unitMs: [Double] = []
     var dropped: [Int] = []
+    /// Play suite: each peer's dropped and delayed frames per run.
+    var peerDrops: [String: [(dropped: Int, delayed: Int)]] = [:]
     var pacing: (p50: Double, p99: Double) = (0, 0)
     /// GL renderer: median ms per frame of upload, draw and readback, from the last run.
     var stageMs: [String: Double] = [:]
@@ -95,6 +97,10 @@ struct BenchRunner {
                         wall += c.wallSeconds
                         cpu += c.cpuSeconds
                         peak = max(peak, c.maxRSSKiB)
+                        if suite == .play, measured {
+                            guard let d = Peer.mpvDrops(c.stderr) else { failed = true; break }
+                            result.peerDrops[peer, default: []].append(d)
+                        }
                         if peer == "ffmpeg", suite == .decode || suite == .render,
                            let rtime = lastNumber(after: "rtime=", in: c.stderr), let n = lastNumber(after: "frame=", in: c.stderr), measured {
                             result.tools[i + 1].internalFPS.append(n / max(rtime, 1e-9))
@@ -107,7 +113,7 @@ struct BenchRunner {
                     if measured { record(&result.tools[i + 1], wall: wall, cpu: cpu, units: units, peak: peak) }
                 }
             }
-            result.tools.removeAll { $0.tool != "scanout" && $0.values.isEmpty }
+            result.tools.removeAll { $0.tool != "scanout" && $0.values.isEmpty && result.peerDrops[$0.tool] == nil }
             results.append(result)
         }
         progress.finish()

@@ -1,3 +1,4 @@
+import Foundation
 /// The other tools a benchmark compares with, and their command for each suite.
 enum Peer {
     static let known = ["ffmpeg", "mpv", "gstreamer"]
@@ -21,6 +22,11 @@ enum Peer {
             return [["mpv", "--no-config", "--really-quiet", "--vo=null", "--ao=null", "--aid=no", "--untimed", "--vd-lavc-threads=\(t)", input]]
         case ("mpv", .startup):
             return [["mpv", "--no-config", "--really-quiet", "--vo=null", "--ao=null", "--aid=no", "--frames=1", "--vd-lavc-threads=\(t)", input]]
+        case ("mpv", .play):
+            // Real time on the null output; the script reports mpv's drop counters at the end.
+            guard let script = mpvDropScript else { return nil }
+            return [["mpv", "--no-config", "--really-quiet", "--vo=null", "--ao=null", "--aid=no", "--vd-lavc-threads=\(t)",
+                     "--script=\(script)", input]]
         case ("gstreamer", .decode):
             return [["gst-launch-1.0", "-q", "filesrc", "location=\(input)", "!"] + gstDecoder(codec: codec, threads: threads) + ["!", "fakesink", "sync=false"]]
         case ("gstreamer", .render):
@@ -29,6 +35,38 @@ enum Peer {
         default:
             return nil
         }
+    }
+
+    /// A Lua script for mpv that prints `scanout-bench: dropped=N decoder-dropped=M delayed=K` on
+    /// stderr when the file ends (mpv's frame-drop-count, decoder-frame-drop-count and
+    /// vo-delayed-frame-count), written once to the temporary directory.
+    static let mpvDropScript: String? = {
+        let lua = """
+        local counts = {}
+        for _, p in ipairs({"frame-drop-count", "decoder-frame-drop-count", "vo-delayed-frame-count"}) do
+          counts[p] = 0
+          mp.observe_property(p, "number", function(_, v) if v then counts[p] = v end end)
+        end
+        mp.register_event("end-file", function()
+          io.stderr:write(string.format("scanout-bench: dropped=%d decoder-dropped=%d delayed=%d\\n",
+            counts["frame-drop-count"], counts["decoder-frame-drop-count"], counts["vo-delayed-frame-count"]))
+        end)
+
+        """
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-bench-mpv-drops-\(getpid()).lua").path
+        return FileManager.default.createFile(atPath: path, contents: Data(lua.utf8)) ? path : nil
+    }()
+
+    /// mpv's drops (vo + decoder) and delayed frames from the script's line.
+    static func mpvDrops(_ stderr: String) -> (dropped: Int, delayed: Int)? {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.hasPrefix("scanout-bench: dropped=") }) else { return nil }
+        var v: [String: Int] = [:]
+        for part in line.dropFirst("scanout-bench: ".count).split(separator: " ") {
+            let kv = part.split(separator: "=")
+            if kv.count == 2, let n = Int(kv[1]) { v[String(kv[0])] = n }
+        }
+        guard let d = v["dropped"], let dd = v["decoder-dropped"], let late = v["delayed"] else { return nil }
+        return (d + dd, late)
     }
 
     /// The libav decoder element for `codec` with the thread count set, or decodebin when there

@@ -1,0 +1,119 @@
+import Foundation
+import ScanoutMedia
+
+/// An item opened and its first frame decoded: ready to be shown without a wait.
+///
+/// Owns its reader (and, after an exact seek, the seeker whose reader playback continues on).
+/// Not thread-safe: built by the preparing thread, then handed whole to the player's loop.
+public final class PreparedItem {
+    public let index: Int
+    public let item: PlaylistItem
+    public private(set) var reader: FrameReader
+    public let firstFrame: VideoFrame
+    /// Timestamp of the item's first frame (its media time 0).
+    public let originPts: Int64?
+    public var video: VideoStreamInfo { reader.video }
+    /// Built on the first exact seek (it indexes the whole input).
+    private(set) var seeker: FrameSeeker?
+
+    init(index: Int, item: PlaylistItem, reader: FrameReader, firstFrame: VideoFrame) {
+        self.index = index
+        self.item = item
+        self.reader = reader
+        self.firstFrame = firstFrame
+        originPts = firstFrame.pts
+    }
+
+    /// Opens `item` and decodes its first frame. Typed failure: the item's `MediaError`.
+    static func open(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) -> Result<PreparedItem, MediaError> {
+        do {
+            let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder)
+            let first = VideoFrame()
+            guard try reader.next(into: first) else { return .failure(.noFrames(input: item.source)) }
+            return .success(PreparedItem(index: index, item: item, reader: reader, firstFrame: first))
+        } catch let e as MediaError {
+            return .failure(e)
+        } catch {
+            return .failure(.openFailed(input: item.source, reason: "\(error)"))
+        }
+    }
+
+    /// The seeker for exact seeks, built once; playback continues on its reader afterwards.
+    func exactSeeker(demuxer: DemuxerOptions, decoder: DecoderOptions) throws -> FrameSeeker {
+        if let s = seeker, s.index.isSeekable { return s }
+        // Streams without timestamps count frames from the start: a fresh seeker each time, since
+        // playback moved its reader on.
+        let s = try FrameSeeker(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder)
+        seeker = s
+        return s
+    }
+
+    func useSeekerReader() {
+        if let s = seeker { reader = s.reader }
+    }
+}
+
+/// Prepares the next item ahead of time: on a thread of its own (`background`, so that opening and
+/// the first decode never hold up the frame being shown), or at once on the caller's thread
+/// (`inline`, for deterministic tests).
+final class ItemPreparer {
+    enum Mode { case inline, background }
+
+    /// Hand-over slot between the preparing thread and the loop.
+    /// `@unchecked Sendable`: every field is read and written under `condition`; the PreparedItem
+    /// stored in it is never touched by the preparing thread after it is stored, so ownership
+    /// passes whole to the thread that takes it out.
+    private final class Slot: @unchecked Sendable {
+        let condition = NSCondition()
+        var result: Result<PreparedItem, MediaError>?
+    }
+
+    let mode: Mode
+    private var slot: Slot?
+    private(set) var index: Int?
+    private(set) var item: PlaylistItem?
+
+    init(mode: Mode) { self.mode = mode }
+
+    var isPreparing: Bool { slot != nil }
+
+    /// Starts preparing `item` (forgetting any earlier preparation).
+    func start(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) {
+        let s = Slot()
+        slot = s
+        self.index = index
+        self.item = item
+        switch mode {
+        case .inline:
+            s.result = PreparedItem.open(item, index: index, demuxer: demuxer, decoder: decoder)
+        case .background:
+            let t = Thread {
+                let r = PreparedItem.open(item, index: index, demuxer: demuxer, decoder: decoder)
+                s.condition.lock()
+                s.result = r
+                s.condition.broadcast()
+                s.condition.unlock()
+            }
+            t.name = "scanout-prepare"
+            t.start()
+        }
+    }
+
+    /// The prepared item, waiting for the preparation to finish if it has not yet.
+    func take() -> Result<PreparedItem, MediaError>? {
+        guard let s = slot else { return nil }
+        s.condition.lock()
+        while s.result == nil { s.condition.wait() }
+        let r = s.result!
+        s.result = nil
+        s.condition.unlock()
+        cancel()
+        return r
+    }
+
+    func cancel() {
+        slot = nil
+        index = nil
+        item = nil
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Synchronization
+import ScanoutDisplay
+import ScanoutMedia
+
+/// Fans player events out to any number of subscribers, from any thread. Each event carries a
+/// sequence number (1, 2, ...), so a client can tell whether it missed some.
+public final class EventHub: Sendable {
+    public struct Numbered: Sendable {
+        public var sequence: Int
+        public var event: PlayerEvent
+    }
+    private struct Subscribers {
+        var next = 1
+        var streams: [Int: AsyncStream<Numbered>.Continuation] = [:]
+        var listeners: [@Sendable (Numbered) -> Void] = []
+        var sequence = 0
+        var finished = false
+    }
+    private let subscribers = Mutex(Subscribers())
+
+    public init() {}
+
+    /// A stream of the events from now on; the newest `buffer` are kept for a slow reader.
+    public func subscribe(buffer: Int = 1024) -> AsyncStream<Numbered> {
+        let (stream, continuation) = AsyncStream<Numbered>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
+        let id: Int? = subscribers.withLock { s in
+            guard !s.finished else { return nil }
+            let id = s.next
+            s.next += 1
+            s.streams[id] = continuation
+            return id
+        }
+        guard let id else {
+            // Shutting down: the stream ends at once.
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Calls `body` with every event, on the publishing thread (keep it short: metrics, logs).
+    public func addListener(_ body: @escaping @Sendable (Numbered) -> Void) {
+        subscribers.withLock { $0.listeners.append(body) }
+    }
+
+    public func publish(_ event: PlayerEvent) {
+        let (numbered, streams, listeners) = subscribers.withLock { s in
+            s.sequence += 1
+            return (Numbered(sequence: s.sequence, event: event), Array(s.streams.values), s.listeners)
+        }
+        for l in listeners { l(numbered) }
+        for c in streams { c.yield(numbered) }
+    }
+
+    /// Ends every subscriber's stream, and those of later subscribers at once.
+    public func finish() {
+        let streams = subscribers.withLock { s in
+            s.finished = true
+            defer { s.streams = [:] }
+            return Array(s.streams.values)
+        }
+        for c in streams { c.finish() }
+    }
+}
+
+/// A player on a thread of its own: the thread owns a `PlayerEngine` and with it the display,
+/// every reader and decoder; commands reach it as jobs through a queue, and come back with their
+/// result. Between jobs the thread shows frames (`PlayerEngine.tick`), so a command waits at most
+/// one frame interval. Events go to `events`; `snapshot` is a copy refreshed after every job and
+/// frame, readable at once from any thread.
+///
+/// Why a thread and not an actor: the loop blocks (libav reads, `clock_nanosleep` until a frame's
+/// time) and must not hold a cooperative-pool thread for the whole playback.
+public final class Player: @unchecked Sendable {
+    // @unchecked Sendable: `queue`, `stopping` and `latest` are only touched under `condition`;
+    // the engine lives in the loop thread's closure and is never reachable from another thread.
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+
+    private struct Job {
+        var run: (PlayerEngine) -> Void
+        var cancel: () -> Void
+    }
+    private var stopping = false
+    private var latest = PlayerSnapshot()
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    public let events = EventHub()
+
+    /// Starts the loop thread; `makeDisplay` runs on it (the display's owner), as does everything
+    /// the engine does.
+    public init(configuration: PlayerConfiguration = PlayerConfiguration(),
+                makeDisplay: @escaping @Sendable () -> any Display) {
+        let t = Thread { [self] in loop(configuration: configuration, makeDisplay: makeDisplay) }
+        t.name = "scanout-player"
+        thread = t
+        t.start()
+    }
+
+    private func loop(configuration: PlayerConfiguration, makeDisplay: () -> any Display) {
+        let clock = MonotonicClock()
+        let hub = events
+        let engine = PlayerEngine(display: makeDisplay(), clock: clock, configuration: configuration,
+                                  backgroundPreparation: true, emit: { hub.publish($0) })
+        engine.announceOutput()
+        publishSnapshot(engine)
+        var lastSnapshot: UInt64 = 0
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping && !engine.isRunning {
+                if let wake = engine.nextWakeup {
+                    let now = clock.now()
+                    if wake <= now { break }
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wake - now) / 1e9))
+                    if clock.now() >= wake { break }
+                } else {
+                    condition.wait()
+                }
+            }
+            if stopping {
+                condition.unlock()
+                break
+            }
+            let jobs = queue
+            queue = []
+            condition.unlock()
+            for job in jobs { job.run(engine) }
+            engine.tick()
+            // While playing, the copy is refreshed four times a second (it sorts the pacing
+            // figures); after a command, at once.
+            let now = clock.now()
+            if !jobs.isEmpty || !engine.isRunning || now &- lastSnapshot >= 250_000_000 {
+                lastSnapshot = now
+                publishSnapshot(engine)
+            }
+        }
+        engine.stop()
+        publishSnapshot(engine)
+        finished.signal()
+    }
+
+    private func publishSnapshot(_ engine: PlayerEngine) {
+        let s = engine.snapshot()
+        condition.lock()
+        latest = s
+        condition.unlock()
+    }
+
+    /// Where the player stands (a copy at most a quarter of a second old while playing).
+    public var snapshot: PlayerSnapshot {
+        condition.lock()
+        defer { condition.unlock() }
+        return latest
+    }
+
+    /// Runs `body` on the loop thread with the engine and returns its result.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (PlayerEngine) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            condition.lock()
+            if stopping {
+                condition.unlock()
+                c.resume(throwing: PlayerError.invalidState(command: "run a command", state: .stopped))
+                return
+            }
+            queue.append(Job(run: { engine in c.resume(with: Result { try body(engine) }) },
+                             cancel: { c.resume(throwing: PlayerError.invalidState(command: "run a command", state: .stopped)) }))
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    /// Stops playback and ends the loop thread (waits for it).
+    public func shutdown() {
+        condition.lock()
+        let already = stopping
+        stopping = true
+        let pending = queue
+        queue = []
+        condition.signal()
+        condition.unlock()
+        for job in pending { job.cancel() }
+        guard !already else { return }
+        finished.wait()
+        events.finish()
+    }
+}

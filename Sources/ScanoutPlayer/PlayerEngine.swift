@@ -1,0 +1,489 @@
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutRender
+
+/// The player's state machine and playback loop, driven one call at a time: commands (`load`,
+/// `play`, `pause`, `seek`, ...) and `tick`, which shows the next frame when playing.
+///
+/// Everything here runs on one thread: the engine owns the display, the readers, decoders and
+/// seekers of the current item and the slate. `Player` runs an engine on a thread of its own;
+/// tests drive one directly with a `ManualClock`, so state sequences, drops and timing are exact.
+///
+/// Events go to `emit` synchronously, in the order things happen.
+public final class PlayerEngine {
+    public let clock: any PlaybackClock
+    public private(set) var display: any Display
+    public var configuration: PlayerConfiguration {
+        didSet { session.stallThreshold = configuration.stallThreshold }
+    }
+    public private(set) var state: PlayerState = .idle
+    public private(set) var playlist: [PlaylistItem] = []
+    /// Index of the current item, nil before a load.
+    public private(set) var index: Int?
+    public private(set) var repeatMode: RepeatMode = .none
+    public private(set) var rate = 1.0
+    public private(set) var reasons: ServiceReasons = [.noSource]
+    /// Items that failed to open or decode since the start.
+    public private(set) var itemsFailed = 0
+    public let session: PlaybackSession
+
+    private var current: PreparedItem?
+    private let preparer: ItemPreparer
+    private let emit: (PlayerEvent) -> Void
+    private var lastPositionEvent: UInt64 = 0
+    private var retryAt: UInt64?
+    private var slateShown = false
+    /// Media time of the frame on screen when paused or after a seek; nil when the item's first
+    /// frame is still to be shown.
+    private var resumeMedia: Double?
+    /// Whether the current item was seeked in (its reader skipped packets).
+    private var seekedInItem = false
+
+    /// `background`: the next item is prepared on a thread of its own (a real player); false:
+    /// on the caller's thread, at once (tests with a manual clock).
+    public init(display: any Display, clock: any PlaybackClock = MonotonicClock(), configuration: PlayerConfiguration = PlayerConfiguration(),
+                backgroundPreparation: Bool = false, emit: @escaping (PlayerEvent) -> Void) {
+        self.display = display
+        self.clock = clock
+        self.configuration = configuration
+        self.emit = emit
+        preparer = ItemPreparer(mode: backgroundPreparation ? .background : .inline)
+        session = PlaybackSession(display: display, clock: clock)
+        session.stallThreshold = configuration.stallThreshold
+        session.deviationWindow = 4096
+    }
+
+    // MARK: Queries
+
+    public var position: Double { session.position }
+    public var duration: Double? { current?.video.durationSeconds }
+    public var currentItem: PreparedItem? { current }
+    /// Whether `tick` has a frame to show (the loop should not wait for a command).
+    public var isRunning: Bool { state == .playing || state == .buffering }
+    /// When `tick` next has work while not running (a retry), in clock nanoseconds.
+    public var nextWakeup: UInt64? { state == .error ? retryAt : nil }
+
+    public func snapshot() -> PlayerSnapshot {
+        var s = PlayerSnapshot()
+        s.state = state
+        s.playlist = playlist
+        s.index = index
+        s.position = position
+        s.duration = duration
+        s.rate = rate
+        s.repeatMode = repeatMode
+        s.output = display.description
+        s.reasons = reasons
+        let st = session.currentStats()
+        s.framesDecoded = st.framesDecoded
+        s.framesPresented = st.framesPresented
+        s.framesDropped = st.framesDropped
+        s.bytesRead = st.bytesRead
+        s.decodeErrors = st.decodeErrors.errorCount
+        s.pacingP50Ms = st.pacingPercentile(50)
+        s.pacingP99Ms = st.pacingPercentile(99)
+        s.decodeMsPerFrame = st.framesDecoded > 0 ? st.decodeSeconds * 1000 / Double(st.framesDecoded) : 0
+        s.presentMsPerFrame = st.framesPresented > 0 ? st.presentSeconds * 1000 / Double(st.framesPresented) : 0
+        s.itemsFailed = itemsFailed
+        return s
+    }
+
+    // MARK: Commands
+
+    /// Replaces the playlist and prepares item `start`: opened, first frame decoded. A bad item is
+    /// reported (`error`, skipped) and the next one tried; throws when none can be prepared.
+    public func load(_ items: [PlaylistItem], start: Int = 0, autoplay: Bool = false) throws {
+        guard !items.isEmpty else { throw PlayerError.emptyPlaylist }
+        guard items.indices.contains(start) else { throw PlayerError.itemOutOfRange(index: start, count: items.count) }
+        for item in items where ![0, 90, 180, 270].contains(item.rotation) { throw PlayerError.rotationInvalid(item.rotation) }
+        if current != nil, [.ready, .playing, .paused, .buffering].contains(state) {
+            // Something is on screen: it stays until an item of the new playlist is ready, and
+            // stays for good when none can be opened.
+            var i = start
+            var failures = 0
+            var firstError: MediaError?
+            while failures < items.count {
+                switch PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: configuration.decoder) {
+                case .success(let p):
+                    release()
+                    playlist = items
+                    set(.preparing)
+                    become(p, gapless: false)
+                    set(.ready)
+                    if autoplay { try play(userInitiated: false) }
+                    return
+                case .failure(let e):
+                    failures += 1
+                    itemsFailed += 1
+                    if firstError == nil { firstError = e }
+                    emit(.error(message: e.description, item: i, skipped: failures < items.count))
+                    i = (i + 1) % items.count
+                }
+            }
+            throw items.count == 1 ? PlayerError.media(item: start, firstError!) : PlayerError.noPlayableItem(failures: failures)
+        }
+        release()
+        playlist = items
+        try prepareCurrent(start, userInitiated: true)
+        if autoplay { try play(userInitiated: false) }
+    }
+
+    /// Prepares item `i` (or the first playable one after it) as the current item; state ends
+    /// `ready`, or `error` when nothing can be played.
+    public func prepare(_ i: Int) throws {
+        guard !playlist.isEmpty else { throw PlayerError.emptyPlaylist }
+        guard playlist.indices.contains(i) else { throw PlayerError.itemOutOfRange(index: i, count: playlist.count) }
+        release()
+        try prepareCurrent(i, userInitiated: true)
+    }
+
+    public func play(userInitiated: Bool = true) throws {
+        switch state {
+        case .playing, .buffering:
+            return
+        case .ready, .paused:
+            // Resume where the picture stands: the next frame is due one frame after it.
+            session.rebase(atMedia: resumeMedia)
+        case .ended, .stopped:
+            try prepareCurrent(state == .ended ? 0 : (index ?? 0), userInitiated: userInitiated)
+            guard state == .ready else { return }
+            session.rebase()
+        case .idle, .preparing, .seeking, .error:
+            throw PlayerError.invalidState(command: "play", state: state)
+        }
+        set(.playing)
+        emit(.play(userInitiated: userInitiated))
+        lastPositionEvent = clock.now()
+        prepareUpcoming()
+    }
+
+    public func pause(userInitiated: Bool = true) throws {
+        switch state {
+        case .paused: return
+        case .playing, .buffering:
+            set(.paused)
+            resumeMedia = session.currentStats().framesPresented > 0 ? position : nil
+            emit(.pause(userInitiated: userInitiated))
+        default:
+            throw PlayerError.invalidState(command: "pause", state: state)
+        }
+    }
+
+    public func stop() {
+        guard state != .idle && state != .stopped else { return }
+        release()
+        set(.stopped)
+        emit(.stop)
+    }
+
+    /// Moves to `seconds` from the item's first frame: exactly that frame (`exact`, through the
+    /// frame index), or the keyframe at or before it. The frame landed on is shown at once;
+    /// playback goes on from it if it was playing.
+    public func seek(to seconds: Double, exact: Bool) throws {
+        guard [.ready, .playing, .paused, .ended, .buffering].contains(state), let item = current else {
+            throw PlayerError.invalidState(command: "seek", state: state)
+        }
+        guard seconds >= 0, seconds.isFinite, duration.map({ seconds < $0 }) ?? true else {
+            throw PlayerError.seekOutOfRange(seconds: seconds, duration: duration)
+        }
+        let resume: PlayerState = state == .ended ? .paused : (state == .buffering ? .playing : state)
+        emit(.seekStarted(target: seconds, exact: exact))
+        set(.seeking)
+        seekedInItem = true
+        do {
+            let (frame, media, number) = try seekFrame(item, seconds: seconds, exact: exact)
+            session.hold(frame, media: media)
+            _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
+            session.rebase(atMedia: media)
+            resumeMedia = media
+            set(resume)
+            emit(.seekCompleted(position: media, frame: number))
+            if resume == .playing { lastPositionEvent = clock.now() }
+        } catch let e as MediaError {
+            set(resume)
+            emit(.error(message: e.description, item: index, skipped: false))
+            throw PlayerError.media(item: item.index, e)
+        }
+    }
+
+    private func seekFrame(_ item: PreparedItem, seconds: Double, exact: Bool) throws -> (VideoFrame, Double, Int?) {
+        let tb = item.video.timeBase.doubleValue
+        let origin = item.originPts ?? 0
+        if exact {
+            let seeker = try item.exactSeeker(demuxer: configuration.demuxer, decoder: configuration.decoder)
+            let n = try seeker.frameNumber(at: seconds)
+            let f = try seeker.frame(n).clone()
+            item.useSeekerReader()
+            session.replaceReader(item.reader)
+            return (f, Double((f.pts ?? origin) - origin) * tb, n)
+        }
+        let ts = origin + Int64((seconds / tb).rounded(.down))
+        try item.reader.seek(toTimestamp: ts, position: nil)
+        session.replaceReader(item.reader)
+        let f = VideoFrame()
+        guard try item.reader.next(into: f) else { throw MediaError.timeOutOfRange(input: item.item.source, seconds: seconds, durationSeconds: duration ?? 0) }
+        return (f, Double((f.pts ?? origin) - origin) * tb, nil)
+    }
+
+    public func setRate(_ r: Double) throws {
+        guard r.isFinite, (0.25...4).contains(r) else { throw PlayerError.rateOutOfRange(r) }
+        rate = r
+        session.setRate(r)
+        emit(.rateChanged(r))
+        if r > 2 { emit(.warning("rate \(r)x is above 2x: frames may be dropped on this machine")) }
+    }
+
+    public func setRepeat(_ mode: RepeatMode) {
+        repeatMode = mode
+        if isRunning { prepareUpcoming() }
+    }
+
+    public func next() throws {
+        guard let i = index else { throw PlayerError.invalidState(command: "next", state: state) }
+        guard let n = following(i, forced: true) else { throw PlayerError.noNextItem }
+        try jump(to: n)
+    }
+
+    public func previous() throws {
+        guard let i = index else { throw PlayerError.invalidState(command: "previous", state: state) }
+        let p: Int
+        if i > 0 { p = i - 1 } else if repeatMode == .all { p = playlist.count - 1 } else { throw PlayerError.noPreviousItem }
+        try jump(to: p)
+    }
+
+    /// Makes item `i` current; playback goes on if it was playing.
+    public func jump(to i: Int) throws {
+        guard playlist.indices.contains(i) else { throw PlayerError.itemOutOfRange(index: i, count: playlist.count) }
+        let wasPlaying = isRunning
+        let prepared: PreparedItem
+        switch takePrepared(i) {
+        case .success(let p): prepared = p
+        case .failure(let e):
+            itemsFailed += 1
+            emit(.error(message: e.description, item: i, skipped: false))
+            throw PlayerError.media(item: i, e)
+        }
+        become(prepared, gapless: false)
+        if wasPlaying { prepareUpcoming() } else { set(.ready) }
+    }
+
+    /// Swaps the output (a screen plugged in or out); playback goes on.
+    public func replaceDisplay(_ d: any Display) {
+        display = d
+        session.display = d
+        reasons.remove(.noOutput)
+        emit(.outputChanged(description: d.description))
+    }
+
+    /// Announces the current output (at start-up).
+    public func announceOutput() {
+        emit(.outputChanged(description: display.description))
+    }
+
+    /// Placeholder hook for the decoder selector: reports a switch of decoder mid-stream.
+    public func reportDecoderFallback(from: String, to: String, reason: String, frame: Int) {
+        emit(.decoderFallback(from: from, to: to, reason: reason, frame: frame))
+    }
+
+    // MARK: The loop
+
+    /// One turn of the loop: when playing, shows (or drops) the next frame, moving to the next
+    /// item at the end of one; when every item failed, retries once `retryInterval` has passed.
+    public func tick() {
+        if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
+            retryAt = nil
+            do {
+                try prepareCurrent(index ?? 0, userInitiated: false)
+                try play(userInitiated: false)
+            } catch {}
+            return
+        }
+        guard isRunning else { return }
+        do {
+            let r = try session.step()
+            if session.lastStepStalled {
+                // The read blocked past the threshold; the timeline restarted at the frame that came.
+                set(.buffering)
+                emit(.buffering(true))
+                set(.playing)
+                emit(.buffering(false))
+            }
+            switch r {
+            case .presented:
+                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource]))
+                let now = clock.now()
+                if now &- lastPositionEvent >= configuration.positionInterval, let i = index {
+                    lastPositionEvent = now
+                    emit(.position(seconds: position, duration: duration, item: i))
+                }
+            case .dropped:
+                break
+            case .ended:
+                if !seekedInItem, let damage = current?.reader.damage() {
+                    // Played to the end with concealed errors: reported, not fatal. (After a seek
+                    // the packet count cannot tell a short file from skipped packets.)
+                    emit(.error(message: damage.description, item: index, skipped: false))
+                }
+                advance()
+            }
+        } catch let e as PresentError {
+            setReasons(reasons.union(.noOutput))
+            fail(PlayerError.output(e.description).description, item: index)
+        } catch {
+            // The item broke mid-stream (read or decode failure): report and move on.
+            itemsFailed += 1
+            setReasons(reasons.union(.decodeFailing))
+            emit(.error(message: "\(error)", item: index, skipped: true))
+            advance()
+        }
+    }
+
+    // MARK: Internals
+
+    private func set(_ s: PlayerState) {
+        guard s != state else { return }
+        let old = state
+        state = s
+        emit(.stateChanged(from: old, to: s))
+    }
+
+    private func setReasons(_ r: ServiceReasons) {
+        guard r != reasons else { return }
+        reasons = r
+        emit(.serviceState(up: r.isEmpty, reasons: r))
+    }
+
+    private func release() {
+        preparer.cancel()
+        session.clear()
+        current = nil
+    }
+
+    /// The item after `i` under the repeat mode; `forced` (a user's "next") moves on even with
+    /// repeat one.
+    private func following(_ i: Int, forced: Bool = false) -> Int? {
+        switch repeatMode {
+        case .one where !forced: return i
+        case .all, .one: return (i + 1) % playlist.count
+        case .none: return i + 1 < playlist.count ? i + 1 : nil
+        }
+    }
+
+    private func takePrepared(_ i: Int) -> Result<PreparedItem, MediaError> {
+        if preparer.index == i, preparer.item == playlist[i], let r = preparer.take() { return r }
+        preparer.cancel()
+        return PreparedItem.open(playlist[i], index: i, demuxer: configuration.demuxer, decoder: configuration.decoder)
+    }
+
+    /// Starts preparing the item that follows the current one, if there is one.
+    private func prepareUpcoming() {
+        guard let i = index, let n = following(i) else { preparer.cancel(); return }
+        if preparer.index == n, preparer.item == playlist[n] { return }
+        preparer.start(playlist[n], index: n, demuxer: configuration.demuxer, decoder: configuration.decoder)
+    }
+
+    private func layout(for p: PreparedItem) -> FrameLayout {
+        FrameLayout(orientation: p.item.orientation(stream: p.video.orientation), scaling: p.item.scaling ?? configuration.scaling)
+    }
+
+    /// Makes `p` the current item.
+    private func become(_ p: PreparedItem, gapless: Bool) {
+        let durationBefore = duration
+        current = p
+        index = p.index
+        slateShown = false
+        resumeMedia = nil
+        seekedInItem = false
+        session.layout = layout(for: p)
+        session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
+        emit(.itemChanged(index: p.index, source: p.item.source))
+        emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
+                       codec: p.video.codecName, duration: p.video.durationSeconds))
+        if p.video.durationSeconds != durationBefore || !gapless { emit(.durationChanged(p.video.durationSeconds)) }
+    }
+
+    /// preparing → ready with item `start`, or the first playable item after it (bad ones reported
+    /// and skipped); error (slate, retry later) when none can be played.
+    private func prepareCurrent(_ start: Int, userInitiated: Bool) throws {
+        set(.preparing)
+        var i = start
+        var failures = 0
+        var firstError: PlayerError?
+        while failures < playlist.count {
+            switch takePrepared(i) {
+            case .success(let p):
+                become(p, gapless: false)
+                setReasons(reasons.subtracting(.noSource))
+                set(.ready)
+                return
+            case .failure(let e):
+                failures += 1
+                itemsFailed += 1
+                if firstError == nil { firstError = .media(item: i, e) }
+                emit(.error(message: e.description, item: i, skipped: failures < playlist.count))
+                i = (i + 1) % playlist.count
+            }
+        }
+        index = start
+        enterFailure()
+        throw playlist.count == 1 ? firstError! : PlayerError.noPlayableItem(failures: failures)
+    }
+
+    /// At the end of the current item: the next one (already prepared, so the switch shows no gap),
+    /// or `ended`.
+    private func advance() {
+        guard let i = index else { return }
+        var candidate = following(i)
+        var failures = 0
+        while let n = candidate, failures < playlist.count {
+            switch takePrepared(n) {
+            case .success(let p):
+                become(p, gapless: true)
+                prepareUpcoming()
+                return
+            case .failure(let e):
+                failures += 1
+                itemsFailed += 1
+                emit(.error(message: e.description, item: n, skipped: true))
+                candidate = repeatMode == .none ? (n + 1 < playlist.count ? n + 1 : nil) : (n + 1) % playlist.count
+            }
+        }
+        if failures >= playlist.count || (failures > 0 && repeatMode != .none) {
+            enterFailure()
+            return
+        }
+        set(.ended)
+        emit(.ended)
+    }
+
+    /// Nothing can be played: the slate goes up, the service reports itself down, and the
+    /// playlist is tried again after `retryInterval`.
+    private func enterFailure() {
+        current = nil
+        preparer.cancel()
+        session.clear()
+        setReasons(reasons.union(.noSource))
+        showSlate()
+        set(.error)
+        retryAt = clock.now() &+ configuration.retryInterval
+    }
+
+    private func fail(_ message: String, item: Int?) {
+        emit(.error(message: message, item: item, skipped: false))
+        set(.error)
+        retryAt = clock.now() &+ configuration.retryInterval
+    }
+
+    private func showSlate() {
+        guard !slateShown, let path = configuration.slate else { return }
+        do {
+            let reader = try FrameReader(input: path, demuxerOptions: configuration.demuxer)
+            let f = VideoFrame()
+            guard try reader.next(into: f) else { throw MediaError.noFrames(input: path) }
+            try session.presentNow(f, layout: FrameLayout(orientation: reader.video.orientation, scaling: .fit))
+            slateShown = true
+        } catch {
+            emit(.error(message: "slate: \(error)", item: nil, skipped: false))
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import ScanoutMedia
+import ScanoutRender
+
+/// Where a player stands.
+///
+///     idle ──load──► preparing ──► ready ──play──► playing ⇄ paused
+///                        │                          │  ▲
+///                        ▼                          ▼  │
+///                      error ◄── every item bad   buffering / seeking ──► back
+///     playing ──end of the last item (repeat none)──► ended;  any ──stop──► stopped
+public enum PlayerState: String, Sendable, CaseIterable {
+    case idle, preparing, ready, playing, paused, buffering, seeking, ended, stopped, error
+}
+
+/// What happens at the end of an item.
+public enum RepeatMode: String, Sendable, CaseIterable {
+    /// Play the playlist once, then end.
+    case none
+    /// Play the current item again and again.
+    case one
+    /// Start the playlist again after its last item.
+    case all
+}
+
+/// One entry of a playlist: a file path or URL, and how to show it.
+public struct PlaylistItem: Equatable, Sendable {
+    public var source: String
+    /// Nil: the player's default scaling mode.
+    public var scaling: ScalingMode?
+    /// Extra clockwise rotation, degrees (0, 90, 180, 270), on top of the stream's own orientation.
+    public var rotation: Int
+
+    public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0) {
+        self.source = source
+        self.scaling = scaling
+        self.rotation = rotation
+    }
+
+    /// The stream's orientation followed by this item's rotation.
+    public func orientation(stream: Orientation) -> Orientation {
+        // Orientation = mirror^m ∘ rotate(a); rotate(r) ∘ mirror ∘ rotate(a) = mirror ∘ rotate(a − r).
+        stream.mirrored ? Orientation(rotation: stream.rotation - rotation, mirrored: true)
+                        : Orientation(rotation: stream.rotation + rotation)
+    }
+}
+
+/// Why the service is not doing its job; empty when it is.
+public struct ServiceReasons: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Nothing to play: no playlist, or no item of it can be opened.
+    public static let noSource = ServiceReasons(rawValue: 1)
+    /// The current item fails to decode.
+    public static let decodeFailing = ServiceReasons(rawValue: 2)
+    /// The display refuses frames.
+    public static let noOutput = ServiceReasons(rawValue: 4)
+
+    public var names: [String] {
+        var n: [String] = []
+        if contains(.noSource) { n.append("noSource") }
+        if contains(.decodeFailing) { n.append("decodeFailing") }
+        if contains(.noOutput) { n.append("noOutput") }
+        return n
+    }
+}
+
+/// A command the player cannot carry out. Each case says what was asked and why not.
+public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
+    case emptyPlaylist
+    case itemOutOfRange(index: Int, count: Int)
+    case invalidState(command: String, state: PlayerState)
+    case rateOutOfRange(Double)
+    case rotationInvalid(Int)
+    case seekOutOfRange(seconds: Double, duration: Double?)
+    case noNextItem
+    case noPreviousItem
+    case noPlayableItem(failures: Int)
+    /// An item could not be opened or decoded.
+    case media(item: Int, MediaError)
+    /// The display failed.
+    case output(String)
+
+    public var description: String {
+        switch self {
+        case .emptyPlaylist: return "the playlist is empty"
+        case .itemOutOfRange(let i, let n): return "item \(i) does not exist (the playlist has \(n) item\(n == 1 ? "" : "s"))"
+        case .invalidState(let c, let s): return "cannot \(c) while \(s.rawValue)"
+        case .rateOutOfRange(let r): return "rate \(r) is outside 0.25...4"
+        case .rotationInvalid(let r): return "rotation \(r) is not 0, 90, 180 or 270"
+        case .seekOutOfRange(let s, let d): return "position \(s) s is outside the item" + (d.map { " (0...\($0) s)" } ?? "")
+        case .noNextItem: return "no item after the last one (repeat is none)"
+        case .noPreviousItem: return "no item before the first one (repeat is none)"
+        case .noPlayableItem(let n): return "no item of the playlist can be played (\(n) failed)"
+        case .media(let i, let e): return "item \(i): \(e.description)"
+        case .output(let s): return "output failed: \(s)"
+        }
+    }
+}
+
+/// What a player reports, in the order it happens. Delivered on the player's loop thread.
+public enum PlayerEvent: Equatable, Sendable {
+    case stateChanged(from: PlayerState, to: PlayerState)
+    /// An item is open and its first frame decoded.
+    case prepared(item: Int, source: String, width: Int, height: Int, codec: String, duration: Double?)
+    /// Playback started or resumed; `userInitiated` is false when the player did it itself
+    /// (autoplay, a kiosk's restart).
+    case play(userInitiated: Bool)
+    case pause(userInitiated: Bool)
+    case buffering(Bool)
+    case stop
+    case seekStarted(target: Double, exact: Bool)
+    /// Landed on `frame` (its number when the seek was exact) at `position` seconds.
+    case seekCompleted(position: Double, frame: Int?)
+    case durationChanged(Double?)
+    /// The current item changed (playlist move, gapless transition, loop).
+    case itemChanged(index: Int, source: String)
+    case position(seconds: Double, duration: Double?, item: Int)
+    case rateChanged(Double)
+    /// A rate above 2x: the machine may not keep up.
+    case warning(String)
+    case ended
+    /// `item` failed; `skipped` when the player moved on to another item by itself.
+    case error(message: String, item: Int?, skipped: Bool)
+    /// Decoding moved from one decoder to another (e.g. "hw" → "sw") at frame `frame`.
+    case decoderFallback(from: String, to: String, reason: String, frame: Int)
+    case outputChanged(description: String)
+    /// The service as a whole is up (reasons empty) or down (why).
+    case serviceState(up: Bool, reasons: ServiceReasons)
+
+    /// The event's name on the wire (SSE `event:` field).
+    public var name: String {
+        switch self {
+        case .stateChanged: return "stateChanged"
+        case .prepared: return "prepared"
+        case .play: return "play"
+        case .pause: return "pause"
+        case .buffering: return "buffering"
+        case .stop: return "stop"
+        case .seekStarted: return "seekStarted"
+        case .seekCompleted: return "seekCompleted"
+        case .durationChanged: return "durationChanged"
+        case .itemChanged: return "itemChanged"
+        case .position: return "position"
+        case .rateChanged: return "rateChanged"
+        case .warning: return "warning"
+        case .ended: return "ended"
+        case .error: return "error"
+        case .decoderFallback: return "decoderFallback"
+        case .outputChanged: return "outputChanged"
+        case .serviceState: return "serviceState"
+        }
+    }
+}
+
+/// Settings of a player, changeable while it runs.
+public struct PlayerConfiguration: Sendable, Equatable {
+    /// Nanoseconds between two `position` events while playing.
+    public var positionInterval: UInt64 = 1_000_000_000
+    /// A frame read slower than this (nanoseconds) counts as buffering.
+    public var stallThreshold: UInt64 = 500_000_000
+    /// Image (any format libavformat reads: PNG, JPEG) shown when nothing can be played.
+    public var slate: String?
+    /// Scaling for items that name none.
+    public var scaling: ScalingMode = .fit
+    /// Nanoseconds between two attempts to play again when every item failed.
+    public var retryInterval: UInt64 = 5_000_000_000
+    public var demuxer = DemuxerOptions()
+    public var decoder = DecoderOptions()
+    public init() {}
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
+            && a.scaling == b.scaling && a.retryInterval == b.retryInterval
+            && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.decoder.threads == b.decoder.threads
+    }
+}
+
+/// A copy of where the player stands, readable from any thread.
+public struct PlayerSnapshot: Sendable {
+    public var state: PlayerState = .idle
+    public var playlist: [PlaylistItem] = []
+    public var index: Int?
+    public var position: Double = 0
+    public var duration: Double?
+    public var rate: Double = 1
+    public var repeatMode: RepeatMode = .none
+    public var output = ""
+    public var reasons: ServiceReasons = [.noSource]
+    public var framesDecoded = 0
+    public var framesPresented = 0
+    public var framesDropped = 0
+    public var bytesRead = 0
+    public var decodeErrors = 0
+    public var pacingP50Ms = 0.0
+    public var pacingP99Ms = 0.0
+    public var decodeMsPerFrame = 0.0
+    public var presentMsPerFrame = 0.0
+    public var itemsFailed = 0
+    public init() {}
+}

@@ -1,0 +1,320 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ScanoutPlayer
+import ScanoutRender
+import Synchronization
+
+/// The request context of the control API: Hummingbird's, plus the peer's address for the
+/// local-or-token rule.
+public struct ServiceRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    public var maxUploadSize: Int { 1 << 20 }
+}
+
+/// Requests from other machines need `Authorization: Bearer <token>`; requests over loopback or
+/// the Unix socket do not. With no token configured, only local requests are served.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+    let token: String?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if Self.isLocal(context.remoteAddress) { return try await next(request, context) }
+        let who = context.remoteAddress?.ipAddress ?? "a remote address"
+        guard let token else {
+            throw APIError(.forbidden, "Authorization: requests from \(who) are refused (no token is configured; only local clients are served)", field: "Authorization")
+        }
+        guard let header = request.headers[.authorization], Self.constantTimeEqual(header, "Bearer \(token)") else {
+            throw APIError(.unauthorized, "Authorization: a valid bearer token is required for requests from \(who)", field: "Authorization")
+        }
+        return try await next(request, context)
+    }
+
+    /// Loopback (127.0.0.0/8, ::1, IPv4-mapped loopback) and Unix sockets are local.
+    static func isLocal(_ address: SocketAddress?) -> Bool {
+        guard let address else { return true }
+        switch address {
+        case .unixDomainSocket: return true
+        case .v4: return address.ipAddress?.hasPrefix("127.") ?? false
+        case .v6:
+            guard let ip = address.ipAddress else { return false }
+            return ip == "::1" || ip.hasPrefix("::ffff:127.")
+        }
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var d: UInt8 = 0
+        for i in x.indices { d |= x[i] ^ y[i] }
+        return d == 0
+    }
+}
+
+/// A known path asked with a method it does not have: 405 with the methods it has (`Allow`).
+struct MethodMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+    static let methods: [String: [String]] = Dictionary(grouping: ControlAPI.routes, by: \.path).mapValues { $0.map(\.method) }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if let allowed = Self.methods[path], !allowed.contains(request.method.rawValue) {
+            var response = jsonResponse(["error": "method: \(request.method.rawValue) is not allowed on \(path) (allowed: \(allowed.joined(separator: ", ")))",
+                                         "field": "method"], status: .methodNotAllowed)
+            response.headers[.allow] = allowed.joined(separator: ", ")
+            return response
+        }
+        return try await next(request, context)
+    }
+}
+
+/// The HTTP/JSON control API over a `Player`. Every route is listed in `routes` (and documented
+/// in docs/openapi.json; a test checks the two agree).
+public final class ControlAPI: Sendable {
+    public let player: Player
+    public let metrics: PlayerMetrics
+    public let logLevel: LogLevelControl
+    let logger: Logger
+    private let config: Mutex<ServiceConfig>
+
+    public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, logLevel: LogLevelControl, logger: Logger) {
+        self.player = player
+        self.metrics = metrics
+        self.config = Mutex(config)
+        self.logLevel = logLevel
+        self.logger = logger
+    }
+
+    /// Method and path of every route.
+    public static let routes: [(method: String, path: String)] = [
+        ("GET", "/version"), ("GET", "/health"), ("GET", "/state"), ("GET", "/stats"), ("GET", "/metrics"), ("GET", "/events"),
+        ("POST", "/load"), ("POST", "/play"), ("POST", "/pause"), ("POST", "/stop"), ("POST", "/seek"), ("PUT", "/rate"),
+        ("GET", "/playlist"), ("PUT", "/playlist"), ("POST", "/playlist/next"), ("POST", "/playlist/previous"),
+        ("POST", "/playlist/jump"), ("PUT", "/repeat"), ("GET", "/config"), ("PUT", "/config"),
+        ("GET", "/log-level"), ("PUT", "/log-level"),
+    ]
+
+    public func router() -> Router<ServiceRequestContext> {
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: AuthMiddleware(token: config.withLock { $0.token }))
+        router.add(middleware: MethodMiddleware())
+        router.get("/version") { _, _ in jsonResponse(["name": "scanout", "version": ScanoutVersion.string]) }
+        router.get("/health") { [self] _, _ in
+            let s = player.snapshot
+            return jsonResponse(["up": s.reasons.isEmpty, "reasons": s.reasons.names, "state": s.state.rawValue],
+                                status: s.reasons.isEmpty ? .ok : .serviceUnavailable)
+        }
+        router.get("/state") { [self] _, _ in jsonResponse(WireFormat.state(player.snapshot)) }
+        router.get("/stats") { [self] _, _ in jsonResponse(WireFormat.stats(player.snapshot)) }
+        router.get("/metrics") { [self] _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
+        router.get("/events") { [self] _, _ in events() }
+
+        router.post("/load") { [self] request, context in
+            var o = try await body(request, context, fields: ["source", "scaling", "rotation", "playlist", "start", "autoplay", "repeat"])
+            var items: [PlaylistItem]
+            if let source = try o.string("source") {
+                guard !source.isEmpty else { throw APIError.badRequest("source", "must not be empty") }
+                guard !o.has("playlist") else { throw APIError.badRequest("playlist", "give either source or playlist, not both") }
+                items = [PlaylistItem(source: source)]
+                let scaling = try o.string("scaling", allowed: ScalingModeNames.all)
+                let rotation = try o.int("rotation") ?? 0
+                guard [0, 90, 180, 270].contains(rotation) else { throw APIError.badRequest("rotation", "must be 0, 90, 180 or 270 (got \(rotation))") }
+                items[0].scaling = scaling.flatMap(ScalingModeNames.mode)
+                items[0].rotation = rotation
+            } else if let list = try o.array("playlist") {
+                items = try parsePlaylist(list, field: "playlist")
+                guard !items.isEmpty else { throw APIError.badRequest("playlist", "must not be empty") }
+            } else {
+                throw APIError.badRequest("source", "is required (or playlist)")
+            }
+            let start = try o.int("start", range: 0...Int.max) ?? 0
+            guard start < items.count else { throw APIError(.notFound, "start: item \(start) does not exist (the playlist has \(items.count))", field: "start") }
+            let autoplay = try o.bool("autoplay") ?? true
+            let repeatMode = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)).flatMap(RepeatMode.init(rawValue:))
+            try o.rejectUnknown()
+            let playlist = items
+            let snapshot = try await perform { e in
+                if let repeatMode { e.setRepeat(repeatMode) }
+                try e.load(playlist, start: start, autoplay: autoplay)
+                return e.snapshot()
+            }
+            return jsonResponse(WireFormat.state(snapshot))
+        }
+        router.post("/play") { [self] request, context in
+            try await empty(request, context)
+            return jsonResponse(WireFormat.state(try await perform { e in try e.play(); return e.snapshot() }))
+        }
+        router.post("/pause") { [self] request, context in
+            try await empty(request, context)
+            return jsonResponse(WireFormat.state(try await perform { e in try e.pause(); return e.snapshot() }))
+        }
+        router.post("/stop") { [self] request, context in
+            try await empty(request, context)
+            return jsonResponse(WireFormat.state(try await perform { e in e.stop(); return e.snapshot() }))
+        }
+        router.post("/seek") { [self] request, context in
+            var o = try await body(request, context, fields: ["position", "exact"])
+            let position = try o.double("position", required: true, range: 0...1e9)!
+            let exact = try o.bool("exact") ?? true
+            try o.rejectUnknown()
+            return jsonResponse(WireFormat.state(try await perform { e in try e.seek(to: position, exact: exact); return e.snapshot() }))
+        }
+        router.put("/rate") { [self] request, context in
+            var o = try await body(request, context, fields: ["rate"])
+            let rate = try o.double("rate", required: true, range: 0.25...4)!
+            try o.rejectUnknown()
+            if rate > 2 { logger.warning("rate \(rate)x is above 2x: frames may be dropped") }
+            var json = WireFormat.state(try await perform { e in try e.setRate(rate); return e.snapshot() })
+            if rate > 2 { json["warning"] = "rate above 2x: frames may be dropped on this machine" }
+            return jsonResponse(json)
+        }
+        router.get("/playlist") { [self] _, _ in
+            let s = player.snapshot
+            return jsonResponse(["items": s.playlist.map(itemJSON), "item": s.index ?? NSNull(), "repeat": s.repeatMode.rawValue])
+        }
+        router.put("/playlist") { [self] request, context in
+            var o = try await body(request, context, fields: ["items", "start", "autoplay"])
+            let items = try parsePlaylist(try o.array("items", required: true)!, field: "items")
+            guard !items.isEmpty else { throw APIError.badRequest("items", "must not be empty") }
+            let start = try o.int("start", range: 0...Int.max) ?? 0
+            guard start < items.count else { throw APIError(.notFound, "start: item \(start) does not exist (the playlist has \(items.count))", field: "start") }
+            let autoplay = try o.bool("autoplay") ?? true
+            try o.rejectUnknown()
+            let s = try await perform { e in try e.load(items, start: start, autoplay: autoplay); return e.snapshot() }
+            return jsonResponse(["items": s.playlist.map(itemJSON), "item": s.index ?? NSNull(), "repeat": s.repeatMode.rawValue])
+        }
+        router.post("/playlist/next") { [self] request, context in
+            try await empty(request, context)
+            return jsonResponse(WireFormat.state(try await perform { e in try e.next(); return e.snapshot() }))
+        }
+        router.post("/playlist/previous") { [self] request, context in
+            try await empty(request, context)
+            return jsonResponse(WireFormat.state(try await perform { e in try e.previous(); return e.snapshot() }))
+        }
+        router.post("/playlist/jump") { [self] request, context in
+            var o = try await body(request, context, fields: ["index"])
+            let index = try o.int("index", required: true, range: 0...1_000_000)!
+            try o.rejectUnknown()
+            return jsonResponse(WireFormat.state(try await perform { e in try e.jump(to: index); return e.snapshot() }))
+        }
+        router.put("/repeat") { [self] request, context in
+            var o = try await body(request, context, fields: ["repeat"])
+            let mode = RepeatMode(rawValue: try o.string("repeat", required: true, allowed: RepeatMode.allCases.map(\.rawValue))!)!
+            try o.rejectUnknown()
+            return jsonResponse(WireFormat.state(try await perform { e in e.setRepeat(mode); return e.snapshot() }))
+        }
+        router.get("/config") { [self] _, _ in jsonResponse(config.withLock { $0.json }) }
+        router.put("/config") { [self] request, context in
+            var o = try await body(request, context, fields: Array(ServiceConfig.allKeys))
+            var c = config.withLock { $0 }
+            try c.apply(&o, runtimeOnly: true)
+            try o.rejectUnknown()
+            let updated = c
+            let repeatGiven = o.has("repeat")
+            config.withLock { $0 = updated }
+            logLevel.current = updated.logLevel
+            _ = try await perform { e in
+                e.configuration = updated.playerConfiguration
+                if repeatGiven { e.setRepeat(updated.repeatMode) }
+                return 0
+            }
+            logger.info("configuration changed", metadata: ["fields": "\(o.values.keys.sorted())"])
+            return jsonResponse(updated.json)
+        }
+        router.get("/log-level") { [self] _, _ in jsonResponse(["level": logLevel.current.rawValue]) }
+        router.put("/log-level") { [self] request, context in
+            var o = try await body(request, context, fields: ["level"])
+            let level = Logger.Level(rawValue: try o.string("level", required: true, allowed: Logger.Level.allCases.map(\.rawValue))!)!
+            try o.rejectUnknown()
+            logLevel.current = level
+            config.withLock { $0.logLevel = level }
+            return jsonResponse(["level": level.rawValue])
+        }
+        return router
+    }
+
+    /// The event stream: a `state` message with the current state, then every event as it happens.
+    func events() -> Response {
+        let stream = player.events.subscribe()
+        let first = WireFormat.sse(name: "state", id: 0, json: WireFormat.state(player.snapshot))
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: ": scanout event stream\n\n" + first))
+            for await n in stream {
+                try await writer.write(ByteBuffer(string: WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n))))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// The request's JSON object; fields other than `fields` are refused before anything else is
+    /// checked, so that a misspelt field is named as such.
+    private func body(_ request: Request, _ context: ServiceRequestContext, fields: [String]) async throws -> JSONObject {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        } catch {
+            throw APIError(.contentTooLarge, "body: larger than \(context.maxUploadSize) bytes", field: "body")
+        }
+        let data = Data(buffer.readableBytesView)
+        if !fields.isEmpty, data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            throw APIError(.badRequest, "body: a JSON object is required", field: "body")
+        }
+        let o = try JSONObject.parse(data)
+        if let extra = o.values.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw APIError.badRequest(extra, "unknown field")
+        }
+        return o
+    }
+
+    /// Commands without parameters accept an empty body or `{}` only.
+    private func empty(_ request: Request, _ context: ServiceRequestContext) async throws {
+        _ = try await body(request, context, fields: [])
+    }
+
+    /// Runs a command on the player; its refusals become 4xx answers naming the field.
+    private func perform<T: Sendable>(_ body: @escaping @Sendable (PlayerEngine) throws -> T) async throws -> T {
+        do {
+            return try await player.perform(body)
+        } catch let e as PlayerError {
+            throw Self.apiError(e)
+        }
+    }
+
+    static func apiError(_ e: PlayerError) -> APIError {
+        switch e {
+        case .emptyPlaylist: return APIError(.badRequest, "playlist: \(e.description)", field: "playlist")
+        case .itemOutOfRange: return APIError(.notFound, "index: \(e.description)", field: "index")
+        case .invalidState: return APIError(.conflict, "state: \(e.description)", field: "state")
+        case .rateOutOfRange: return APIError(.badRequest, "rate: \(e.description)", field: "rate")
+        case .rotationInvalid: return APIError(.badRequest, "rotation: \(e.description)", field: "rotation")
+        case .seekOutOfRange: return APIError(.badRequest, "position: \(e.description)", field: "position")
+        case .noNextItem, .noPreviousItem: return APIError(.conflict, "index: \(e.description)", field: "index")
+        case .noPlayableItem: return APIError(.unprocessableContent, "playlist: \(e.description)", field: "playlist")
+        case .media(let i, let m): return APIError(.unprocessableContent, "playlist[\(i)]: \(m.description)", field: "playlist[\(i)]")
+        case .output: return APIError(.serviceUnavailable, "output: \(e.description)", field: "output")
+        }
+    }
+}
+
+/// Scaling mode names for request validation.
+enum ScalingModeNames {
+    static let all = ["fit", "fill", "stretch", "none"]
+    static func mode(_ s: String) -> ScalingMode? { ScalingMode(rawValue: s) }
+}

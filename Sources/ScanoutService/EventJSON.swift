@@ -1,0 +1,81 @@
+import Foundation
+import ScanoutPlayer
+
+/// The JSON form of player state and events, as the API and the event stream send them.
+enum WireFormat {
+    static func state(_ s: PlayerSnapshot) -> [String: Any] {
+        [
+            "state": s.state.rawValue,
+            "item": s.index ?? NSNull(),
+            "position": s.position,
+            "duration": s.duration ?? NSNull(),
+            "rate": s.rate,
+            "repeat": s.repeatMode.rawValue,
+            "output": s.output,
+            "serviceUp": s.reasons.isEmpty,
+            "reasons": s.reasons.names,
+            "playlist": s.playlist.map(itemJSON),
+        ]
+    }
+
+    static func stats(_ s: PlayerSnapshot) -> [String: Any] {
+        [
+            "framesDecoded": s.framesDecoded,
+            "framesPresented": s.framesPresented,
+            "framesDropped": s.framesDropped,
+            "bytesRead": s.bytesRead,
+            "decodeErrors": s.decodeErrors,
+            "itemsFailed": s.itemsFailed,
+            "pacingP50Ms": s.pacingP50Ms,
+            "pacingP99Ms": s.pacingP99Ms,
+            "decodeMsPerFrame": s.decodeMsPerFrame,
+            "presentMsPerFrame": s.presentMsPerFrame,
+        ]
+    }
+
+    static func event(_ n: EventHub.Numbered) -> [String: Any] {
+        var o: [String: Any] = ["seq": n.sequence, "type": n.event.name]
+        switch n.event {
+        case .stateChanged(let from, let to):
+            o["from"] = from.rawValue; o["to"] = to.rawValue
+        case .prepared(let item, let source, let w, let h, let codec, let duration):
+            o["item"] = item; o["source"] = source; o["width"] = w; o["height"] = h; o["codec"] = codec
+            o["duration"] = duration ?? NSNull()
+        case .play(let user), .pause(let user):
+            o["userInitiated"] = user
+        case .buffering(let on):
+            o["buffering"] = on
+        case .stop, .ended:
+            break
+        case .seekStarted(let target, let exact):
+            o["target"] = target; o["exact"] = exact
+        case .seekCompleted(let position, let frame):
+            o["position"] = position; o["frame"] = frame ?? NSNull()
+        case .durationChanged(let d):
+            o["duration"] = d ?? NSNull()
+        case .itemChanged(let index, let source):
+            o["item"] = index; o["source"] = source
+        case .position(let seconds, let duration, let item):
+            o["position"] = seconds; o["duration"] = duration ?? NSNull(); o["item"] = item
+        case .rateChanged(let r):
+            o["rate"] = r
+        case .warning(let m):
+            o["message"] = m
+        case .error(let message, let item, let skipped):
+            o["message"] = message; o["item"] = item ?? NSNull(); o["skipped"] = skipped
+        case .decoderFallback(let from, let to, let reason, let frame):
+            o["from"] = from; o["to"] = to; o["reason"] = reason; o["frame"] = frame
+        case .outputChanged(let d):
+            o["output"] = d
+        case .serviceState(let up, let reasons):
+            o["up"] = up; o["reasons"] = reasons.names; o["reasonBits"] = reasons.rawValue
+        }
+        return o
+    }
+
+    /// One Server-Sent Events message.
+    static func sse(name: String, id: Int, json: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return "event: \(name)\nid: \(id)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ScanoutDisplay
+import ScanoutPlayer
+import ServiceLifecycle
+
+/// The daemon: a Player on its own thread, the control API on TCP (127.0.0.1:PORT by default) and
+/// on a Unix socket, all run by a swift-service-lifecycle ServiceGroup that shuts down gracefully
+/// on SIGTERM/SIGINT: the event streams are closed first, then the listeners drain, then playback
+/// stops and the player's thread ends.
+public struct ScanoutServer: Sendable {
+    public let config: ServiceConfig
+    public let logger: Logger
+    public let logLevel: LogLevelControl
+    let makeDisplay: @Sendable () -> any Display
+
+    public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makeDisplay: @escaping @Sendable () -> any Display) {
+        self.config = config
+        self.logLevel = logLevel
+        self.logger = logger
+        self.makeDisplay = makeDisplay
+    }
+
+    public func run() async throws {
+        let player = Player(configuration: config.playerConfiguration, makeDisplay: makeDisplay)
+        let metrics = PlayerMetrics()
+        let log = logger
+        player.events.addListener { n in
+            metrics.observe(n.event)
+            switch n.event {
+            case .position: log.trace("event", metadata: ["type": "\(n.event.name)"])
+            case .error(let m, let item, let skipped):
+                log.error("\(m)", metadata: ["item": "\(item.map(String.init) ?? "-")", "skipped": "\(skipped)"])
+            case .warning(let m): log.warning("\(m)")
+            case .serviceState(let up, let reasons):
+                log.notice("service \(up ? "up" : "down")", metadata: ["reasons": "\(reasons.names)"])
+            default: log.debug("event \(n.event.name)")
+            }
+        }
+        _ = try await player.perform { engine in
+            engine.session.observer = metrics
+            return 0
+        }
+        let api = ControlAPI(player: player, metrics: metrics, config: config, logLevel: logLevel, logger: logger)
+        var services: [any Service] = [PlayerService(player: player, logger: logger)]
+        let tcp = Application(
+            router: api.router(),
+            configuration: ApplicationConfiguration(address: .hostname(config.host, port: config.port), serverName: "scanout"),
+            onServerRunning: { channel in
+                log.notice("listening on http://\(config.host):\(channel.localAddress?.port ?? config.port)")
+            },
+            logger: logger)
+        services.append(tcp)
+        if let path = config.unixSocket {
+            try prepareSocketPath(path)
+            let unix = Application(
+                router: api.router(),
+                configuration: ApplicationConfiguration(address: .unixDomainSocket(path: path), serverName: "scanout"),
+                onServerRunning: { _ in log.notice("listening on unix:\(path)") },
+                logger: logger)
+            services.append(unix)
+        }
+        // Shut down first (services stop in reverse order): ends the event streams, which would
+        // otherwise keep their connections, and the listeners' graceful shutdown, open.
+        services.append(EventStreamCloser(player: player))
+        if !config.playlist.isEmpty {
+            let items = config.playlist, autoplay = config.autoplay, repeatMode = config.repeatMode
+            do {
+                _ = try await player.perform { e in
+                    e.setRepeat(repeatMode)
+                    try e.load(items, autoplay: autoplay)
+                    return 0
+                }
+            } catch {
+                logger.error("initial playlist: \(error)")
+            }
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+        if let path = config.unixSocket { unlink(path) }
+        logger.notice("stopped")
+    }
+
+    /// Removes a stale socket left by an earlier run, and makes its directory.
+    private func prepareSocketPath(_ path: String) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK else {
+                throw ConfigFileError(file: path, message: "exists and is not a socket; refusing to replace it (unixSocket)")
+            }
+            unlink(path)
+        }
+    }
+}
+
+/// Keeps the player for the service group's lifetime and stops it on shutdown.
+struct PlayerService: Service {
+    let player: Player
+    let logger: Logger
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info("stopping playback")
+        player.shutdown()
+    }
+}
+
+/// Ends every event stream when shutdown begins.
+struct EventStreamCloser: Service {
+    let player: Player
+    func run() async throws {
+        try? await gracefulShutdown()
+        player.events.finish()
+    }
+}

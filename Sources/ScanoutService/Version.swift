@@ -1,0 +1,4 @@
+/// The version `scanout serve` reports (`GET /version`, `scanout --version`).
+public enum ScanoutVersion {
+    public static let string = "0.6.0"
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutService
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the player as a service: HTTP/JSON control API, event stream (SSE), Prometheus metrics.",
+        discussion: """
+        Settings come from the config file (--config, else \(ServiceConfig.defaultFile) when it exists), then \
+        from these options. The API listens on 127.0.0.1:PORT and on a Unix socket; requests from other \
+        addresses need `Authorization: Bearer TOKEN` (token from the config file or SCANOUT_TOKEN). \
+        SIGTERM or SIGINT stop it gracefully. The API is described in docs/openapi.json.
+        """
+    )
+
+    @Argument(help: "Files or URLs to play (the playlist; replaces the config file's).") var sources: [String] = []
+    @Option(help: "Config file (JSON).") var config: String?
+    @Option(help: "Address to listen on.") var host: String?
+    @Option(help: "TCP port (0: any free port).") var port: Int?
+    @Option(help: "Unix socket path.") var socket: String?
+    @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
+    @Option(help: "Output: auto or headless.") var output: String?
+    @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
+    @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.") var repeatMode: String?
+    @Option(help: "Image shown when nothing can be played.") var slate: String?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
+    @Flag(help: "Load the playlist without starting it.") var paused = false
+
+    func run() async throws {
+        let settings: ServiceConfig
+        do {
+            settings = try makeConfig()
+        } catch {
+            StandardError.write("scanout: \(error)\n")
+            throw ExitCode(Exit.failure)
+        }
+        FFmpegLog.install(printing: .quiet)
+        let control = LogLevelControl(settings.logLevel)
+        let logger = Logger.controlled("scanout", control: control)
+        let choice = OutputSelector.choose(requested: settings.output)
+        logger.notice("scanout \(ScanoutVersion.string): output \(choice.kind.rawValue) (\(choice.reason))")
+        let w = settings.outputWidth, h = settings.outputHeight
+        let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
+            HeadlessDisplay(outputWidth: w, outputHeight: h)
+        }
+        do {
+            try await server.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(Exit.failure)
+        }
+    }
+
+    /// The config file, then the options; every mistake named by its option or field.
+    func makeConfig() throws -> ServiceConfig {
+        var c = ServiceConfig()
+        if let config {
+            c = try ServiceConfig.load(file: config)
+        } else if FileManager.default.fileExists(atPath: ServiceConfig.defaultFile) {
+            c = try ServiceConfig.load(file: ServiceConfig.defaultFile)
+        }
+        var o: [String: Any] = [:]
+        if let host { o["host"] = host }
+        if let port { o["port"] = port }
+        if let socket { o["unixSocket"] = socket }
+        if noSocket { o["unixSocket"] = NSNull() }
+        if let output { o["output"] = output }
+        if let outputSize { o["outputSize"] = outputSize }
+        if let repeatMode { o["repeat"] = repeatMode }
+        if let slate { o["slate"] = slate }
+        if let logLevel { o["logLevel"] = logLevel }
+        if paused { o["autoplay"] = false }
+        if !sources.isEmpty { o["playlist"] = sources }
+        if let token = ProcessInfo.processInfo.environment["SCANOUT_TOKEN"], !token.isEmpty { o["token"] = token }
+        var object = JSONObject(values: o)
+        do {
+            try c.apply(&object, runtimeOnly: false)
+        } catch {
+            let field = error.field ?? ""
+            let message = error.message.hasPrefix(field + ": ") ? String(error.message.dropFirst(field.count + 2)) : error.message
+            throw ValidationError("--\(optionName(field)): \(message)")
+        }
+        if noSocket { c.unixSocket = nil }
+        return c
+    }
+
+    private func optionName(_ field: String) -> String {
+        switch field {
+        case "unixSocket": return "socket"
+        case "outputSize": return "output-size"
+        case "logLevel": return "log-level"
+        case "playlist": return "sources"
+        default: return field
+        }
+    }
+}

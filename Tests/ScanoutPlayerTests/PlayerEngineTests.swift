@@ -1,0 +1,434 @@
+import Foundation
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutRender
+import ScanoutTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The frame number a fixture shows in its top band (bit b = the 32-pixel block b, white = 1),
+/// read from the luma plane, 16 rows down.
+func frameCode(_ frame: VideoFrame) -> Int {
+    var code = 0
+    var row = 0
+    frame.withPlaneRows(0) { bytes in
+        defer { row += 1 }
+        guard row == 16 else { return }
+        for bit in 0..<10 where bit * 32 + 16 < bytes.count {
+            if bytes[bit * 32 + 16] > 128 { code |= 1 << bit }
+        }
+    }
+    return code
+}
+
+/// A display that records every frame shown: its timestamp, the frame number drawn in it, and
+/// when (on the manual clock).
+final class CodeRecordingDisplay: Display {
+    let clock: ManualClock
+    var shown: [(pts: Int64?, code: Int, at: UInt64, layout: FrameLayout)] = []
+    var failing = false
+    var vblankSource: (any VBlankSource)?
+    init(clock: ManualClock) { self.clock = clock }
+    var description: String { "recording" }
+    func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        try present(frame, layout: FrameLayout(orientation: orientation))
+    }
+    func present(_ frame: VideoFrame, layout: FrameLayout) throws {
+        if failing { throw SupportError("display unplugged") }
+        shown.append((frame.pts, frameCode(frame), clock.now(), layout))
+    }
+}
+
+/// A vblank every `period` ns, the first at `phase`.
+final class FixedVBlank: VBlankSource {
+    let refreshInterval: UInt64
+    let lastVBlank: UInt64?
+    init(period: UInt64, phase: UInt64) { refreshInterval = period; lastVBlank = phase }
+}
+
+/// An engine on a manual clock with every event recorded.
+final class Harness {
+    let clock = ManualClock()
+    let display: CodeRecordingDisplay
+    var events: [PlayerEvent] = []
+    var engine: PlayerEngine!
+
+    init(configuration: PlayerConfiguration = PlayerConfiguration()) {
+        display = CodeRecordingDisplay(clock: clock)
+        engine = PlayerEngine(display: display, clock: clock, configuration: configuration) { [unowned self] e in events.append(e) }
+    }
+
+    /// Ticks until `done` or `limit` ticks.
+    func run(limit: Int = 10_000, until done: () -> Bool) {
+        var n = 0
+        while !done() && n < limit {
+            engine.tick()
+            n += 1
+        }
+    }
+
+    /// The events without the periodic position reports.
+    var mainEvents: [PlayerEvent] {
+        events.filter { if case .position = $0 { return false } else { return true } }
+    }
+
+    var states: [PlayerState] {
+        events.compactMap { if case .stateChanged(_, let to) = $0 { return to } else { return nil } }
+    }
+}
+
+let frame30 = 1e9 / 30
+
+@Suite struct PlayerEngineTests {
+    @Test func stateSequenceAndEventOrderOfOnePlaythrough() throws {
+        let h = Harness()
+        let path = try Fixtures.path("counter.mp4")
+        try h.engine.load([PlaylistItem(source: path)])
+        #expect(h.engine.state == .ready)
+        try h.engine.play()
+        h.run { h.engine.state == .ended }
+        #expect(h.states == [.preparing, .ready, .playing, .ended])
+        let duration = try #require(h.engine.duration)
+        let expected: [PlayerEvent] = [
+            .stateChanged(from: .idle, to: .preparing),
+            .itemChanged(index: 0, source: path),
+            .prepared(item: 0, source: path, width: 320, height: 240, codec: "h264", duration: duration),
+            .durationChanged(duration),
+            .serviceState(up: true, reasons: []),
+            .stateChanged(from: .preparing, to: .ready),
+            .stateChanged(from: .ready, to: .playing),
+            .play(userInitiated: true),
+            .stateChanged(from: .playing, to: .ended),
+            .ended,
+        ]
+        #expect(h.mainEvents == expected)
+        // Position reports once a second of playback: at 1, 2 and 3 s (96 frames = 3.2 s).
+        let positions = h.events.compactMap { if case .position(let s, _, _) = $0 { return s } else { return nil } }
+        #expect(positions.count == 3)
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+    }
+
+    @Test func commandsOutOfStateAreRefusedWithTheState() throws {
+        let h = Harness()
+        #expect(throws: PlayerError.invalidState(command: "play", state: .idle)) { try h.engine.play() }
+        #expect(throws: PlayerError.invalidState(command: "pause", state: .idle)) { try h.engine.pause() }
+        #expect(throws: PlayerError.emptyPlaylist) { try h.engine.load([]) }
+        #expect(throws: PlayerError.rateOutOfRange(5)) { try h.engine.setRate(5) }
+        #expect(throws: PlayerError.rotationInvalid(45)) { try h.engine.load([PlaylistItem(source: "x", rotation: 45)]) }
+        #expect(h.events.isEmpty)
+        try h.engine.setRate(3)
+        #expect(h.events == [.rateChanged(3), .warning("rate 3.0x is above 2x: frames may be dropped on this machine")])
+    }
+
+    @Test func loopOfOneClipIsGaplessEveryFrameOfBothPassesShownOnTime() throws {
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        h.engine.setRepeat(.one)
+        let start = h.clock.now()
+        try h.engine.play()
+        h.run { h.display.shown.count >= 192 }
+        let shown = h.display.shown.prefix(192)
+        #expect(shown.map(\.code) == Array(0..<96) + Array(0..<96))
+        #expect(h.engine.snapshot().framesDropped == 0)
+        // Frame k of the two passes is due k/30 s after the start: the loop adds no gap.
+        for (k, s) in shown.enumerated() {
+            let due = Double(start) + Double(k) * frame30
+            #expect(abs(Double(s.at) - due) < 2, "frame \(k) at \(s.at), due \(due)")
+        }
+        #expect(h.mainEvents.contains(.itemChanged(index: 0, source: try Fixtures.path("counter.mp4"))))
+        #expect(h.engine.state == .playing)
+    }
+
+    @Test func playlistOfTwoClipsPlaysBothWithoutAGapThenEnds() throws {
+        let h = Harness()
+        let a = try Fixtures.path("counter.mp4"), b = try Fixtures.path("counter_open.ts")
+        try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
+        let start = h.clock.now()
+        try h.engine.play()
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.map(\.code) == Array(0..<96) + Array(0..<96))
+        #expect(h.engine.snapshot().framesDropped == 0)
+        // The first frame of the second clip comes one frame interval after the last of the first.
+        let first2 = h.display.shown[96].at
+        #expect(abs(Double(first2 - start) - 96 * frame30) < 2)
+        let items = h.events.compactMap { if case .itemChanged(let i, _) = $0 { return i } else { return nil } }
+        #expect(items == [0, 1])
+        #expect(h.states == [.preparing, .ready, .playing, .ended])
+    }
+
+    @Test func exactSeekShowsTheRequestedFrameAndPlaysOnFromIt() throws {
+        for fixture in ["counter.mp4", "counter_open.ts", "counter_vfr.mkv"] {
+            let h = Harness()
+            try h.engine.load([PlaylistItem(source: try Fixtures.path(fixture))])
+            let index = try FrameIndex.build(input: try Fixtures.path(fixture))
+            let tb = try FrameReader(input: try Fixtures.path(fixture)).video.timeBase.doubleValue
+            for n in [50, 7, 71, 0] {
+                let seconds = Double(index.timestamps[n] - index.timestamps[0]) * tb
+                try h.engine.seek(to: seconds, exact: true)
+                #expect(h.display.shown.last?.code == n, "\(fixture): seek to frame \(n)")
+                #expect(h.display.shown.last?.pts == index.timestamps[n])
+                #expect(h.events.last == .seekCompleted(position: seconds, frame: n), "\(fixture) \(n)")
+                #expect(h.engine.state == .ready)
+            }
+            try h.engine.seek(to: Double(index.timestamps[60] - index.timestamps[0]) * tb, exact: true)
+            try h.engine.play()
+            let before = h.display.shown.count
+            h.run { h.display.shown.count >= before + 3 }
+            #expect(h.display.shown.suffix(4).map(\.code) == [60, 61, 62, 63], "\(fixture)")
+        }
+    }
+
+    @Test func inexactSeekLandsOnTheKeyframeBefore() throws {
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])  // GOPs of 30
+        try h.engine.seek(to: 45.0 / 30, exact: false)
+        #expect(h.display.shown.last?.code == 30)
+        guard case .seekCompleted(let position, let frame)? = h.events.last else { Issue.record("no seekCompleted"); return }
+        #expect(frame == nil)
+        #expect(abs(position - 1.0) < 1e-9)
+        #expect(throws: PlayerError.self) { try h.engine.seek(to: 99, exact: true) }
+    }
+
+    @Test func seekWhilePlayingEmitsStartedThenCompletedAndKeepsPlaying() throws {
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.display.shown.count >= 10 }
+        h.events.removeAll()
+        try h.engine.seek(to: 80.0 / 30, exact: true)
+        let expected: [PlayerEvent] = [
+            .seekStarted(target: 80.0 / 30, exact: true),
+            .stateChanged(from: .playing, to: .seeking),
+            .stateChanged(from: .seeking, to: .playing),
+            .seekCompleted(position: 80.0 / 30, frame: 80),
+        ]
+        #expect(h.mainEvents == expected)
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.suffix(16).map(\.code) == Array(80..<96))
+        #expect(h.engine.snapshot().framesDropped == 0)
+    }
+
+    @Test func pauseHoldsThePictureAndResumeDropsNothing() throws {
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.display.shown.count >= 10 }
+        try h.engine.pause()
+        h.engine.tick()
+        h.clock.advance(by: 5_000_000_000)
+        h.engine.tick()
+        #expect(h.display.shown.count == 10)
+        let resumed = h.clock.now()
+        try h.engine.play()
+        h.run { h.display.shown.count >= 11 }
+        // The next frame is due one frame interval after the resume.
+        #expect(abs(Double(h.display.shown[10].at - resumed) - frame30) < 2)
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+        #expect(h.states == [.preparing, .ready, .playing, .paused, .playing, .ended])
+        #expect(h.mainEvents.contains(.pause(userInitiated: true)))
+    }
+
+    @Test func framesLandOnTheVBlankNearestTheirTime() throws {
+        let h = Harness()
+        // 60 Hz, vblanks 5 ms after the start's phase: every 30 fps frame goes to the vblank
+        // 5 ms from its time.
+        let period: UInt64 = 16_666_667
+        h.display.vblankSource = FixedVBlank(period: period, phase: h.clock.now() + 5_000_000)
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.count == 96)
+        let phase = Int64(1_000_000_000 + 5_000_000), p = Int64(period)
+        for s in h.display.shown {
+            let r = ((Int64(s.at) - phase) % p + p) % p
+            #expect(r < 2 || r > p - 2, "shown at \(s.at), \(r) ns after a vblank")
+        }
+        let snap = h.engine.snapshot()
+        #expect(abs(snap.pacingP50Ms - 5) < 0.01)
+    }
+
+    @Test func badItemIsSkippedAndReported() throws {
+        let h = Harness()
+        let good = try Fixtures.path("counter.mp4")
+        try h.engine.load([PlaylistItem(source: "/nonexistent/clip.mp4"), PlaylistItem(source: good)])
+        #expect(h.engine.state == .ready)
+        #expect(h.engine.index == 1)
+        let expected: [PlayerEvent] = [
+            .stateChanged(from: .idle, to: .preparing),
+            .error(message: MediaError.notFound(input: "/nonexistent/clip.mp4").description, item: 0, skipped: true),
+        ]
+        #expect(Array(h.mainEvents.prefix(2)) == expected)
+    }
+
+    @Test func nothingPlayableShowsTheSlateReportsDownAndRecoversWhenTheFileComes() throws {
+        let scratch = try Scratch()
+        let path = scratch.path("later.mp4")
+        var config = PlayerConfiguration()
+        config.slate = try Fixtures.path("rotated.mp4")
+        config.retryInterval = 2_000_000_000
+        let h = Harness(configuration: config)
+        #expect(throws: PlayerError.media(item: 0, .notFound(input: path))) {
+            try h.engine.load([PlaylistItem(source: path)], autoplay: true)
+        }
+        #expect(h.engine.state == .error)
+        #expect(h.engine.reasons == [.noSource])
+        // The slate (rotated.mp4's first frame, code 0, turned upright) is on screen.
+        #expect(h.display.shown.count == 1)
+        #expect(h.display.shown[0].layout.orientation == Orientation(rotation: 90))
+        h.engine.tick()
+        #expect(h.engine.state == .error)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: path)
+        h.clock.advance(by: 2_000_000_000)
+        h.engine.tick()
+        #expect(h.engine.state == .playing)
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.dropFirst().map(\.code) == Array(0..<96))
+        #expect(h.mainEvents.contains(.play(userInitiated: false)))
+        #expect(h.mainEvents.contains(.serviceState(up: true, reasons: [])))
+    }
+
+    @Test func aFileThatVanishesIsSkippedAtItsTurnAndTheLoopGoesOn() throws {
+        let scratch = try Scratch()
+        let a = scratch.path("a.mp4"), b = scratch.path("b.mp4")
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: a)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: b)
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
+        h.engine.setRepeat(.all)
+        try FileManager.default.removeItem(atPath: b)
+        try h.engine.play()
+        h.run { h.display.shown.count >= 192 }
+        #expect(h.display.shown.prefix(192).map(\.code) == Array(0..<96) + Array(0..<96))
+        #expect(h.mainEvents.contains(.error(message: MediaError.notFound(input: b).description, item: 1, skipped: true)))
+        #expect(h.engine.index == 0)
+        #expect(h.engine.state == .playing)
+        #expect(h.engine.snapshot().framesDropped == 0)
+    }
+
+    @Test func itemLayoutCarriesScalingAndRotation() throws {
+        let h = Harness()
+        let rotated = try Fixtures.path("rotated.mp4")  // stream turned 90°
+        try h.engine.load([PlaylistItem(source: rotated, scaling: .fill, rotation: 90), PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.first?.layout == FrameLayout(orientation: Orientation(rotation: 180), scaling: .fill))
+        #expect(h.display.shown.last?.layout == FrameLayout(orientation: .identity, scaling: .fit))
+    }
+
+    @Test func nextAndPreviousMoveThroughThePlaylist() throws {
+        let h = Harness()
+        let a = try Fixtures.path("counter.mp4"), b = try Fixtures.path("bt709.mp4")
+        try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
+        try h.engine.next()
+        #expect(h.engine.index == 1)
+        #expect(throws: PlayerError.noNextItem) { try h.engine.next() }
+        try h.engine.previous()
+        #expect(h.engine.index == 0)
+        #expect(throws: PlayerError.noPreviousItem) { try h.engine.previous() }
+        h.engine.setRepeat(.all)
+        try h.engine.previous()
+        #expect(h.engine.index == 1)
+        try h.engine.play()
+        h.run { h.display.shown.count >= 3 }
+        try h.engine.next()
+        #expect(h.engine.index == 0)
+        #expect(h.engine.state == .playing)
+        h.run { h.display.shown.count >= 5 }
+        #expect(h.display.shown.suffix(2).map(\.code) == [0, 1])
+        h.engine.stop()
+        #expect(h.engine.state == .stopped)
+        #expect(h.mainEvents.last == .stop)
+    }
+
+    @Test func displayFailureIsReportedAsNoOutput() throws {
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.display.shown.count >= 3 }
+        h.display.failing = true
+        h.engine.tick()
+        #expect(h.engine.state == .error)
+        #expect(h.engine.reasons.contains(.noOutput))
+        #expect(h.mainEvents.contains(.serviceState(up: false, reasons: [.noOutput])))
+    }
+}
+
+@Suite struct PlayerEngineLoadTests {
+    @Test func aLoadThatFailsLeavesThePlayingItemPlaying() throws {
+        let h = Harness()
+        let good = try Fixtures.path("counter.mp4")
+        try h.engine.load([PlaylistItem(source: good)])
+        try h.engine.play()
+        h.run { h.display.shown.count >= 5 }
+        #expect(throws: PlayerError.media(item: 0, .notFound(input: "/nonexistent/x.mp4"))) {
+            try h.engine.load([PlaylistItem(source: "/nonexistent/x.mp4")])
+        }
+        #expect(h.engine.state == .playing)
+        #expect(h.engine.playlist == [PlaylistItem(source: good)])
+        h.run { h.engine.state == .ended }
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+        #expect(h.engine.snapshot().framesDropped == 0)
+    }
+}
+
+/// A named pipe fed with a file by a writer that stops for `stall` seconds once `after` bytes are
+/// through (a live source that hangs mid-stream). The pipe's small buffer keeps the writer close
+/// behind the reader, so the reader meets the pause. Stopped when released.
+final class StallingPipe {
+    let path: String
+    private let process: Process
+
+    init(file: String, in scratch: Scratch, after: Int, stall: Double) throws {
+        path = scratch.path("live.mp4")
+        guard mkfifo(path, 0o600) == 0 else { throw SupportError("mkfifo \(path) failed") }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
+        process.arguments = ["-c", """
+            import sys, time
+            d = open(sys.argv[1], 'rb').read(); a = int(sys.argv[2])
+            f = open(sys.argv[3], 'wb'); f.write(d[:a]); f.flush(); time.sleep(float(sys.argv[4])); f.write(d[a:]); f.close()
+            """, file, String(after), path, String(stall)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+@Suite struct PlayerEngineStallTests {
+    @Test func aSourceThatHangsIsReportedAsBufferingAndPlaybackGoesOnWithoutDrops() throws {
+        // 8 s with the index first (a pipe cannot seek), so that the stall (at 85% of the bytes,
+        // ~6.8 s in) comes after libavformat's probing (up to 5 s of data), mid-playback.
+        let scratch = try Scratch()
+        let file = scratch.path("long.mp4")
+        let band = "geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))'"
+        _ = try Proc.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30,format=yuv420p,\(band),trim=end_frame=240",
+                             "-c:v", "libx264", "-threads", "1", "-preset", "veryfast", "-g", "30", "-movflags", "+faststart", "-y", file])
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        let source = try StallingPipe(file: file, in: scratch, after: size * 85 / 100, stall: 4)
+        let display = CodeRecordingDisplay(clock: ManualClock())
+        var events: [PlayerEvent] = []
+        var config = PlayerConfiguration()
+        config.stallThreshold = 500_000_000
+        let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append($0) }
+        try engine.load([PlaylistItem(source: source.path)])
+        try engine.play()
+        while engine.isRunning { engine.tick() }
+        #expect(engine.state == .ended)
+        let buffering = events.compactMap { if case .buffering(let on) = $0 { return on } else { return nil } }
+        #expect(buffering == [true, false])
+        let states = events.compactMap { if case .stateChanged(_, let to) = $0 { return to } else { return nil } }
+        #expect(states == [.preparing, .ready, .playing, .buffering, .playing, .ended])
+        // The timeline restarts at the frame that came after the stall: nothing is dropped.
+        #expect(display.shown.map(\.code) == Array(0..<240))
+        #expect(engine.snapshot().framesDropped == 0)
+    }
+}

@@ -1,0 +1,42 @@
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutTestSupport
+import Testing
+
+@Suite struct PlayerThreadTests {
+    @Test func commandsRunOnTheLoopThreadAndEventsArriveInOrder() async throws {
+        let clip = try Fixtures.path("counter.mp4")
+        var config = PlayerConfiguration()
+        config.positionInterval = 500_000_000
+        let player = Player(configuration: config) { HeadlessDisplay() }
+        let events = player.events.subscribe()
+        let state = try await player.perform { engine in
+            try engine.load([PlaylistItem(source: clip)])
+            try engine.setRate(4)   // 3.2 s of media in 0.8 s
+            try engine.play()
+            return engine.state
+        }
+        #expect(state == .playing)
+        var seen: [PlayerEvent] = []
+        var sequence = 0
+        for await n in events {
+            #expect(n.sequence > sequence)
+            sequence = n.sequence
+            seen.append(n.event)
+            if n.event == .ended { break }
+        }
+        // outputChanged comes as the thread starts, possibly before this subscription.
+        var names = seen.map(\.name).filter { $0 != "position" }
+        if names.first == "outputChanged" { names.removeFirst() }
+        #expect(names == ["stateChanged", "itemChanged", "prepared", "durationChanged", "serviceState", "stateChanged",
+                          "rateChanged", "warning", "stateChanged", "play", "stateChanged", "ended"])
+        let snapshot = player.snapshot
+        #expect(snapshot.state == .ended)
+        #expect(snapshot.framesPresented + snapshot.framesDropped == 96)
+        // After shutdown, commands are refused and event streams end.
+        player.shutdown()
+        await #expect(throws: PlayerError.self) { try await player.perform { $0.state } }
+        for await _ in player.events.subscribe() { Issue.record("a stream opened after shutdown delivered an event") }
+    }
+}
