@@ -1,3 +1,4 @@
+import Foundation
 import ScanoutDisplay
 import ScanoutMedia
 import ScanoutRender
@@ -103,7 +104,7 @@ public final class PlayerEngine {
             var failures = 0
             var firstError: MediaError?
             while failures < items.count {
-                switch PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: configuration.decoder) {
+                switch PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions) {
                 case .success(let p):
                     release()
                     playlist = items
@@ -210,7 +211,7 @@ public final class PlayerEngine {
         let tb = item.video.timeBase.doubleValue
         let origin = item.originPts ?? 0
         if exact {
-            let seeker = try item.exactSeeker(demuxer: configuration.demuxer, decoder: configuration.decoder)
+            let seeker = try item.exactSeeker(demuxer: configuration.demuxer, decoder: itemDecoderOptions)
             let n = try seeker.frameNumber(at: seconds)
             let f = try seeker.frame(n).clone()
             item.useSeekerReader()
@@ -280,9 +281,30 @@ public final class PlayerEngine {
         emit(.outputChanged(description: display.description))
     }
 
-    /// Placeholder hook for the decoder selector: reports a switch of decoder mid-stream.
+    /// Reports a switch of decoder mid-stream (the decoder selector's `decoderFallback`).
     public func reportDecoderFallback(from: String, to: String, reason: String, frame: Int) {
         emit(.decoderFallback(from: from, to: to, reason: reason, frame: frame))
+    }
+
+    /// Decoder options whose observer also hands fallbacks to this engine (they happen inside
+    /// decoding, on the loop's or the preparer's thread; `tick` turns them into events).
+    private var itemDecoderOptions: DecoderOptions {
+        var options = configuration.decoder
+        let previous = options.observer
+        let inbox = fallbackInbox
+        options.observer = { event in
+            previous?(event)
+            if case let .decoderFallback(f) = event { inbox.post(f) }
+        }
+        return options
+    }
+
+    private let fallbackInbox = FallbackInbox()
+
+    private func emitFallbacks() {
+        for f in fallbackInbox.take() {
+            reportDecoderFallback(from: f.from.rawValue, to: f.to.rawValue, reason: f.reason, frame: f.frame)
+        }
     }
 
     // MARK: The loop
@@ -290,6 +312,7 @@ public final class PlayerEngine {
     /// One turn of the loop: when playing, shows (or drops) the next frame, moving to the next
     /// item at the end of one; when every item failed, retries once `retryInterval` has passed.
     public func tick() {
+        emitFallbacks()
         if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
             retryAt = nil
             do {
@@ -372,14 +395,14 @@ public final class PlayerEngine {
     private func takePrepared(_ i: Int) -> Result<PreparedItem, MediaError> {
         if preparer.index == i, preparer.item == playlist[i], let r = preparer.take() { return r }
         preparer.cancel()
-        return PreparedItem.open(playlist[i], index: i, demuxer: configuration.demuxer, decoder: configuration.decoder)
+        return PreparedItem.open(playlist[i], index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
     }
 
     /// Starts preparing the item that follows the current one, if there is one.
     private func prepareUpcoming() {
         guard let i = index, let n = following(i) else { preparer.cancel(); return }
         if preparer.index == n, preparer.item == playlist[n] { return }
-        preparer.start(playlist[n], index: n, demuxer: configuration.demuxer, decoder: configuration.decoder)
+        preparer.start(playlist[n], index: n, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
     }
 
     private func layout(for p: PreparedItem) -> FrameLayout {
@@ -485,5 +508,20 @@ public final class PlayerEngine {
         } catch {
             emit(.error(message: "slate: \(error)", item: nil, skipped: false))
         }
+    }
+}
+
+/// Decoder fallbacks posted from whichever thread decodes, taken by the engine's thread.
+/// `@unchecked Sendable`: every access to `items` holds `lock`.
+final class FallbackInbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [DecoderFallback] = []
+    func post(_ f: DecoderFallback) { lock.lock(); items.append(f); lock.unlock() }
+    func take() -> [DecoderFallback] {
+        lock.lock()
+        defer { lock.unlock() }
+        let out = items
+        items = []
+        return out
     }
 }

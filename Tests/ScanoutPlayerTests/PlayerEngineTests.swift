@@ -432,3 +432,24 @@ final class StallingPipe {
         #expect(engine.snapshot().framesDropped == 0)
     }
 }
+
+@Suite struct PlayerDecoderFallbackTests {
+    /// A hardware decoder (the software stand-in for VA-API) failing mid-stream: the player keeps
+    /// playing on software with every frame shown once, in order, and one `decoderFallback` event.
+    @Test func aMidStreamFallbackIsAnEventAndNoFrameIsLost() throws {
+        var config = PlayerConfiguration()
+        config.decoder = DecoderOptions(playerType: .hw, environment: SelectorEnvironment(faults: FaultPlan(standIn: true, decodeFrom: 40)))
+        let h = Harness(configuration: config)
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.engine.state == .ended }
+        h.engine.tick()
+        let fallbacks = h.events.compactMap { e -> (String, String, Int)? in
+            if case let .decoderFallback(from, to, _, frame) = e { return (from, to, frame) }
+            return nil
+        }
+        #expect(fallbacks.count == 1)
+        #expect(fallbacks.first?.0 == "hw" && fallbacks.first?.1 == "sw" && fallbacks.first?.2 == 40)
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+    }
+}
