@@ -102,6 +102,14 @@ public final class Player: @unchecked Sendable {
     }
 
     private func loop(configuration: PlayerConfiguration, makeDisplay: () -> any Display) {
+        // The engine and its display are released here, on their own thread, before anyone waiting
+        // for the end is told: a KMS display puts the screen back and its GL objects are freed
+        // while the process is still whole (not during exit, beside the libraries' own teardown).
+        runLoop(configuration: configuration, makeDisplay: makeDisplay)
+        finished.signal()
+    }
+
+    private func runLoop(configuration: PlayerConfiguration, makeDisplay: () -> any Display) {
         let clock = MonotonicClock()
         let hub = events
         let engine = PlayerEngine(display: makeDisplay(), clock: clock, configuration: configuration,
@@ -140,7 +148,6 @@ public final class Player: @unchecked Sendable {
         }
         engine.stop()
         publishSnapshot(engine)
-        finished.signal()
     }
 
     private func publishSnapshot(_ engine: PlayerEngine) {

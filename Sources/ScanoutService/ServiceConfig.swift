@@ -11,7 +11,7 @@ import ScanoutRender
 ///
 ///     host, port, unixSocket (null: none), token        — where the API listens; bearer token for
 ///                                                         requests from non-local addresses
-///     output ("auto" | "headless"), outputSize ("WxH")   — the display
+///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
 ///     playlist [ "path or URL" | {source, scaling, rotation} ], repeat ("none"|"one"|"all"), autoplay
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
@@ -46,7 +46,7 @@ public struct ServiceConfig: Sendable, Equatable {
         return "\(dir)/scanout-\(getuid()).sock"
     }
 
-    static let outputs = ["auto", "headless"]
+    static let outputs = ["auto", "kms", "headless"]
     static let runtimeKeys: Set<String> = ["scaling", "slate", "positionInterval", "retryInterval", "logLevel", "repeat"]
 
     /// Reads a config file; errors name the file and the field.

@@ -3,8 +3,12 @@ import Foundation
 import ScanoutMedia
 import ScanoutService
 
+/// Synchronous at the root on purpose: every command but `serve` runs on the main thread, which
+/// may block (decode loops, waiting for an async step such as token verification) without taking
+/// a thread from Swift's concurrency pool, which has one thread per core: on a one-core machine a
+/// command blocking a pool thread would wait for work that can never run.
 @main
-struct Scanout: AsyncParsableCommand {
+struct Scanout: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scanout",
         abstract: "Decode video and put it on a screen with no desktop; exact frames and checksums for tests.",

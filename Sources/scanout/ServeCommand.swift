@@ -6,7 +6,7 @@ import ScanoutMedia
 import ScanoutPlayer
 import ScanoutService
 
-struct Serve: AsyncParsableCommand {
+struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the player as a service: HTTP/JSON control API, event stream (SSE), Prometheus metrics.",
         discussion: """
@@ -23,14 +23,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "TCP port (0: any free port).") var port: Int?
     @Option(help: "Unix socket path.") var socket: String?
     @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
-    @Option(help: "Output: auto or headless.") var output: String?
+    @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.") var output: String?
     @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
+    @Option(help: "KMS: who draws the frames: auto (GLES, else CPU), gl or cpu.") var renderer: String = "auto"
     @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.") var repeatMode: String?
     @Option(help: "Image shown when nothing can be played.") var slate: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Flag(help: "Load the playlist without starting it.") var paused = false
 
-    func run() async throws {
+    /// The server runs on the concurrency pool; the main thread waits for it to finish.
+    func run() throws {
+        let command = self
+        try waitFor { try await command.serve() }
+    }
+
+    func serve() async throws {
         let settings: ServiceConfig
         do {
             settings = try makeConfig()
@@ -44,8 +51,25 @@ struct Serve: AsyncParsableCommand {
         let choice = OutputSelector.choose(requested: settings.output)
         logger.notice("scanout \(ScanoutVersion.string): output \(choice.kind.rawValue) (\(choice.reason))")
         let w = settings.outputWidth, h = settings.outputHeight
+        let useKMS = choice.kind == .kms || settings.output == "kms"
+        let card = choice.devicePath
+        guard let rendererChoice = KMSDisplay.RendererChoice(rawValue: renderer) else {
+            StandardError.write("scanout: --renderer must be auto, gl or cpu\n")
+            throw ExitCode(Exit.failure)
+        }
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
-            HeadlessDisplay(outputWidth: w, outputHeight: h)
+            // Made on the player's thread, which owns the display from then on.
+            if useKMS {
+                do {
+                    let kms = try KMSDisplay.open(devicePath: card, renderer: rendererChoice, note: { logger.notice("\($0)") })
+                    kms.onOutputsChanged = { logger.notice("output: \($0)") }
+                    logger.notice("output: \(kms.description)")
+                    return kms
+                } catch {
+                    logger.error("KMS output unavailable (\(error)); playing on the headless output")
+                }
+            }
+            return HeadlessDisplay(outputWidth: w, outputHeight: h)
         }
         do {
             try await server.run()

@@ -6,7 +6,8 @@
 # the headless render of that frame (24 frames with the CPU renderer, 4 with GLES). Passes when every frame appears exactly once, in order, and
 # equal to the headless render (CPU renderer: exactly; GL renderer: exactly, both on llvmpipe).
 # Then the native plane path: DMA-BUF frames on the plane, and the TEST_ONLY fallback; then DRM
-# master held by another player, and SIGINT restoring the screen; then the content policy.
+# master held by another player, and SIGINT restoring the screen; then the content policy; then
+# the service on the screen.
 #
 # Builds nothing: run `swift build` first. Ends with `present: N passed, M failed`.
 set -uo pipefail
@@ -68,7 +69,14 @@ PY
 cmd+="echo '## policy hdcp'; $bin play '$work/native.mp4' --output kms --mode 640x480@60 --renderer cpu --capture '$work/hdcp' --token @'$work/hdcp.jwt' --keys '$work/keys.json' 2>&1 | $quiet | grep -e '^policy' -e '^kms:'; "
 cmd+="python3 -c \"import sys,glob,subprocess; fs=sorted(glob.glob('$work/hdcp/*.png')); print('hdcp captures', len(fs), 'nonblack', sum(1 for f in fs if any(subprocess.run(['ffmpeg','-v','error','-i',f,'-f','rawvideo','-pix_fmt','rgb24','-'],capture_output=True).stdout)))\"; "
 cmd+="echo '## policy capture'; $bin play '$work/native.mp4' --output kms --renderer cpu --capture '$work/denied' --token @'$work/nocapture.jwt' --keys '$work/keys.json' 2>&1 | $quiet | tail -1; echo \"## denied status \${PIPESTATUS[0]}\"; ls '$work/denied' 2>/dev/null | wc -l | sed 's/^/denied files /'; "
-out=$(SCANOUT_VM_OUT=$work tools/vm/run.sh "$cmd")
+# The service on a real screen: `scanout serve --output kms` plays its playlist on Virtual-1 (the
+# CPU renderer: GLES on llvmpipe in the emulated CPU takes seconds a frame), answers on its Unix
+# socket (the guest has no network), stops on SIGTERM with exit 0 and puts the screen back.
+cmd+="echo '## serve'; $bin serve --output kms --renderer cpu --socket /run/scanout-test.sock --port 0 --repeat all '$work/cpu.mp4' > '$work/serve.log' 2>&1 & spid=\$!; "
+cmd+="for i in \$(seq 90); do curl -sf --unix-socket /run/scanout-test.sock http://scanout/health >/dev/null && break; sleep 1; done; sleep 5; "
+cmd+="curl -s --unix-socket /run/scanout-test.sock http://scanout/stats | python3 -c 'import json,sys; s=json.load(sys.stdin); print(\"serve presented\", s[\"framesPresented\"] > 0)'; "
+cmd+="kill -TERM \$spid; wait \$spid; echo \"## serve status \$?\"; grep -o 'output: kms /dev/dri/card0 \\[Virtual-1[^]]*\\]' '$work/serve.log' | head -1; "
+out=$(SCANOUT_VM_OUT=$work SCANOUT_VM_TIMEOUT=${SCANOUT_VM_TIMEOUT:-900} tools/vm/run.sh "$cmd")
 vm=$?
 printf '%s\n' "$out"
 passed=$(grep -c '^## check status 0$' <<<"$out")
@@ -87,7 +95,10 @@ grep -q '^policy: outputRestricted Virtual-1: Virtual-1: the content needs HDCP 
 # Capture denied: refused with the policy named, exit 1, no capture written.
 grep -q '^scanout: .*capture' <<<"$out" && grep -q '^## denied status 1$' <<<"$out" && grep -q '^denied files 0$' <<<"$out" \
   && passed=$((passed + 1)) || echo "FAIL writeback capture of capture-deny content was not refused" >&2
-failed=$(( 10 - passed ))
+# The service played on the screen and stopped cleanly.
+grep -q '^serve presented True$' <<<"$out" && grep -q '^## serve status 0$' <<<"$out" && grep -q '^output: kms /dev/dri/card0 \[Virtual-1' <<<"$out" \
+  && passed=$((passed + 1)) || echo "FAIL scanout serve did not play on KMS and stop cleanly" >&2
+failed=$(( 11 - passed ))
 (( plays != 2 && failed == 0 )) && failed=1
 (( vm != 0 )) && echo "test-present: the guest run failed (status $vm)" >&2
 echo "present: $passed passed, $failed failed"
