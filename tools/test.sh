@@ -8,9 +8,12 @@ tools/setup.sh
 tools/make-fixtures.sh .fixtures
 swift build --build-tests
 if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
-  tools/vm/selftest.sh
-  tools/vm/test-scanout.sh
-  tools/vm/test-dmabuf.sh
-  tools/vm/test-present.sh
+  vm_start=$SECONDS
+  for step in selftest test-scanout test-dmabuf test-present; do
+    step_start=$SECONDS
+    tools/vm/$step.sh
+    echo "vm step $step: $((SECONDS - step_start)) s"
+  done
+  echo "vm steps: $((SECONDS - vm_start)) s in all"
 fi
 swift test --skip-build
