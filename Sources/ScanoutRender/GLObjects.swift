@@ -72,12 +72,7 @@ final class GLFramebuffer {
         glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
         glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
         try checkGL("glRenderbufferStorage(RGBA8, \(width)x\(height))")
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
-        glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_RENDERBUFFER), rb)
-        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
-        guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
-            throw RenderError.glCall("glCheckFramebufferStatus (\(width)x\(height) RGBA8)", code: status)
-        }
+        try attachColorRenderbuffer(rb, to: fb, describing: "\(width)x\(height) RGBA8")
     }
 
     deinit {
@@ -244,12 +239,7 @@ public final class GLRenderTarget {
         glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
         image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }
         try checkGL("glEGLImageTargetRenderbufferStorageOES")
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
-        glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_RENDERBUFFER), rb)
-        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
-        guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
-            throw RenderError.glCall("glCheckFramebufferStatus (scanout buffer \(width)x\(height))", code: status)
-        }
+        try attachColorRenderbuffer(rb, to: fb, describing: "scanout buffer \(width)x\(height)")
     }
 
     deinit {
@@ -258,5 +248,16 @@ public final class GLRenderTarget {
             glDeleteFramebuffers(1, &fb)
             glDeleteRenderbuffers(1, &rb)
         }
+    }
+}
+
+/// Attaches renderbuffer `rb` as the colour buffer of framebuffer `fb` (left bound) and checks that
+/// the framebuffer is complete; `what` names it in the error.
+func attachColorRenderbuffer(_ rb: GLuint, to fb: GLuint, describing what: String) throws {
+    glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
+    glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_RENDERBUFFER), rb)
+    let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+    guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
+        throw RenderError.glCall("glCheckFramebufferStatus (\(what))", code: status)
     }
 }
