@@ -142,16 +142,19 @@ public final class EGLDisplayContext {
             cleanup(nil)
             throw RenderError.eglCall("eglBindAPI(EGL_OPENGL_ES_API)", code: eglGetError())
         }
-        // A pbuffer-capable GLES config; with EGL_KHR_no_config_context none is needed.
+        // A pbuffer-capable GLES config (GLES 3-renderable first, then GLES 2); with
+        // EGL_KHR_no_config_context none is needed.
         var chosen: EGLConfig? = nil
         var count: EGLint = 0
-        let renderable = options.contextVersions.contains(3) ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_ES2_BIT
-        let configAttribs: [EGLint] = [EGLint(EGL_SURFACE_TYPE), EGLint(EGL_PBUFFER_BIT),
-                                       EGLint(EGL_RENDERABLE_TYPE), EGLint(renderable),
-                                       EGLint(EGL_RED_SIZE), 8, EGLint(EGL_GREEN_SIZE), 8, EGLint(EGL_BLUE_SIZE), 8,
-                                       EGLint(EGL_NONE)]
-        if eglChooseConfig(d, configAttribs, &chosen, 1, &count) != EGLBoolean(EGL_TRUE) || count < 1 {
-            chosen = nil
+        let renderables = options.contextVersions.map { $0 >= 3 ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_ES2_BIT }
+        for renderable in renderables where chosen == nil {
+            let configAttribs: [EGLint] = [EGLint(EGL_SURFACE_TYPE), EGLint(EGL_PBUFFER_BIT),
+                                           EGLint(EGL_RENDERABLE_TYPE), EGLint(renderable),
+                                           EGLint(EGL_RED_SIZE), 8, EGLint(EGL_GREEN_SIZE), 8, EGLint(EGL_BLUE_SIZE), 8,
+                                           EGLint(EGL_NONE)]
+            if eglChooseConfig(d, configAttribs, &chosen, 1, &count) != EGLBoolean(EGL_TRUE) || count < 1 { chosen = nil }
+        }
+        if chosen == nil {
             guard names.contains("EGL_KHR_no_config_context") else {
                 cleanup(nil)
                 throw RenderError.missingExtension("EGL_KHR_no_config_context", neededFor: "a context without a pbuffer config")
@@ -230,6 +233,9 @@ public final class EGLDisplayContext {
 
     /// Calls `body` with the EGL display (never stored outside this class).
     func withDisplay<R>(_ body: (EGLDisplay) throws -> R) rethrows -> R { try body(display) }
+
+    /// Calls `body` with the EGL context (never stored outside this class).
+    func withContext<R>(_ body: (EGLContext) throws -> R) rethrows -> R { try body(context) }
 
     /// Throws `glesVersionTooLow` unless the context is GLES `major` or later.
     public func requireGLES(_ major: Int) throws {

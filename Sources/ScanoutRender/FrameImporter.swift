@@ -5,15 +5,17 @@ import ScanoutMedia
 /// Puts decoded frames into GL textures, one texture per plane, for `GLRenderer`.
 ///
 /// CPU frames are uploaded with `glTexSubImage2D` straight from the decoder's planes, honouring
-/// their line size (`GL_UNPACK_ROW_LENGTH`, in texels). Texture formats (GLES 3):
+/// their line size (`GL_UNPACK_ROW_LENGTH`, in texels; on GLES 2 without
+/// `GL_EXT_unpack_subimage`, padded rows are first packed into one scratch buffer). Texture
+/// formats:
 ///
-/// | frame | planes |
-/// | --- | --- |
-/// | yuv420p (and other 8-bit planar Y'CbCr) | R8, R8, R8 |
-/// | nv12 | R8 + RG8 |
-/// | yuv420p10le (and other 9–16-bit planar, little-endian) | R16 ×3 with `GL_EXT_texture_norm16`, else RG8 byte pairs |
-/// | p010le | R16 + RG16 with `GL_EXT_texture_norm16`, else RG8 + RGBA8 byte pairs |
-/// | rgb24, rgba | RGB8, RGBA8 |
+/// | frame | GLES 3 | GLES 2 |
+/// | --- | --- | --- |
+/// | yuv420p (and other 8-bit planar Y'CbCr) | R8, R8, R8 | LUMINANCE ×3 |
+/// | nv12 | R8 + RG8 | LUMINANCE + LUMINANCE_ALPHA |
+/// | yuv420p10le (and other 9–16-bit planar, little-endian) | R16 ×3 with `GL_EXT_texture_norm16`, else RG8 byte pairs | LUMINANCE_ALPHA byte pairs ×3 |
+/// | p010le | R16 + RG16 with `GL_EXT_texture_norm16`, else RG8 + RGBA8 byte pairs | LUMINANCE_ALPHA byte pairs, the CbCr plane as 2 texels per pair |
+/// | rgb24, rgba | RGB8, RGBA8 | RGB, RGBA |
 ///
 /// llvmpipe (Mesa 22.3) offers `GL_EXT_texture_norm16`, so 16-bit samples arrive normalised;
 /// without it each 16-bit sample is stored as its two bytes (low, high) in an 8-bit texture and
@@ -26,17 +28,31 @@ import ScanoutMedia
 /// Same thread as the context; not Sendable.
 public final class FrameImporter {
     public let context: EGLDisplayContext
-    /// Whether 16-bit samples go into R16/RG16 textures (`GL_EXT_texture_norm16`).
+    /// Whether 16-bit samples go into R16/RG16 textures (`GL_EXT_texture_norm16`, GLES 3 only).
     public let usesNorm16: Bool
+    /// Whether textures take GLES 2's unsized formats (LUMINANCE, LUMINANCE_ALPHA, RGB, RGBA).
+    public let usesGLES2Formats: Bool
+    /// Whether uploads can skip a plane's padding (`GL_UNPACK_ROW_LENGTH`: GLES 3, or GLES 2 with
+    /// `GL_EXT_unpack_subimage`); otherwise padded planes are packed on the CPU first.
+    public let usesRowLength: Bool
+    /// DRM formats to treat as refused by the driver when importing DMA-BUFs (fault injection:
+    /// how tests and `scanout selftest dmabuf --refuse` reach the single-image fallback).
+    public var refusedDMABufFormats: Set<UInt32> = []
     private var pool: [GLTexture?] = []
+    private var packed: [UInt8] = []
     /// Textures made since this importer was created (reuse keeps it still).
     public private(set) var texturesCreated = 0
+    /// Plane uploads that went through the CPU packing (no `GL_UNPACK_ROW_LENGTH`).
+    public private(set) var packedUploads = 0
 
     public init(context: EGLDisplayContext) throws {
         self.context = context
         try context.makeCurrent()
-        try context.requireGLES(3)
-        usesNorm16 = context.hasGLExtension("GL_EXT_texture_norm16")
+        try context.requireGLES(2)
+        let gles3 = context.glesMajorVersion >= 3
+        usesNorm16 = gles3 && context.hasGLExtension("GL_EXT_texture_norm16")
+        usesGLES2Formats = !gles3
+        usesRowLength = gles3 || context.hasGLExtension("GL_EXT_unpack_subimage")
     }
 
     /// How a frame's planes are laid out once imported.
@@ -47,6 +63,8 @@ public final class FrameImporter {
         case semiPlanar
         /// One packed RGB(A) plane.
         case rgb
+        /// One external image (`GL_TEXTURE_EXTERNAL_OES`) the driver converts to RGB.
+        case external
     }
 
     /// A frame in textures: what the renderer's shaders need to read it.
@@ -58,6 +76,8 @@ public final class FrameImporter {
         var bitDepth: Int
         /// 16-bit samples stored as (low, high) byte pairs.
         var bytePairs: Bool
+        /// Two-channel 8-bit planes are LUMINANCE_ALPHA (second value in alpha), not RG.
+        var luminanceAlpha: Bool = false
         /// A normalised texel times this is the stored sample (255 or 65535).
         var rawMax: Float
         /// Stored sample / shift = code value (64 for P010, 1 otherwise).
@@ -93,33 +113,45 @@ public final class FrameImporter {
         if unsupported || big { throw RenderError.unsupportedPixelFormat(fmt.name) }
 
         let u8 = GLenum(GL_UNSIGNED_BYTE), u16 = GLenum(GL_UNSIGNED_SHORT)
-        let red = GLenum(GL_RED), rg = GLenum(GL_RG)
+        // 8-bit formats by channel count: sized on GLES 3, unsized (internal format = format) on GLES 2.
+        let gles2 = usesGLES2Formats
+        func bytes(_ channels: Int, _ pw: Int, _ ph: Int) -> PlaneFormat {
+            let (sized, format): (Int32, Int32) = switch channels {
+            case 1: gles2 ? (GL_LUMINANCE, GL_LUMINANCE) : (GL_R8, GL_RED)
+            case 2: gles2 ? (GL_LUMINANCE_ALPHA, GL_LUMINANCE_ALPHA) : (GL_RG8, GL_RG)
+            case 3: gles2 ? (GL_RGB, GL_RGB) : (GL_RGB8, GL_RGB)
+            default: gles2 ? (GL_RGBA, GL_RGBA) : (GL_RGBA8, GL_RGBA)
+            }
+            return PlaneFormat(internalFormat: GLint(sized), format: glEnum(format), type: u8, texelBytes: channels, width: pw, height: ph)
+        }
         func one16(_ pw: Int, _ ph: Int) -> PlaneFormat {
-            usesNorm16 ? PlaneFormat(internalFormat: GLint(GL_R16_EXT), format: red, type: u16, texelBytes: 2, width: pw, height: ph)
-                : PlaneFormat(internalFormat: GL_RG8, format: rg, type: u8, texelBytes: 2, width: pw, height: ph)
+            usesNorm16 ? PlaneFormat(internalFormat: GLint(GL_R16_EXT), format: GLenum(GL_RED), type: u16, texelBytes: 2, width: pw, height: ph)
+                : bytes(2, pw, ph)
         }
+        // Two 16-bit components per texel: RG16, or RGBA8 byte pairs; on GLES 2, one
+        // LUMINANCE_ALPHA byte pair per component (the plane twice as wide), the same format as
+        // the one-component planes.
         func two16(_ pw: Int, _ ph: Int) -> PlaneFormat {
-            usesNorm16 ? PlaneFormat(internalFormat: GLint(GL_RG16_EXT), format: rg, type: u16, texelBytes: 4, width: pw, height: ph)
-                : PlaneFormat(internalFormat: GL_RGBA8, format: GLenum(GL_RGBA), type: u8, texelBytes: 4, width: pw, height: ph)
+            usesNorm16 ? PlaneFormat(internalFormat: GLint(GL_RG16_EXT), format: GLenum(GL_RG), type: u16, texelBytes: 4, width: pw, height: ph)
+                : gles2 ? bytes(2, pw * 2, ph) : bytes(4, pw, ph)
         }
-        let one8 = { (pw: Int, ph: Int) in PlaneFormat(internalFormat: GL_R8, format: red, type: u8, texelBytes: 1, width: pw, height: ph) }
 
         var planes: [PlaneFormat]
         var layout: Layout
         var shift: Float = 1
         let wide = depth > 8
         if fmt == .rgb24 {
-            planes = [PlaneFormat(internalFormat: GL_RGB8, format: GLenum(GL_RGB), type: u8, texelBytes: 3, width: w, height: h)]
+            planes = [bytes(3, w, h)]
             layout = .rgb
         } else if fmt == .rgba {
-            planes = [PlaneFormat(internalFormat: GL_RGBA8, format: GLenum(GL_RGBA), type: u8, texelBytes: 4, width: w, height: h)]
+            planes = [bytes(4, w, h)]
             layout = .rgb
         } else if fmt.isYUV, fmt.planeCount == 3, Int(d.pointee.nb_components) == 3, depth <= 16 {
             planes = wide ? [one16(w, h), one16(chromaW, chromaH), one16(chromaW, chromaH)]
-                : [one8(w, h), one8(chromaW, chromaH), one8(chromaW, chromaH)]
+                : [bytes(1, w, h), bytes(1, chromaW, chromaH), bytes(1, chromaW, chromaH)]
             layout = .planar
         } else if fmt == .nv12 {
-            planes = [one8(w, h), PlaneFormat(internalFormat: GL_RG8, format: rg, type: u8, texelBytes: 2, width: chromaW, height: chromaH)]
+            planes = [bytes(1, w, h), bytes(2, chromaW, chromaH)]
             layout = .semiPlanar
         } else if fmt == .p010 {
             planes = [one16(w, h), two16(chromaW, chromaH)]
@@ -131,7 +163,7 @@ public final class FrameImporter {
 
         if pool.count < planes.count { pool += Array(repeating: nil, count: planes.count - pool.count) }
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        defer { glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0) }
+        defer { if usesRowLength { glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0) } }
         var textures: [GLTexture] = []
         for (i, p) in planes.enumerated() {
             let key = GLTexture.Key(internalFormat: p.internalFormat, width: p.width, height: p.height)
@@ -151,9 +183,21 @@ public final class FrameImporter {
             }
             guard let base = frame.planeData(i) else { throw RenderError.importRefused("plane \(i) of \(fmt.name) has no data") }
             let stride = frame.lineSize(i)
-            if stride > 0, stride % p.texelBytes == 0 {
-                glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride / p.texelBytes))
+            let rowBytes = p.width * p.texelBytes
+            if stride == rowBytes || (usesRowLength && stride > 0 && stride % p.texelBytes == 0) {
+                if usesRowLength { glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride / p.texelBytes)) }
                 glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(p.width), GLsizei(p.height), p.format, p.type, base)
+            } else if !usesRowLength {
+                // GLES 2 cannot skip padding: pack the rows into one buffer, upload once.
+                let count = rowBytes * p.height
+                if packed.count < count { packed = [UInt8](repeating: 0, count: count) }
+                packed.withUnsafeMutableBytes { dst in
+                    for y in 0..<p.height {
+                        dst.baseAddress!.advanced(by: y * rowBytes).copyMemory(from: base + y * stride, byteCount: rowBytes)
+                    }
+                    glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(p.width), GLsizei(p.height), p.format, p.type, dst.baseAddress)
+                }
+                packedUploads += 1
             } else {
                 // A line size that is not a whole number of texels (or negative): row by row.
                 glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
@@ -169,7 +213,7 @@ public final class FrameImporter {
         let bytePairs = wide && !usesNorm16
         return Imported(layout: layout, textures: textures, lumaSize: (w, h),
                         chromaSize: layout == .rgb ? (w, h) : (chromaW, chromaH), bitDepth: layout == .rgb ? 8 : depth,
-                        bytePairs: bytePairs, rawMax: wide ? 65535 : 255, shift: shift,
+                        bytePairs: bytePairs, luminanceAlpha: gles2 && !(wide && usesNorm16), rawMax: wide ? 65535 : 255, shift: shift,
                         pixelFormat: fmt, chromaLog2: (cw, ch))
     }
 
@@ -177,10 +221,13 @@ public final class FrameImporter {
 
     /// Imports a DMA-BUF frame (VA-API's export) as one EGLImage per plane (NV12: R8 + GR88,
     /// P010: R16 + GR1616), falling back to one multi-planar image sampled as
-    /// `GL_TEXTURE_EXTERNAL_OES` when the driver refuses the per-plane formats. Throws
-    /// `missingExtension` naming `EGL_EXT_image_dma_buf_import` where the display lacks it
-    /// (as Mesa's surfaceless platform on llvmpipe does).
-    public func importDMABuf(_ frame: DMABufFrame) throws -> DMABufImport {
+    /// `GL_TEXTURE_EXTERNAL_OES` when the driver refuses the per-plane formats; that image
+    /// carries the frame's matrix and range as EGL's colour hints (and MPEG-2 chroma siting),
+    /// since the driver does the conversion there. Throws `missingExtension` naming
+    /// `EGL_EXT_image_dma_buf_import` where the display lacks it (as Mesa's surfaceless platform
+    /// on llvmpipe does), and `importRefused` with both refusals when the fallback fails too.
+    public func importDMABuf(_ frame: DMABufFrame, colorSpace: ColorSpace = .unspecified,
+                             colorRange: ColorRange = .unspecified) throws -> DMABufImport {
         try context.makeCurrent()
         try context.requireEGLExtension("EGL_KHR_image_base", for: "EGLImage import")
         try context.requireEGLExtension("EGL_EXT_image_dma_buf_import", for: "DMA-BUF import")
@@ -202,6 +249,9 @@ public final class FrameImporter {
             var textures: [GLTexture] = []
             for (i, pf) in perPlane.enumerated() {
                 let plane = frame.planes[i]
+                if refusedDMABufFormats.contains(pf.fourcc) {
+                    throw RenderError.importRefused("plane \(i) as \(DMABufFrame.fourccName(pf.fourcc)): refused by fault injection")
+                }
                 let attribs = DMABufFrame.attributes(width: pf.width, height: pf.height, fourcc: pf.fourcc,
                                                      planes: [plane], modifier: withModifiers ? frame.modifier : nil)
                 let image = try EGLImageHandle(context: context, create: createImage, destroy: destroyImage, attributes: attribs,
@@ -215,13 +265,24 @@ public final class FrameImporter {
             return DMABufImport(frame: frame, images: images, textures: textures, external: false)
         } catch let RenderError.importRefused(why) {
             // One image for the whole frame, sampled through the driver's own conversion.
-            guard context.hasGLExtension("GL_OES_EGL_image_external") else {
-                throw RenderError.importRefused("\(why); the single-image fallback needs GL_OES_EGL_image_external, which is missing")
+            // The extension the external-sampler shader declares in this context's GLSL dialect.
+            let external = context.glesMajorVersion >= 3 ? "GL_OES_EGL_image_external_essl3" : "GL_OES_EGL_image_external"
+            guard context.hasGLExtension(external) else {
+                throw RenderError.importRefused("\(why); the single-image fallback needs \(external), which is missing")
+            }
+            if refusedDMABufFormats.contains(frame.fourcc) {
+                throw RenderError.importRefused("\(why); the whole \(DMABufFrame.fourccName(frame.fourcc)) frame: refused by fault injection")
             }
             let attribs = DMABufFrame.attributes(width: frame.width, height: frame.height, fourcc: frame.fourcc,
-                                                 planes: frame.planes, modifier: withModifiers ? frame.modifier : nil)
-            let image = try EGLImageHandle(context: context, create: createImage, destroy: destroyImage, attributes: attribs,
+                                                 planes: frame.planes, modifier: withModifiers ? frame.modifier : nil,
+                                                 extra: DMABufFrame.colourHints(colorSpace: colorSpace, colorRange: colorRange))
+            let image: EGLImageHandle
+            do {
+                image = try EGLImageHandle(context: context, create: createImage, destroy: destroyImage, attributes: attribs,
                                            what: "the whole \(DMABufFrame.fourccName(frame.fourcc)) frame")
+            } catch let RenderError.importRefused(whole) {
+                throw RenderError.importRefused("\(why); then \(whole)")
+            }
             let texture = try GLTexture(context: context, key: .init(internalFormat: 0, width: frame.width, height: frame.height),
                                         target: GLenum(GL_TEXTURE_EXTERNAL_OES))
             image.withImage { targetTexture(GLenum(GL_TEXTURE_EXTERNAL_OES), $0) }
@@ -276,8 +337,24 @@ public struct DMABufFrame: Sendable, Equatable {
         }
     }
 
-    /// `eglCreateImageKHR` attributes for `planes` (up to 3) of a `fourcc` image.
-    static func attributes(width: Int, height: Int, fourcc: UInt32, planes: [Plane], modifier: UInt64?) -> [EGLint] {
+    /// The EGL hints telling the driver how to convert a whole Y'CbCr image: the matrix
+    /// (BT.601 when untagged, as the shaders do), the range (limited when unspecified) and
+    /// MPEG-2/H.264 chroma siting (co-sited horizontally, centred vertically).
+    static func colourHints(colorSpace: ColorSpace, colorRange: ColorRange) -> [EGLint] {
+        let matrix: Int32 = switch Scaler.effectiveMatrix(for: colorSpace) {
+        case 1: EGL_ITU_REC709_EXT
+        case 9, 10: EGL_ITU_REC2020_EXT
+        default: EGL_ITU_REC601_EXT
+        }
+        return [EGL_YUV_COLOR_SPACE_HINT_EXT, matrix,
+                EGL_SAMPLE_RANGE_HINT_EXT, colorRange == .full ? EGL_YUV_FULL_RANGE_EXT : EGL_YUV_NARROW_RANGE_EXT,
+                EGL_YUV_CHROMA_HORIZONTAL_SITING_HINT_EXT, EGL_YUV_CHROMA_SITING_0_EXT,
+                EGL_YUV_CHROMA_VERTICAL_SITING_HINT_EXT, EGL_YUV_CHROMA_SITING_0_5_EXT]
+    }
+
+    /// `eglCreateImageKHR` attributes for `planes` (up to 3) of a `fourcc` image, then `extra`.
+    static func attributes(width: Int, height: Int, fourcc: UInt32, planes: [Plane], modifier: UInt64?,
+                           extra: [EGLint] = []) -> [EGLint] {
         var a: [EGLint] = [EGLint(EGL_WIDTH), EGLint(width), EGLint(EGL_HEIGHT), EGLint(height),
                            EGLint(EGL_LINUX_DRM_FOURCC_EXT), EGLint(bitPattern: fourcc)]
         let keys: [(Int32, Int32, Int32, Int32, Int32)] = [
@@ -292,7 +369,7 @@ public struct DMABufFrame: Sendable, Equatable {
                 a += [k.3, EGLint(bitPattern: UInt32(m & 0xffff_ffff)), k.4, EGLint(bitPattern: UInt32(m >> 32))]
             }
         }
-        return a + [EGLint(EGL_NONE)]
+        return a + extra + [EGLint(EGL_NONE)]
     }
 }
 
@@ -308,12 +385,14 @@ public final class DMABufImport {
     }
 
     /// The per-plane textures described for the semi-planar shader, as `importFrame` describes
-    /// an uploaded nv12 / p010 frame (R16/GR1616 images sample normalised, so never byte pairs).
+    /// an uploaded nv12 / p010 frame (R16/GR1616 images sample normalised, so never byte pairs);
+    /// an external image as one RGB picture.
     func imported() throws -> FrameImporter.Imported {
-        guard !external else {
-            throw RenderError.importRefused("\(DMABufFrame.fourccName(frame.fourcc)) came in as one external image, which the renderer does not sample (only the per-plane path)")
-        }
         let w = frame.width, h = frame.height
+        if external {
+            return .init(layout: .external, textures: textures, lumaSize: (w, h), chromaSize: (w, h), bitDepth: 8,
+                         bytePairs: false, rawMax: 255, shift: 1, pixelFormat: .rgba, chromaLog2: (0, 0))
+        }
         let chroma = ((w + 1) / 2, (h + 1) / 2)
         switch frame.fourcc {
         case DMABufFrame.nv12:
@@ -334,12 +413,14 @@ final class EGLImageHandle {
     private let image: EGLImageKHR
     private let destroy: FrameImporter.DestroyImage
 
+    /// A DMA-BUF image by default; `target` and `buffer` name another source (a GL texture of
+    /// `context`, `EGL_GL_TEXTURE_2D_KHR`, for tests of the external-image drawing).
     init(context: EGLDisplayContext, create: FrameImporter.CreateImage, destroy: @escaping FrameImporter.DestroyImage,
-         attributes: [EGLint], what: String) throws {
+         attributes: [EGLint], what: String, target: EGLenum = EGLenum(EGL_LINUX_DMA_BUF_EXT), buffer: EGLClientBuffer? = nil) throws {
         self.context = context
         self.destroy = destroy
         let made = context.withDisplay { d in
-            create(d, scanout_egl_no_context(), EGLenum(EGL_LINUX_DMA_BUF_EXT), nil, attributes)
+            create(d, buffer == nil ? scanout_egl_no_context() : context.withContext { $0 }, target, buffer, attributes)
         }
         guard let made, made != scanout_egl_no_image() else {
             throw RenderError.importRefused("eglCreateImageKHR for \(what): EGL error 0x\(String(eglGetError(), radix: 16))")

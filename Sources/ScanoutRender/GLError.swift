@@ -7,10 +7,12 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     case eglUnavailable(String)
     /// An EGL call failed; `code` is `eglGetError()`.
     case eglCall(String, code: Int32)
-    /// The context is older than what the renderer needs (it needs GLES 3.0).
+    /// The context is older than what the renderer needs (it needs GLES 2.0; GLES 3 is preferred).
     case glesVersionTooLow(have: String, need: String)
     /// An EGL or GLES extension the operation depends on is not offered.
     case missingExtension(String, neededFor: String)
+    /// A capability that is not an extension (a precision, a limit) is lacking.
+    case missingFeature(String, neededFor: String)
     /// A shader did not compile; `log` is the driver's info log.
     case shaderCompile(name: String, log: String)
     /// A program did not link; `log` is the driver's info log.
@@ -32,6 +34,7 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
         case .eglCall(let call, let code): return "\(call) failed (EGL error 0x\(String(code, radix: 16)))"
         case .glesVersionTooLow(let have, let need): return "GLES \(need) needed, the context is \(have)"
         case .missingExtension(let name, let what): return "\(name) is missing (needed for \(what))"
+        case .missingFeature(let what, let forWhat): return "the driver lacks \(what) (needed for \(forWhat))"
         case .shaderCompile(let name, let log): return "shader \(name) does not compile: \(log.trimmedLog)"
         case .programLink(let name, let log): return "program \(name) does not link: \(log.trimmedLog)"
         case .importRefused(let why): return "import refused: \(why)"

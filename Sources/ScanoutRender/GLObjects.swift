@@ -14,6 +14,8 @@ private func currentForRelease(_ context: EGLDisplayContext) -> Bool {
 final class GLTexture {
     let context: EGLDisplayContext
     let name: GLuint
+    /// GL_TEXTURE_2D, or GL_TEXTURE_EXTERNAL_OES for an external image.
+    let target: GLenum
     /// The internal format, size and filter it was made with (what the pool compares).
     let key: Key
 
@@ -26,6 +28,7 @@ final class GLTexture {
     init(context: EGLDisplayContext, key: Key, target: GLenum = GLenum(GL_TEXTURE_2D)) throws {
         self.context = context
         self.key = key
+        self.target = target
         var t: GLuint = 0
         glGenTextures(1, &t)
         guard t != 0 else { throw RenderError.glCall("glGenTextures", code: glGetError()) }
@@ -45,10 +48,10 @@ final class GLTexture {
     }
 
     func setFilter(linear: Bool) {
-        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        glBindTexture(target, name)
         let f = linear ? GL_LINEAR : GL_NEAREST
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), f)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), f)
+        glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), f)
+        glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), f)
     }
 }
 
@@ -84,37 +87,34 @@ final class GLFramebuffer {
     }
 }
 
-/// A vertex buffer holding the unit square (two triangles as a strip).
+/// A vertex buffer holding the unit square (two triangles as a strip). Drawn through the default
+/// vertex array (GLES 2 has no vertex array objects; GLES 3 keeps object 0), its attribute set
+/// at every draw.
 final class GLQuad {
     let context: EGLDisplayContext
     let buffer: GLuint
-    let vertexArray: GLuint
 
     init(context: EGLDisplayContext) {
         self.context = context
-        var b: GLuint = 0, va: GLuint = 0
-        glGenVertexArrays(1, &va)
-        glBindVertexArray(va)
+        var b: GLuint = 0
         glGenBuffers(1, &b)
         buffer = b
-        vertexArray = va
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), b)
         let square: [Float] = [0, 0, 1, 0, 0, 1, 1, 1]
         square.withUnsafeBytes { glBufferData(GLenum(GL_ARRAY_BUFFER), $0.count, $0.baseAddress, GLenum(GL_STATIC_DRAW)) }
-        glEnableVertexAttribArray(0)
-        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
     }
 
     func draw() {
-        glBindVertexArray(vertexArray)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
+        glEnableVertexAttribArray(0)
+        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
         glDrawArrays(GLenum(GL_TRIANGLE_STRIP), 0, 4)
     }
 
     deinit {
         if currentForRelease(context) {
-            var b = buffer, va = vertexArray
+            var b = buffer
             glDeleteBuffers(1, &b)
-            glDeleteVertexArrays(1, &va)
         }
     }
 }
@@ -166,7 +166,7 @@ final class GLProgram {
     func set(_ uniform: String, int v: Int) { glUniform1i(location(uniform), GLint(v)) }
     func set(_ uniform: String, float v: Float) { glUniform1f(location(uniform), v) }
     func set(_ uniform: String, vec2 v: (Float, Float)) { glUniform2f(location(uniform), v.0, v.1) }
-    func set(_ uniform: String, ivec2 v: (Int, Int)) { glUniform2i(location(uniform), GLint(v.0), GLint(v.1)) }
+    func set(_ uniform: String, vec3 v: (Float, Float, Float)) { glUniform3f(location(uniform), v.0, v.1, v.2) }
     func set(_ uniform: String, vec4 v: (Float, Float, Float, Float)) { glUniform4f(location(uniform), v.0, v.1, v.2, v.3) }
     /// A 3×3 matrix given column by column.
     func set(_ uniform: String, mat3 columns: [Float]) {

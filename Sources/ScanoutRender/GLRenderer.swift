@@ -16,9 +16,14 @@ public struct GLRenderStats: Equatable, Sendable {
     }
 }
 
-/// The GLES 3 renderer: a decoded frame → textures (`FrameImporter`) → one shader pass into an
+/// The GLES renderer: a decoded frame → textures (`FrameImporter`) → one shader pass into an
 /// RGBA framebuffer laid out by `compositor` (size, scaling, rotation, sample aspect ratio,
 /// background, overlay) → `glReadPixels` into an rgb24 `RGBImage`.
+///
+/// GLES 3 where the context is GLES 3, GLES 2 otherwise: the shaders are written once to compile
+/// as GLSL ES 3.00 and 1.00 (`GLSLDialect`), the importer uses the formats GLES 2 has
+/// (LUMINANCE, LUMINANCE_ALPHA, byte pairs for 16-bit samples), and both give the same pixels.
+/// GLES 2 additionally needs highp fragment floats and `GL_OES_rgb8_rgba8` (checked at `init`).
 ///
 /// Colour follows the CPU renderer: the matrix is `Scaler.effectiveMatrix` of the frame's tag
 /// (BT.601 when untagged), the range the frame's `color_range`; 8 and 10 bit. When the picture is
@@ -35,11 +40,20 @@ public final class GLRenderer {
     public var compositor: Compositor
     /// Timings of the last `render`.
     public private(set) var lastStats = GLRenderStats()
+    /// Whether the last DMA-BUF frame came in as one external image (the driver refused the
+    /// per-plane import) rather than one EGLImage per plane.
+    public private(set) var lastDMABufSingleImage = false
+
+    /// The shading language the programs are compiled in: GLSL ES 3.00 on GLES 3, 1.00 on GLES 2.
+    public let dialect: GLSLDialect
 
     private let planar: GLProgram
     private let semiPlanar: GLProgram
     private let rgb: GLProgram
     private let overlayProgram: GLProgram
+    /// rgb.frag with EXTERNAL: made on the first frame that arrives as one external image.
+    private var externalProgram: GLProgram?
+    private let shaderSources: [String: String]
     private let quad: GLQuad
     private var framebuffer: GLFramebuffer?
     private var overlayTexture: GLTexture?
@@ -51,9 +65,20 @@ public final class GLRenderer {
 
     /// `source` with `#define NAME` inserted after its `#version` line (which must stay first).
     public static func defining(_ name: String, in source: String) -> String {
+        prepared(source, dialect: .es300, defines: [name])
+    }
+
+    /// `source` as compiled in `dialect`: its first line, when it is a `#version` line, replaced by
+    /// the dialect's (the shaders are written to compile as both), then `#define NAME 1` for each
+    /// of `defines`.
+    public static func prepared(_ source: String, dialect: GLSLDialect, defines: [String] = []) -> String {
         var lines = source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let at = lines.first?.hasPrefix("#version") == true ? 1 : 0
-        lines.insert("#define \(name) 1", at: at)
+        var at = 0
+        if lines.first?.hasPrefix("#version") == true {
+            lines[0] = dialect.versionLine
+            at = 1
+        }
+        lines.insert(contentsOf: defines.map { "#define \($0) 1" }, at: at)
         return lines.joined(separator: "\n")
     }
 
@@ -63,22 +88,52 @@ public final class GLRenderer {
                 shaderSources: [String: String] = GLRenderer.defaultShaderSources) throws {
         let ctx = try context ?? EGLDisplayContext()
         try ctx.makeCurrent()
-        try ctx.requireGLES(3)
-        self.context = ctx
-        self.compositor = compositor
-        importer = try FrameImporter(context: ctx)
-        func source(_ name: String) throws -> (name: String, source: String) {
-            guard let s = shaderSources[name] else { throw RenderError.shaderCompile(name: name, log: "no source for \(name)") }
-            return (name, s)
+        try ctx.requireGLES(2)
+        let dialect: GLSLDialect = ctx.glesMajorVersion >= 3 ? .es300 : .es100
+        if dialect == .es100 {
+            // What GLES 3 has and GLES 2 needs asked for: 32-bit floats in fragment shaders (the
+            // conversion's exact integer steps), and an RGBA8 colour buffer.
+            var range: [GLint] = [0, 0], precision: GLint = 0
+            glGetShaderPrecisionFormat(GLenum(GL_FRAGMENT_SHADER), GLenum(GL_HIGH_FLOAT), &range, &precision)
+            guard precision >= 23 else {
+                throw RenderError.missingFeature("highp float in fragment shaders (the driver gives \(precision) bits of precision)",
+                                                 neededFor: "exact Y'CbCr conversion on GLES 2")
+            }
+            guard ctx.hasGLExtension("GL_OES_rgb8_rgba8") else {
+                throw RenderError.missingExtension("GL_OES_rgb8_rgba8", neededFor: "an RGBA8 framebuffer on GLES 2")
+            }
         }
-        let vert = try source("video.vert")
-        let yuv = try source("yuv.frag")
+        self.context = ctx
+        self.dialect = dialect
+        self.compositor = compositor
+        self.shaderSources = shaderSources
+        importer = try FrameImporter(context: ctx)
+        let vert = try Self.source("video.vert", in: shaderSources, dialect: dialect)
+        let yuv = try Self.source("yuv.frag", in: shaderSources, dialect: dialect)
         planar = try GLProgram(context: ctx, name: "yuv_planar", vertex: vert, fragment: yuv)
         semiPlanar = try GLProgram(context: ctx, name: "yuv_semiplanar", vertex: vert,
-                                   fragment: (yuv.name, GLRenderer.defining("SEMI_PLANAR", in: yuv.source)))
-        rgb = try GLProgram(context: ctx, name: "rgb", vertex: vert, fragment: try source("rgb.frag"))
-        overlayProgram = try GLProgram(context: ctx, name: "overlay", vertex: vert, fragment: try source("overlay.frag"))
+                                   fragment: try Self.source("yuv.frag", in: shaderSources, dialect: dialect, defines: ["SEMI_PLANAR"]))
+        rgb = try GLProgram(context: ctx, name: "rgb", vertex: vert, fragment: try Self.source("rgb.frag", in: shaderSources, dialect: dialect))
+        overlayProgram = try GLProgram(context: ctx, name: "overlay", vertex: vert,
+                                       fragment: try Self.source("overlay.frag", in: shaderSources, dialect: dialect))
         quad = GLQuad(context: ctx)
+    }
+
+    private static func source(_ name: String, in sources: [String: String], dialect: GLSLDialect,
+                               defines: [String] = []) throws -> (name: String, source: String) {
+        guard let s = sources[name] else { throw RenderError.shaderCompile(name: name, log: "no source for \(name)") }
+        return (name, prepared(s, dialect: dialect, defines: defines))
+    }
+
+    /// The program sampling one external image (compiled on first use; the GLES extension it
+    /// needs is checked by the importer before an external image is made).
+    private func externalImageProgram() throws -> GLProgram {
+        if let p = externalProgram { return p }
+        let p = try GLProgram(context: context, name: "rgb_external",
+                              vertex: try Self.source("video.vert", in: shaderSources, dialect: dialect),
+                              fragment: try Self.source("rgb.frag", in: shaderSources, dialect: dialect, defines: ["EXTERNAL"]))
+        externalProgram = p
+        return p
     }
 
     /// What the drawing needs to know of a frame besides its textures.
@@ -109,15 +164,23 @@ public final class GLRenderer {
     public func render(_ frame: DMABufFrame, colorSpace: ColorSpace = .unspecified, colorRange: ColorRange = .unspecified,
                        sampleAspectRatio: Rational = Rational(1, 1)) throws -> RGBImage {
         try context.makeCurrent()
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        let dmabuf = try importer.importDMABuf(frame)
+        let t0 = ContinuousClock.now
+        let dmabuf = try importer.importDMABuf(frame, colorSpace: colorSpace, colorRange: colorRange)
+        return try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio, since: t0)
+    }
+
+    /// Draws an imported DMA-BUF frame (per-plane textures, or one external image) into `target`,
+    /// or into the renderer's framebuffer and reads it back when `target` is nil.
+    func render(_ dmabuf: DMABufImport, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
+                target: GLRenderTarget? = nil, since t0: ContinuousClock.Instant) throws -> RGBImage {
         let imported = try dmabuf.imported()
+        lastDMABufSingleImage = dmabuf.external
         try uploadOverlayIfChanged()
+        let frame = dmabuf.frame
         let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
                               colorSpace: colorSpace, fullRange: colorRange == .full,
-                              formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))")
-        return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0) }
+                              formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))\(dmabuf.external ? " (one external image)" : "")")
+        return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: ContinuousClock(), since: t0, target: target) }
     }
 
     /// Renders a hardware decoder's export (`VideoFrame.surface`) through the DMA-BUF import,
@@ -151,18 +214,12 @@ public final class GLRenderer {
     public func render(_ frame: DMABufFrame, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
                        orientation: Orientation, into target: GLRenderTarget) throws {
         try context.makeCurrent()
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        let dmabuf = try importer.importDMABuf(frame)
-        let imported = try dmabuf.imported()
-        try uploadOverlayIfChanged()
-        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
-                              colorSpace: colorSpace, fullRange: colorRange == .full,
-                              formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))")
+        let t0 = ContinuousClock.now
+        let dmabuf = try importer.importDMABuf(frame, colorSpace: colorSpace, colorRange: colorRange)
         let saved = compositor
         compositor.orientation = orientation
         defer { compositor = saved }
-        _ = try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: clock, since: t0, target: target) }
+        _ = try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio, target: target, since: t0)
     }
 
     /// Fills `target` with the compositor's background (a censored frame).
@@ -217,21 +274,21 @@ public final class GLRenderer {
 
         let program: GLProgram
         switch imported.layout {
-        case .rgb:
-            program = rgb
+        case .rgb, .external:
+            program = imported.layout == .rgb ? rgb : try externalImageProgram()
             program.use()
-            imported.textures[0].setFilter(linear: !oneToOne)
-            bind(imported.textures[0], unit: 0, to: "u_image", in: program)
+            bind(imported.textures[0], unit: 0, to: "u_image", in: program, linear: !oneToOne)
             program.set("u_size", vec2: (Float(frame.width), Float(frame.height)))
         case .planar, .semiPlanar:
             program = imported.layout == .planar ? planar : semiPlanar
             program.use()
             let names = imported.layout == .planar ? ["u_planeY", "u_planeU", "u_planeV"] : ["u_planeY", "u_planeUV"]
-            for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program) }
+            for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program, linear: false) }
             setColour(program, frame: frame, imported: imported)
-            program.set("u_lumaSize", ivec2: imported.lumaSize)
-            program.set("u_chromaSize", ivec2: imported.chromaSize)
+            program.set("u_lumaSize", vec2: (Float(imported.lumaSize.0), Float(imported.lumaSize.1)))
+            program.set("u_chromaSize", vec2: (Float(imported.chromaSize.0), Float(imported.chromaSize.1)))
             program.set("u_bytePairs", int: imported.bytePairs ? 1 : 0)
+            program.set("u_luminanceAlpha", int: imported.luminanceAlpha ? 1 : 0)
             program.set("u_rawMax", float: imported.rawMax)
             program.set("u_shift", float: imported.shift)
             program.set("u_lumaFilter", int: oneToOne ? 0 : 1)
@@ -243,8 +300,8 @@ public final class GLRenderer {
             program.set("u_tableMath", int: table ? 1 : 0)
             if table {
                 let t = Self.swscaleTables(space: frame.colorSpace, full: frame.fullRange)
-                glUniform4i(program.location("u_swsCoeffs"), t.crv, t.cbu, t.cgu, t.cgv)
-                glUniform3i(program.location("u_swsLuma"), t.cy, t.yoffs, t.oy)
+                program.set("u_swsCoeffs", vec4: (Float(t.crv), Float(t.cbu), Float(t.cgu), Float(t.cgv)))
+                program.set("u_swsLuma", vec3: (Float(t.cy), Float(t.yoffs), Float(t.oy >> 16)))
             }
             let axis = c.orientation.swapsDimensions ? 1 : 0
             program.set("u_cubicAxis", int: axis)
@@ -256,7 +313,7 @@ public final class GLRenderer {
             // Whether the upright rows run against the stored axis: the stored coordinate along it
             // falls as the output row (gl_FragCoord.y) rises.
             program.set("u_cubicFlip", int: (axis == 0 ? m[4] : m[1]) < 0 ? 1 : 0)
-            program.set("u_exactScale", int: 1 << max(0, 15 - imported.bitDepth))
+            program.set("u_exactScale", float: Float(1 << max(0, 15 - imported.bitDepth)))
         }
         program.set("u_map", mat3: map)
         program.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))
@@ -267,7 +324,7 @@ public final class GLRenderer {
             glEnable(GLenum(GL_BLEND))
             glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
             overlayProgram.use()
-            bind(t, unit: 0, to: "u_overlay", in: overlayProgram)
+            bind(t, unit: 0, to: "u_overlay", in: overlayProgram, linear: true)
             overlayProgram.set("u_opacity", float: Float(min(max(o.opacity, 0), 1)))
             overlayProgram.set("u_rect", vec4: (Float(o.x), Float(o.y), Float(o.image.width), Float(o.image.height)))
             overlayProgram.set("u_output", vec2: (Float(W), Float(H)))
@@ -380,9 +437,10 @@ public final class GLRenderer {
         program.set("u_matrix", mat3: Self.yuvToRGB(kr: kr, kb: kb))
     }
 
-    private func bind(_ t: GLTexture, unit: Int, to uniform: String, in program: GLProgram) {
+    /// Binds `t` to texture unit `unit` for sampler `uniform`, filtered linearly or nearest.
+    private func bind(_ t: GLTexture, unit: Int, to uniform: String, in program: GLProgram, linear: Bool) {
         glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
-        glBindTexture(GLenum(GL_TEXTURE_2D), t.name)
+        t.setFilter(linear: linear)
         program.set(uniform, int: unit)
     }
 
@@ -393,12 +451,12 @@ public final class GLRenderer {
         guard img.width > 0, img.height > 0, img.width <= context.maxTextureSize, img.height <= context.maxTextureSize else {
             throw RenderError.invalidSize("overlay \(img.width)x\(img.height)")
         }
-        let t = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA8, width: img.width, height: img.height))
+        // Unsized RGBA: what GLES 2 takes, and RGBA8 on GLES 3.
+        let t = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA, width: img.width, height: img.height))
         t.setFilter(linear: true)
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
         img.bytes.withUnsafeBytes {
-            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA8, GLsizei(img.width), GLsizei(img.height), 0,
+            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA, GLsizei(img.width), GLsizei(img.height), 0,
                          GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
         }
         do { try checkGL("glTexImage2D(overlay)") } catch RenderError.glCall(_, let code) {
@@ -407,6 +465,16 @@ public final class GLRenderer {
         overlayTexture = t
         overlayUploaded = img
     }
+}
+
+/// The GLSL ES version the renderer's programs are compiled as.
+public enum GLSLDialect: String, Sendable {
+    /// GLSL ES 3.00 (GLES 3 contexts): the shaders as stored.
+    case es300 = "GLSL ES 3.00"
+    /// GLSL ES 1.00 (GLES 2 contexts): the same sources under `#version 100`.
+    case es100 = "GLSL ES 1.00"
+
+    var versionLine: String { self == .es300 ? "#version 300 es" : "#version 100" }
 }
 
 enum PlaneTransformSize {

@@ -6,29 +6,56 @@ enum GLShaderSources {
         "overlay.frag": #"""
 #version 300 es
 // An RGBA image over the video: straight (not premultiplied) alpha times u_opacity, blended
-// with SRC_ALPHA, ONE_MINUS_SRC_ALPHA.
+// with SRC_ALPHA, ONE_MINUS_SRC_ALPHA. GLSL ES 3.00 as stored, 1.00 on GLES 2.
 precision mediump float;
+#if __VERSION__ >= 300
+#define TEX texture
+#define VARYING in
+out vec4 o_color;
+#else
+#define TEX texture2D
+#define VARYING varying
+#define o_color gl_FragColor
+#endif
 uniform sampler2D u_overlay;
 uniform float u_opacity;
-in vec2 v_uv;
-out vec4 o_color;
+VARYING vec2 v_uv;
 void main() {
-    vec4 c = texture(u_overlay, v_uv);
+    vec4 c = TEX(u_overlay, v_uv);
     o_color = vec4(c.rgb, c.a * u_opacity);
 }
 """#,
         "rgb.frag": #"""
 #version 300 es
 // Packed RGB (rgb24, rgba) to the output: u_map takes an output pixel to a position in the
-// stored picture, in pixels; the sampler's filter (nearest at 1:1, linear when scaling) does the rest.
+// stored picture, in pixels; the sampler's filter (nearest at 1:1, linear when scaling) does the
+// rest. With `#define EXTERNAL` inserted after the #version line: a whole Y'CbCr DMA-BUF imported
+// as one EGLImage, which the driver converts to RGB as it samples (GL_OES_EGL_image_external; the
+// fallback when per-plane import is refused). GLSL ES 3.00 as stored, 1.00 on GLES 2.
+#ifdef EXTERNAL
+#if __VERSION__ >= 300
+#extension GL_OES_EGL_image_external_essl3 : require
+#else
+#extension GL_OES_EGL_image_external : require
+#endif
+#define SAMPLER samplerExternalOES
+#else
+#define SAMPLER sampler2D
+#endif
 precision highp float;
-uniform highp sampler2D u_image;
+#if __VERSION__ >= 300
+#define TEX texture
+out vec4 o_color;
+#else
+#define TEX texture2D
+#define o_color gl_FragColor
+#endif
+uniform highp SAMPLER u_image;
 uniform mat3 u_map;
 uniform vec2 u_size;
-out vec4 o_color;
 void main() {
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
-    o_color = vec4(texture(u_image, p / u_size).rgb, 1.0);
+    o_color = vec4(TEX(u_image, p / u_size).rgb, 1.0);
 }
 """#,
         "video.vert": #"""
@@ -36,11 +63,19 @@ void main() {
 // One quad for the video or an overlay: a_pos runs over the unit square; u_rect is the
 // destination rectangle in output pixels (x, y, width, height, rows counted from the top,
 // which is GL's row 0: readback returns row 0 first); u_output is the output size.
+// GLSL ES 3.00 as stored; GLSL ES 1.00 on a GLES 2 context (the renderer replaces #version).
+#if __VERSION__ >= 300
+#define ATTRIBUTE in
+#define VARYING out
+#else
+#define ATTRIBUTE attribute
+#define VARYING varying
+#endif
 precision highp float;
-in vec2 a_pos;
+ATTRIBUTE vec2 a_pos;
 uniform vec4 u_rect;
 uniform vec2 u_output;
-out vec2 v_uv;
+VARYING vec2 v_uv;
 void main() {
     vec2 p = u_rect.xy + a_pos * u_rect.zw;
     gl_Position = vec4(p / u_output * 2.0 - 1.0, 0.0, 1.0);
@@ -52,8 +87,21 @@ void main() {
 // Y'CbCr to R'G'B'. Three planes (yuv420p, yuv420p10le, yuv444p, ...) by default; two planes
 // with interleaved Cb Cr (nv12, p010le) when the renderer inserts `#define SEMI_PLANAR` after the
 // #version line. One file, so that both layouts share every line of the conversion.
+//
+// Two dialects from one source: GLSL ES 3.00 as stored, GLSL ES 1.00 when the renderer replaces
+// the #version line on a GLES 2 context. Hence no texelFetch (every plane is NEAREST-filtered and
+// read at texel centres) and no integer operators: swscale's integer steps are done in floats
+// holding exact integers (float32 holds integers up to 2^24 exactly; see mulShr16). Needs highp
+// floats in fragment shaders, which the renderer checks on GLES 2.
 precision highp float;
 precision highp int;
+#if __VERSION__ >= 300
+#define TEX texture
+out vec4 o_color;
+#else
+#define TEX texture2D
+#define o_color gl_FragColor
+#endif
 uniform highp sampler2D u_planeY;
 #ifdef SEMI_PLANAR
 uniform highp sampler2D u_planeUV;
@@ -62,14 +110,19 @@ uniform highp sampler2D u_planeU;
 uniform highp sampler2D u_planeV;
 #endif
 // u_map takes an output pixel (gl_FragCoord) to a position in the stored luma plane, in pixels
-// (rotation, mirror and scaling folded in). Every plane is read with texelFetch and filtered
+// (rotation, mirror and scaling folded in). Every plane is read texel by texel and filtered
 // here, so that 16-bit samples stored as byte pairs filter like any other.
 uniform mat3 u_map;
-uniform ivec2 u_lumaSize;
-uniform ivec2 u_chromaSize;
-// 0: samples are normalised texels (R8/RG8/R16/RG16); 1: 16-bit samples stored as byte pairs
-// (low, high) in RG8 (one component) or RGBA8 (two components).
+// Plane sizes in texels (whole numbers).
+uniform vec2 u_lumaSize;
+uniform vec2 u_chromaSize;
+// 0: samples are normalised texels (R8/RG8/R16/RG16, LUMINANCE/LUMINANCE_ALPHA); 1: 16-bit
+// samples stored as byte pairs (low, high): RG8 or LUMINANCE_ALPHA (one component), RGBA8 (two;
+// on GLES 2 two LUMINANCE_ALPHA texels side by side instead).
 uniform int u_bytePairs;
+// 1: two-channel 8-bit textures are LUMINANCE_ALPHA (the second value in .a, GLES 2 uploads);
+// 0: RG (the second value in .g).
+uniform int u_luminanceAlpha;
 // A texel's normalised value times u_rawMax is the stored sample (255 or 65535); divided by
 // u_shift (1, or 64 for P010's high-aligned 10 bits) it is the code value.
 uniform float u_rawMax;
@@ -92,75 +145,99 @@ uniform int u_cubicAxis;
 uniform int u_quantize8;
 // 2^(bits - 8): one 8-bit step in code values.
 uniform float u_step8;
-// 1: convert like swscale's table-driven yuv2rgb (libswscale/yuv2rgb.c) in integers: 8-bit Y, U, V
-// index a luma table through per-chroma offsets. u_swsCoeffs: crv, cbu, cgu, cgv already divided
-// by u_swsLuma.x; u_swsLuma: cy, table offset (326 limited, 384 full), oy (all 16.16 fixed point).
+// 1: convert like swscale's table-driven yuv2rgb (libswscale/yuv2rgb.c): 8-bit Y, U, V index a
+// luma table through per-chroma offsets. u_swsCoeffs: crv, cbu, cgu, cgv already divided by
+// u_swsLuma.x; u_swsLuma: cy (16.16 fixed point), table offset (326 limited, 384 full), and the
+// luma offset oy in whole units (16 limited, 0 full). All whole numbers.
 uniform int u_tableMath;
-uniform ivec4 u_swsCoeffs;
-uniform ivec3 u_swsLuma;
-// 1 (with u_chromaMode 1 and u_tableMath 1): reproduce swscale's vertical chroma filter exactly, in
-// integers, for an exact 2:1 upscale (an even number of upright rows, at least 16, chroma rows half
-// as many): its 12-bit taps (initFilter, SWS_BICUBIC|SWS_BITEXACT, x86 alignment), the 15-bit
-// intermediate (code << (15 - bits), u_exactScale) and (sum + (1 << 18)) >> 19 in yuv2rgb_X.
+uniform vec4 u_swsCoeffs;
+uniform vec3 u_swsLuma;
+// 1 (with u_chromaMode 1 and u_tableMath 1): reproduce swscale's vertical chroma filter exactly
+// for an exact 2:1 upscale (an even number of upright rows, at least 16, chroma rows half as
+// many): its 12-bit taps (initFilter, SWS_BICUBIC|SWS_BITEXACT, x86 alignment), the 15-bit
+// intermediate (code * 2^(15 - bits), u_exactScale) and (sum + 2^18) >> 19 in yuv2rgb_X.
 // u_cubicFlip: 1 where the upright rows run against the stored axis.
 uniform int u_cubicExact;
 uniform int u_cubicFlip;
-uniform int u_exactScale;
+uniform float u_exactScale;
 
-vec3 swsConvertInt(int y, ivec2 uv);
-
-int swsTable(int index) {
-    return clamp((index * u_swsLuma.x - (384 << 16) - u_swsLuma.z + 32768) >> 16, 0, 255);
+// (a * b + add) >> 16 for whole numbers 0 <= a < 2^11, |b| < 2^20, 0 <= add < 2^16, without
+// losing a bit: b = 256 bHi + bLo, a bHi = 256 pHi + pLo, so a b = 65536 pHi + 256 pLo + a bLo,
+// and every partial value stays below 2^24.
+float mulShr16(float a, float b, float add) {
+    float bHi = floor(b / 256.0);
+    float bLo = b - bHi * 256.0;
+    float p = a * bHi;
+    float pHi = floor(p / 256.0);
+    return pHi + floor(((p - pHi * 256.0) * 256.0 + a * bLo + add) / 65536.0);
 }
 
-vec3 swsConvert(float yCode, vec2 cCode) {
-    int y = int(clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0));
-    ivec2 uv = ivec2(clamp(floor(cCode / u_step8 + 0.5), 0.0, 255.0));
-    return swsConvertInt(y, uv);
+float swsTable(float index) {
+    return clamp(mulShr16(index, u_swsLuma.x, 32768.0) - 384.0 - u_swsLuma.z, 0.0, 255.0);
 }
 
-vec3 swsConvertInt(int y, ivec2 uv) {
-    int u = clamp(uv.x, 0, 255);
-    int v = clamp(uv.y, 0, 255);
-    int base = u_swsLuma.y + y;
-    int r = swsTable(base + ((v * u_swsCoeffs.x) >> 16) - (u_swsCoeffs.x >> 9));
-    int g = swsTable(base + ((u * u_swsCoeffs.z) >> 16) - (u_swsCoeffs.z >> 9) + ((v * u_swsCoeffs.w) >> 16) - (u_swsCoeffs.w >> 9));
-    int b = swsTable(base + ((u * u_swsCoeffs.y) >> 16) - (u_swsCoeffs.y >> 9));
-    return vec3(float(r), float(g), float(b)) / 255.0;
+// One chroma term of a table index: (c * coeff) >> 16 minus coeff >> 9.
+float swsTerm(float c, float coeff) {
+    return mulShr16(c, coeff, 0.0) - floor(coeff / 512.0);
 }
-out vec4 o_color;
+
+vec3 swsConvertCodes(float y, vec2 uv) {
+    float u = clamp(uv.x, 0.0, 255.0);
+    float v = clamp(uv.y, 0.0, 255.0);
+    float base = u_swsLuma.y + y;
+    float r = swsTable(base + swsTerm(v, u_swsCoeffs.x));
+    float g = swsTable(base + swsTerm(u, u_swsCoeffs.z) + swsTerm(v, u_swsCoeffs.w));
+    float b = swsTable(base + swsTerm(u, u_swsCoeffs.y));
+    return vec3(r, g, b) / 255.0;
+}
+
+float to8(float code) {
+    return clamp(floor(code / u_step8 + 0.5), 0.0, 255.0);
+}
+
+vec4 fetch(sampler2D plane, vec2 texel, vec2 size) {
+    return TEX(plane, (texel + 0.5) / size);
+}
 
 float decode1(vec4 t) {
-    float raw = u_bytePairs == 1 ? (t.r + t.g * 256.0) * 255.0 : t.r * u_rawMax;
-    // The stored sample is an integer: undo the normalisation's rounding.
-    return floor(raw + 0.5) / u_shift;
+    float high = u_luminanceAlpha == 1 ? t.a : t.g;
+    float raw = u_bytePairs == 1 ? (t.r + high * 256.0) * 255.0 : t.r * u_rawMax;
+    // Code values are integers: undo the normalisation's rounding (after the shift, so that a
+    // sampler that reads 16-bit texels with less precision still lands on P010's code).
+    return floor(raw / u_shift + 0.5);
 }
 
 vec2 decode2(vec4 t) {
-    vec2 raw = u_bytePairs == 1 ? vec2(t.r + t.g * 256.0, t.b + t.a * 256.0) * 255.0 : t.rg * u_rawMax;
-    return floor(raw + 0.5) / u_shift;
+    vec2 pair = u_luminanceAlpha == 1 ? t.ra : t.rg;
+    vec2 raw = u_bytePairs == 1 ? vec2(t.r + t.g * 256.0, t.b + t.a * 256.0) * 255.0 : pair * u_rawMax;
+    return floor(raw / u_shift + 0.5);
 }
 
-vec2 chromaAt(ivec2 p) {
-    ivec2 q = clamp(p, ivec2(0), u_chromaSize - 1);
+vec2 chromaAt(vec2 p) {
+    vec2 q = clamp(p, vec2(0.0), u_chromaSize - 1.0);
 #ifdef SEMI_PLANAR
-    return decode2(texelFetch(u_planeUV, q, 0));
+    if (u_bytePairs == 1 && u_luminanceAlpha == 1) {
+        // GLES 2 byte pairs: one LUMINANCE_ALPHA texel per component, Cb then Cr.
+        vec2 size = vec2(2.0 * u_chromaSize.x, u_chromaSize.y);
+        return vec2(decode1(fetch(u_planeUV, vec2(2.0 * q.x, q.y), size)), decode1(fetch(u_planeUV, vec2(2.0 * q.x + 1.0, q.y), size)));
+    }
+    return decode2(fetch(u_planeUV, q, u_chromaSize));
 #else
-    return vec2(decode1(texelFetch(u_planeU, q, 0)), decode1(texelFetch(u_planeV, q, 0)));
+    return vec2(decode1(fetch(u_planeU, q, u_chromaSize)), decode1(fetch(u_planeV, q, u_chromaSize)));
 #endif
 }
 
-float lumaAt(ivec2 p) {
-    return decode1(texelFetch(u_planeY, clamp(p, ivec2(0), u_lumaSize - 1), 0));
+float lumaAt(vec2 p) {
+    return decode1(fetch(u_planeY, clamp(p, vec2(0.0), u_lumaSize - 1.0), u_lumaSize));
 }
 
 float luma(vec2 p) {
-    if (u_lumaFilter == 0) return lumaAt(ivec2(floor(p)));
+    if (u_lumaFilter == 0) return lumaAt(floor(p));
     vec2 q = p - 0.5;
-    ivec2 i = ivec2(floor(q));
-    vec2 f = q - floor(q);
-    float a = mix(lumaAt(i), lumaAt(i + ivec2(1, 0)), f.x);
-    float b = mix(lumaAt(i + ivec2(0, 1)), lumaAt(i + ivec2(1, 1)), f.x);
+    vec2 i = floor(q);
+    vec2 f = q - i;
+    float a = mix(lumaAt(i), lumaAt(i + vec2(1.0, 0.0)), f.x);
+    float b = mix(lumaAt(i + vec2(0.0, 1.0)), lumaAt(i + vec2(1.0, 1.0)), f.x);
     return mix(a, b, f.y);
 }
 
@@ -173,72 +250,86 @@ float cubicWeight(float x) {
     return 0.0;
 }
 
+// The chroma sample at `index` along the cubic's axis and `across` it.
+vec2 chromaAlong(float index, float across) {
+    return chromaAt(u_cubicAxis == 0 ? vec2(across, index) : vec2(index, across));
+}
+
 vec2 chroma(vec2 p) {
-    vec2 ratio = vec2(u_chromaSize) / vec2(u_lumaSize);
+    vec2 ratio = u_chromaSize / u_lumaSize;
     vec2 c = p * ratio;
-    if (u_chromaMode == 0) return chromaAt(ivec2(floor(c)));
+    if (u_chromaMode == 0) return chromaAt(floor(c));
     if (u_chromaMode == 1) {
         float along = (u_cubicAxis == 0 ? c.y : c.x) - 0.5;
-        int across = int(floor(u_cubicAxis == 0 ? c.x : c.y));
+        float across = floor(u_cubicAxis == 0 ? c.x : c.y);
         float base = floor(along);
         float f = along - base;
         vec2 sum = vec2(0.0);
         for (int k = -1; k <= 2; k++) {
-            int idx = int(base) + k;
-            ivec2 t = u_cubicAxis == 0 ? ivec2(across, idx) : ivec2(idx, across);
-            sum += chromaAt(t) * cubicWeight(float(k) - f);
+            sum += chromaAlong(base + float(k), across) * cubicWeight(float(k) - f);
         }
         return sum;
     }
     vec2 q = c - vec2(0.5 * ratio.x, 0.5);
-    ivec2 i = ivec2(floor(q));
-    vec2 f = q - floor(q);
-    vec2 a = mix(chromaAt(i), chromaAt(i + ivec2(1, 0)), f.x);
-    vec2 b = mix(chromaAt(i + ivec2(0, 1)), chromaAt(i + ivec2(1, 1)), f.x);
+    vec2 i = floor(q);
+    vec2 f = q - i;
+    vec2 a = mix(chromaAt(i), chromaAt(i + vec2(1.0, 0.0)), f.x);
+    vec2 b = mix(chromaAt(i + vec2(0.0, 1.0)), chromaAt(i + vec2(1.0, 1.0)), f.x);
     return mix(a, b, f.y);
 }
 
+// One tap of chromaExact8: the 15-bit intermediate x = code * u_exactScale (< 2^15) split as
+// 256 xHi + xLo, each part times the weight summed apart, so that no sum passes 2^24.
+void exactTap(float row, float across, float chromaRows, float weight, inout vec2 hi, inout vec2 lo) {
+    float r = clamp(row, 0.0, chromaRows - 1.0);
+    float index = u_cubicFlip == 1 ? chromaRows - 1.0 - r : r;
+    vec2 x = chromaAlong(index, across) * u_exactScale;
+    vec2 xHi = floor(x / 256.0);
+    hi += xHi * weight;
+    lo += (x - xHi * 256.0) * weight;
+}
+
 // 8-bit Cb, Cr as swscale's generic path makes them for an exact 2:1 vertical upscale (u_cubicExact).
-ivec2 chromaExact8(vec2 p) {
-    vec2 c = p * vec2(u_chromaSize) / vec2(u_lumaSize);
-    int n = u_cubicAxis == 0 ? u_lumaSize.y : u_lumaSize.x;
-    int cn = n / 2;
-    int s = clamp(int(floor(u_cubicAxis == 0 ? p.y : p.x)), 0, n - 1);
-    int across = int(floor(u_cubicAxis == 0 ? c.x : c.y));
-    int i = u_cubicFlip == 1 ? n - 1 - s : s;
-    int m = i / 2;
-    int first;
-    ivec4 w;
-    if (i == 0) { first = 0; w = ivec4(4432, -336, 0, 0); }
-    else if (i == 2) { first = 0; w = ivec4(959, 3473, -336, 0); }
-    else if ((i & 1) == 1) { first = m - 1; w = ivec4(-346, 3572, 985, -115); }
-    else { first = m - 2; w = ivec4(-115, 985, 3572, -346); }
-    ivec2 sum = ivec2(0);
-    for (int k = 0; k < 4; k++) {
-        int r = clamp(first + k, 0, cn - 1);
-        int idx = u_cubicFlip == 1 ? cn - 1 - r : r;
-        ivec2 code = ivec2(chromaAt(u_cubicAxis == 0 ? ivec2(across, idx) : ivec2(idx, across)));
-        sum += code * w[k];
-    }
-    return (sum * u_exactScale + (1 << 18)) >> 19;
+vec2 chromaExact8(vec2 p) {
+    vec2 c = p * u_chromaSize / u_lumaSize;
+    float n = u_cubicAxis == 0 ? u_lumaSize.y : u_lumaSize.x;
+    float chromaRows = floor(n / 2.0);
+    float s = clamp(floor(u_cubicAxis == 0 ? p.y : p.x), 0.0, n - 1.0);
+    float across = floor(u_cubicAxis == 0 ? c.x : c.y);
+    float i = u_cubicFlip == 1 ? n - 1.0 - s : s;
+    float m = floor(i / 2.0);
+    float first;
+    vec4 w;
+    if (i == 0.0) { first = 0.0; w = vec4(4432.0, -336.0, 0.0, 0.0); }
+    else if (i == 2.0) { first = 0.0; w = vec4(959.0, 3473.0, -336.0, 0.0); }
+    else if (i - 2.0 * m == 1.0) { first = m - 1.0; w = vec4(-346.0, 3572.0, 985.0, -115.0); }
+    else { first = m - 2.0; w = vec4(-115.0, 985.0, 3572.0, -346.0); }
+    vec2 hi = vec2(0.0);
+    vec2 lo = vec2(0.0);
+    exactTap(first, across, chromaRows, w.x, hi, lo);
+    exactTap(first + 1.0, across, chromaRows, w.y, hi, lo);
+    exactTap(first + 2.0, across, chromaRows, w.z, hi, lo);
+    exactTap(first + 3.0, across, chromaRows, w.w, hi, lo);
+    // (256 hi + lo + 2^18) >> 19 with hi = 2048 q + r: q + ((256 r + lo + 2^18) >> 19).
+    vec2 q = floor(hi / 2048.0);
+    return q + floor(((hi - q * 2048.0) * 256.0 + lo + 262144.0) / 524288.0);
 }
 
 void main() {
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
     float yCode = luma(p);
     if (u_cubicExact == 1 && u_chromaMode == 1 && u_tableMath == 1) {
-        int y8 = int(clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0));
-        o_color = vec4(swsConvertInt(y8, chromaExact8(p)), 1.0);
+        o_color = vec4(swsConvertCodes(to8(yCode), chromaExact8(p)), 1.0);
         return;
     }
     vec2 cCode = chroma(p);
     if (u_tableMath == 1) {
-        o_color = vec4(swsConvert(yCode, cCode), 1.0);
+        o_color = vec4(swsConvertCodes(to8(yCode), vec2(to8(cCode.x), to8(cCode.y))), 1.0);
         return;
     }
     if (u_quantize8 == 1) {
-        yCode = clamp(floor(yCode / u_step8 + 0.5), 0.0, 255.0) * u_step8;
-        cCode = clamp(floor(cCode / u_step8 + 0.5), 0.0, 255.0) * u_step8;
+        yCode = to8(yCode) * u_step8;
+        cCode = vec2(to8(cCode.x), to8(cCode.y)) * u_step8;
     }
     float y = (yCode - u_yRange.x) * u_yRange.y;
     vec2 cbcr = (cCode - u_cRange.x) * u_cRange.y;

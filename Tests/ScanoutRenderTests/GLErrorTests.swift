@@ -31,13 +31,23 @@ struct GLErrorTests {
         }
     }
 
-    @Test("a GLES 2 context is refused: the renderer needs GLES 3")
-    func noGLES3() throws {
-        // Mesa answers a GLES 2 request with a 3.2 context; the limit makes it count as GLES 2.
-        let ctx = try EGLDisplayContext(options: .init(contextVersions: [2], glesVersionLimit: 2))
-        #expect(ctx.glesMajorVersion == 2)
-        #expect(throws: RenderError.glesVersionTooLow(have: "GLES 2 (\(ctx.glVersion))", need: "3.0")) { try GLRenderer(context: ctx) }
+    @Test("a context below GLES 2 is refused: the renderer needs GLES 2 at least")
+    func noGLES2() throws {
+        // Mesa answers any GLES request with a 3.2 context; the limit makes it count as older.
+        let ctx = try EGLDisplayContext(options: .init(contextVersions: [2], glesVersionLimit: 1))
+        #expect(ctx.glesMajorVersion == 1)
+        #expect(throws: RenderError.glesVersionTooLow(have: "GLES 1 (\(ctx.glVersion))", need: "2.0")) { try GLRenderer(context: ctx) }
         #expect(throws: RenderError.self) { try FrameImporter(context: ctx) }
+    }
+
+    @Test("GLES 2 without GL_OES_rgb8_rgba8: the missing extension is named")
+    func gles2WithoutRGBA8() throws {
+        let ctx = try EGLDisplayContext(options: .init(contextVersions: [2], hiddenExtensions: ["GL_OES_rgb8_rgba8"], glesVersionLimit: 2))
+        #expect(throws: RenderError.missingExtension("GL_OES_rgb8_rgba8", neededFor: "an RGBA8 framebuffer on GLES 2")) {
+            try GLRenderer(context: ctx)
+        }
+        #expect(RenderError.missingFeature("highp float in fragment shaders", neededFor: "exact Y'CbCr conversion on GLES 2").description
+            == "the driver lacks highp float in fragment shaders (needed for exact Y'CbCr conversion on GLES 2)")
     }
 
     @Test("a shader that does not compile: the error names it and quotes the info log")
