@@ -19,8 +19,8 @@ import ScanoutMedia
 ///
 /// llvmpipe (Mesa 22.3) offers `GL_EXT_texture_norm16`, so 16-bit samples arrive normalised;
 /// without it each 16-bit sample is stored as its two bytes (low, high) in an 8-bit texture and
-/// the shader puts them back together (`u_bytePairs`). Both paths read with `texelFetch` and
-/// filter in the shader, so they give the same result. (Integer textures such as R16UI would
+/// the shader puts them back together (its `BYTE_PAIRS` program). Both paths read texel centres
+/// with NEAREST filtering and filter in the shader, so they give the same result. (Integer textures such as R16UI would
 /// need a second set of shaders with `usampler2D`; R16F would need a CPU conversion per frame.)
 ///
 /// Textures are pooled: a frame of the same size and layout as the previous one reuses its

@@ -47,8 +47,8 @@ public final class GLRenderer {
     /// The shading language the programs are compiled in: GLSL ES 3.00 on GLES 3, 1.00 on GLES 2.
     public let dialect: GLSLDialect
 
-    private let planar: GLProgram
-    private let semiPlanar: GLProgram
+    /// yuv.frag programs, one per combination drawn so far (compiled on first use).
+    private var yuvPrograms: [YUVProgramKey: GLProgram] = [:]
     private let rgb: GLProgram
     private let overlayProgram: GLProgram
     /// rgb.frag with EXTERNAL: made on the first frame that arrives as one external image.
@@ -109,15 +109,27 @@ public final class GLRenderer {
         self.shaderSources = shaderSources
         importer = try FrameImporter(context: ctx)
         let vert = try Self.source("video.vert", in: shaderSources, dialect: dialect)
-        let yuv = try Self.source("yuv.frag", in: shaderSources, dialect: dialect)
-        planar = try GLProgram(context: ctx, name: "yuv_planar", vertex: vert, fragment: yuv)
-        semiPlanar = try GLProgram(context: ctx, name: "yuv_semiplanar", vertex: vert,
-                                   fragment: try Self.source("yuv.frag", in: shaderSources, dialect: dialect, defines: ["SEMI_PLANAR"]))
         rgb = try GLProgram(context: ctx, name: "rgb", vertex: vert, fragment: try Self.source("rgb.frag", in: shaderSources, dialect: dialect))
         overlayProgram = try GLProgram(context: ctx, name: "overlay", vertex: vert,
                                        fragment: try Self.source("overlay.frag", in: shaderSources, dialect: dialect))
         quad = GLQuad(context: ctx)
+        // The most common program (yuv420p drawn at its size) now, so that a broken shader
+        // is reported when the renderer is made rather than at the first frame.
+        _ = try yuvProgram(YUVProgramKey(semiPlanar: false, bytePairs: false, luminanceAlpha: false, chroma: .nearest, tableMath: true))
     }
+
+    /// The yuv.frag program for `key`, compiled on first use.
+    private func yuvProgram(_ key: YUVProgramKey) throws -> GLProgram {
+        if let p = yuvPrograms[key] { return p }
+        let p = try GLProgram(context: context, name: key.programName,
+                              vertex: try Self.source("video.vert", in: shaderSources, dialect: dialect),
+                              fragment: try Self.source("yuv.frag", in: shaderSources, dialect: dialect, defines: key.defines))
+        yuvPrograms[key] = p
+        return p
+    }
+
+    /// The names of the yuv.frag programs compiled so far (tests).
+    var compiledYUVPrograms: [String] { yuvPrograms.keys.map(\.programName).sorted() }
 
     private static func source(_ name: String, in sources: [String: String], dialect: GLSLDialect,
                                defines: [String] = []) throws -> (name: String, source: String) {
@@ -280,36 +292,35 @@ public final class GLRenderer {
             bind(imported.textures[0], unit: 0, to: "u_image", in: program, linear: !oneToOne)
             program.set("u_size", vec2: (Float(frame.width), Float(frame.height)))
         case .planar, .semiPlanar:
-            program = imported.layout == .planar ? planar : semiPlanar
+            let chromaMode = oneToOne ? Self.swscaleChromaMode(imported.pixelFormat, uprightHeight: upright.height) : 2
+            let table = chromaMode != 2 && tableMath.contains(chromaMode)
+            let axis = c.orientation.swapsDimensions ? 1 : 0
+            // swscale's exact vertical chroma taps where they are known (see the shader).
+            let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
+            let exact = table && chromaMode == 1 && along.0 % 2 == 0 && along.0 >= 16 && along.1 * 2 == along.0
+                && imported.bitDepth <= 14
+            let chroma: YUVProgramKey.Chroma = switch chromaMode {
+            case 0: .nearest
+            case 1: exact ? .cubicExact : .cubic
+            default: .bilinear
+            }
+            program = try yuvProgram(YUVProgramKey(semiPlanar: imported.layout == .semiPlanar, bytePairs: imported.bytePairs,
+                                                   luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table))
             program.use()
             let names = imported.layout == .planar ? ["u_planeY", "u_planeU", "u_planeV"] : ["u_planeY", "u_planeUV"]
             for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program, linear: false) }
             setColour(program, frame: frame, imported: imported)
             program.set("u_lumaSize", vec2: (Float(imported.lumaSize.0), Float(imported.lumaSize.1)))
             program.set("u_chromaSize", vec2: (Float(imported.chromaSize.0), Float(imported.chromaSize.1)))
-            program.set("u_bytePairs", int: imported.bytePairs ? 1 : 0)
-            program.set("u_luminanceAlpha", int: imported.luminanceAlpha ? 1 : 0)
             program.set("u_rawMax", float: imported.rawMax)
             program.set("u_shift", float: imported.shift)
-            program.set("u_lumaFilter", int: oneToOne ? 0 : 1)
-            let chromaMode = oneToOne ? Self.swscaleChromaMode(imported.pixelFormat, uprightHeight: upright.height) : 2
-            program.set("u_chromaMode", int: chromaMode)
-            program.set("u_quantize8", int: chromaMode == 1 ? 1 : 0)
             program.set("u_step8", float: Float(1 << (imported.bitDepth - 8)))
-            let table = chromaMode != 2 && tableMath.contains(chromaMode)
-            program.set("u_tableMath", int: table ? 1 : 0)
             if table {
                 let t = Self.swscaleTables(space: frame.colorSpace, full: frame.fullRange)
                 program.set("u_swsCoeffs", vec4: (Float(t.crv), Float(t.cbu), Float(t.cgu), Float(t.cgv)))
                 program.set("u_swsLuma", vec3: (Float(t.cy), Float(t.yoffs), Float(t.oy >> 16)))
             }
-            let axis = c.orientation.swapsDimensions ? 1 : 0
             program.set("u_cubicAxis", int: axis)
-            // swscale's exact vertical chroma taps where they are known (see the shader).
-            let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
-            let exact = table && chromaMode == 1 && along.0 % 2 == 0 && along.0 >= 16 && along.1 * 2 == along.0
-                && imported.bitDepth <= 14
-            program.set("u_cubicExact", int: exact ? 1 : 0)
             // Whether the upright rows run against the stored axis: the stored coordinate along it
             // falls as the output row (gl_FragCoord.y) rises.
             program.set("u_cubicFlip", int: (axis == 0 ? m[4] : m[1]) < 0 ? 1 : 0)
@@ -364,8 +375,8 @@ public final class GLRenderer {
         return image
     }
 
-    /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size (see the
-    /// shader's `u_chromaMode`): its unscaled converter (nearest) for yuv420p / yuv422p with an
+    /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size (0: nearest,
+    /// 1: cubic; 2, bilinear, is the scaled output's): its unscaled converter (nearest) for yuv420p / yuv422p with an
     /// even output height, otherwise its generic scaler (vertical cubic).
     static func swscaleChromaMode(_ format: PixelFormat, uprightHeight: Int) -> Int {
         // swscale turns yuvj formats into their yuv twins with a full-range flag first.
@@ -464,6 +475,62 @@ public final class GLRenderer {
         }
         overlayTexture = t
         overlayUploaded = img
+    }
+}
+
+/// What one yuv.frag program is compiled for: the `#define`s the shader reads (see its head).
+/// Compile-time choices rather than uniform branches, because a software rasteriser such as
+/// llvmpipe executes both sides of every branch on every pixel, texture reads included; on a
+/// GPU they save registers. Scaled output always uses bilinear luma and chroma; drawn at its
+/// stored size, luma is nearest and chroma is what swscale would do.
+struct YUVProgramKey: Hashable, Sendable {
+    enum Chroma: String, CaseIterable, Sendable {
+        case nearest = "CHROMA_NEAREST"
+        case cubic = "CHROMA_CUBIC"
+        case cubicExact = "CHROMA_CUBIC_EXACT"
+        case bilinear = "CHROMA_BILINEAR"
+    }
+    var semiPlanar: Bool
+    var bytePairs: Bool
+    var luminanceAlpha: Bool
+    var chroma: Chroma
+    var tableMath: Bool
+
+    var defines: [String] {
+        var d: [String] = []
+        if semiPlanar { d.append("SEMI_PLANAR") }
+        if bytePairs { d.append("BYTE_PAIRS") }
+        if luminanceAlpha { d.append("LUMINANCE_ALPHA") }
+        if chroma == .bilinear { d.append("LUMA_BILINEAR") }
+        d.append(chroma.rawValue)
+        if tableMath { d.append("TABLE_MATH") }
+        return d
+    }
+
+    var programName: String { (["yuv"] + defines.map { $0.lowercased() }).joined(separator: "_") }
+
+    /// Every combination the renderer can draw (exact cubic taps only with table math; table
+    /// math only at the stored size).
+    static var all: [YUVProgramKey] {
+        var keys: [YUVProgramKey] = []
+        for semiPlanar in [false, true] {
+            for bytePairs in [false, true] {
+                for luminanceAlpha in [false, true] {
+                    for chroma in Chroma.allCases {
+                        let tables: [Bool] = switch chroma {
+                        case .nearest, .cubic: [false, true]
+                        case .cubicExact: [true]
+                        case .bilinear: [false]
+                        }
+                        for tableMath in tables {
+                            keys.append(YUVProgramKey(semiPlanar: semiPlanar, bytePairs: bytePairs, luminanceAlpha: luminanceAlpha,
+                                                      chroma: chroma, tableMath: tableMath))
+                        }
+                    }
+                }
+            }
+        }
+        return keys
     }
 }
 

@@ -84,9 +84,24 @@ void main() {
 """#,
         "yuv.frag": #"""
 #version 300 es
-// Y'CbCr to R'G'B'. Three planes (yuv420p, yuv420p10le, yuv444p, ...) by default; two planes
-// with interleaved Cb Cr (nv12, p010le) when the renderer inserts `#define SEMI_PLANAR` after the
-// #version line. One file, so that both layouts share every line of the conversion.
+// Y'CbCr to R'G'B'. One file, so that every layout and mode shares every line of the conversion;
+// the renderer compiles one program per combination it draws (GLRenderer.YUVProgramKey), each
+// with `#define NAME 1` lines inserted after the #version line:
+//   SEMI_PLANAR       two planes with interleaved Cb Cr (nv12, p010le); three planes otherwise.
+//   BYTE_PAIRS        16-bit samples stored as byte pairs (low, high): RG8 or LUMINANCE_ALPHA
+//                     (one component), RGBA8 (two; on GLES 2 two LUMINANCE_ALPHA texels instead).
+//   LUMINANCE_ALPHA   two-channel 8-bit textures are LUMINANCE_ALPHA (second value in .a, GLES 2
+//                     uploads); RG (second value in .g) otherwise.
+//   LUMA_BILINEAR     bilinear luma (scaled output); nearest otherwise (drawn at the stored size).
+//   CHROMA_NEAREST    each chroma sample covers its block (swscale's unscaled yuv420p path);
+//   CHROMA_CUBIC      swscale's generic path: cubic (Keys, a = -0.6), centred siting, along the
+//                     picture's upright vertical axis (u_cubicAxis), nearest along the other;
+//   CHROMA_CUBIC_EXACT  CHROMA_CUBIC with swscale's exact 12-bit taps (see chromaExact8);
+//   CHROMA_BILINEAR   bilinear, MPEG-2/H.264 siting (co-sited horizontally, centred
+//                     vertically), for scaled output. Exactly one CHROMA_ define is set.
+//   TABLE_MATH        convert like swscale's table-driven yuv2rgb (libswscale/yuv2rgb.c).
+// Compile-time choices rather than uniform branches: a software rasteriser (llvmpipe) runs both
+// sides of a branch on every pixel, texture reads included, and a GPU gains registers.
 //
 // Two dialects from one source: GLSL ES 3.00 as stored, GLSL ES 1.00 when the renderer replaces
 // the #version line on a GLES 2 context. Hence no texelFetch (every plane is NEAREST-filtered and
@@ -109,6 +124,12 @@ uniform highp sampler2D u_planeUV;
 uniform highp sampler2D u_planeU;
 uniform highp sampler2D u_planeV;
 #endif
+#if !defined(CHROMA_NEAREST) && !defined(CHROMA_CUBIC) && !defined(CHROMA_CUBIC_EXACT) && !defined(CHROMA_BILINEAR)
+#error "one CHROMA_ define is required"
+#endif
+#if defined(CHROMA_CUBIC_EXACT) && !defined(TABLE_MATH)
+#error "CHROMA_CUBIC_EXACT needs TABLE_MATH"
+#endif
 // u_map takes an output pixel (gl_FragCoord) to a position in the stored luma plane, in pixels
 // (rotation, mirror and scaling folded in). Every plane is read texel by texel and filtered
 // here, so that 16-bit samples stored as byte pairs filter like any other.
@@ -116,15 +137,8 @@ uniform mat3 u_map;
 // Plane sizes in texels (whole numbers).
 uniform vec2 u_lumaSize;
 uniform vec2 u_chromaSize;
-// 0: samples are normalised texels (R8/RG8/R16/RG16, LUMINANCE/LUMINANCE_ALPHA); 1: 16-bit
-// samples stored as byte pairs (low, high): RG8 or LUMINANCE_ALPHA (one component), RGBA8 (two;
-// on GLES 2 two LUMINANCE_ALPHA texels side by side instead).
-uniform int u_bytePairs;
-// 1: two-channel 8-bit textures are LUMINANCE_ALPHA (the second value in .a, GLES 2 uploads);
-// 0: RG (the second value in .g).
-uniform int u_luminanceAlpha;
-// A texel's normalised value times u_rawMax is the stored sample (255 or 65535); divided by
-// u_shift (1, or 64 for P010's high-aligned 10 bits) it is the code value.
+// Without BYTE_PAIRS a texel's normalised value times u_rawMax is the stored sample (255 or
+// 65535). A sample divided by u_shift (1, or 64 for P010's high-aligned 10 bits) is its code value.
 uniform float u_rawMax;
 uniform float u_shift;
 // Code value to normalised Y' in [0,1] and Cb/Cr in [-0.5,0.5]: (code - offset) * scale.
@@ -132,32 +146,21 @@ uniform vec2 u_yRange;
 uniform vec2 u_cRange;
 // Y'CbCr to R'G'B' (column-major: rgb = u_matrix * vec3(y, cb, cr)).
 uniform mat3 u_matrix;
-// 0: luma nearest (1:1 output); 1: bilinear.
-uniform int u_lumaFilter;
-// 0: chroma nearest, each sample covering its 2x2 block (swscale's unscaled yuv420p path);
-// 1: swscale's generic path: cubic (Keys, a = -0.6), centred siting, along the picture's
-//    upright vertical axis (u_cubicAxis: 0 = stored y, 1 = stored x), nearest along the other;
-// 2: bilinear, MPEG-2/H.264 siting (co-sited horizontally, centred vertically), for scaled output.
-uniform int u_chromaMode;
+// The cubic's axis: 0 = stored y, 1 = stored x.
 uniform int u_cubicAxis;
-// 1: round luma and chroma to 8 bits and clip them to 0...255 before the matrix, as swscale's
-// generic path does on its way to 8-bit RGB (its vertical filter ends in 8-bit Y, U, V).
-uniform int u_quantize8;
 // 2^(bits - 8): one 8-bit step in code values.
 uniform float u_step8;
-// 1: convert like swscale's table-driven yuv2rgb (libswscale/yuv2rgb.c): 8-bit Y, U, V index a
-// luma table through per-chroma offsets. u_swsCoeffs: crv, cbu, cgu, cgv already divided by
-// u_swsLuma.x; u_swsLuma: cy (16.16 fixed point), table offset (326 limited, 384 full), and the
-// luma offset oy in whole units (16 limited, 0 full). All whole numbers.
-uniform int u_tableMath;
+// TABLE_MATH: 8-bit Y, U, V index a luma table through per-chroma offsets. u_swsCoeffs: crv,
+// cbu, cgu, cgv already divided by u_swsLuma.x; u_swsLuma: cy (16.16 fixed point), table offset
+// (326 limited, 384 full), and the luma offset oy in whole units (16 limited, 0 full). All whole
+// numbers.
 uniform vec4 u_swsCoeffs;
 uniform vec3 u_swsLuma;
-// 1 (with u_chromaMode 1 and u_tableMath 1): reproduce swscale's vertical chroma filter exactly
-// for an exact 2:1 upscale (an even number of upright rows, at least 16, chroma rows half as
-// many): its 12-bit taps (initFilter, SWS_BICUBIC|SWS_BITEXACT, x86 alignment), the 15-bit
-// intermediate (code * 2^(15 - bits), u_exactScale) and (sum + 2^18) >> 19 in yuv2rgb_X.
+// CHROMA_CUBIC_EXACT reproduces swscale's vertical chroma filter exactly for an exact 2:1
+// upscale (an even number of upright rows, at least 16, chroma rows half as many): its 12-bit
+// taps (initFilter, SWS_BICUBIC|SWS_BITEXACT, x86 alignment), the 15-bit intermediate
+// (code * 2^(15 - bits), u_exactScale) and (sum + 2^18) >> 19 in yuv2rgb_X.
 // u_cubicFlip: 1 where the upright rows run against the stored axis.
-uniform int u_cubicExact;
 uniform int u_cubicFlip;
 uniform float u_exactScale;
 
@@ -199,28 +202,41 @@ vec4 fetch(sampler2D plane, vec2 texel, vec2 size) {
     return TEX(plane, (texel + 0.5) / size);
 }
 
+#ifdef LUMINANCE_ALPHA
+#define SECOND(t) t.a
+#define PAIR(t) t.ra
+#else
+#define SECOND(t) t.g
+#define PAIR(t) t.rg
+#endif
+
 float decode1(vec4 t) {
-    float high = u_luminanceAlpha == 1 ? t.a : t.g;
-    float raw = u_bytePairs == 1 ? (t.r + high * 256.0) * 255.0 : t.r * u_rawMax;
+#ifdef BYTE_PAIRS
+    float raw = (t.r + SECOND(t) * 256.0) * 255.0;
+#else
+    float raw = t.r * u_rawMax;
+#endif
     // Code values are integers: undo the normalisation's rounding (after the shift, so that a
     // sampler that reads 16-bit texels with less precision still lands on P010's code).
     return floor(raw / u_shift + 0.5);
 }
 
 vec2 decode2(vec4 t) {
-    vec2 pair = u_luminanceAlpha == 1 ? t.ra : t.rg;
-    vec2 raw = u_bytePairs == 1 ? vec2(t.r + t.g * 256.0, t.b + t.a * 256.0) * 255.0 : pair * u_rawMax;
+#ifdef BYTE_PAIRS
+    vec2 raw = vec2(t.r + t.g * 256.0, t.b + t.a * 256.0) * 255.0;
+#else
+    vec2 raw = PAIR(t) * u_rawMax;
+#endif
     return floor(raw / u_shift + 0.5);
 }
 
 vec2 chromaAt(vec2 p) {
     vec2 q = clamp(p, vec2(0.0), u_chromaSize - 1.0);
-#ifdef SEMI_PLANAR
-    if (u_bytePairs == 1 && u_luminanceAlpha == 1) {
-        // GLES 2 byte pairs: one LUMINANCE_ALPHA texel per component, Cb then Cr.
-        vec2 size = vec2(2.0 * u_chromaSize.x, u_chromaSize.y);
-        return vec2(decode1(fetch(u_planeUV, vec2(2.0 * q.x, q.y), size)), decode1(fetch(u_planeUV, vec2(2.0 * q.x + 1.0, q.y), size)));
-    }
+#if defined(SEMI_PLANAR) && defined(BYTE_PAIRS) && defined(LUMINANCE_ALPHA)
+    // GLES 2 byte pairs: one LUMINANCE_ALPHA texel per component, Cb then Cr.
+    vec2 size = vec2(2.0 * u_chromaSize.x, u_chromaSize.y);
+    return vec2(decode1(fetch(u_planeUV, vec2(2.0 * q.x, q.y), size)), decode1(fetch(u_planeUV, vec2(2.0 * q.x + 1.0, q.y), size)));
+#elif defined(SEMI_PLANAR)
     return decode2(fetch(u_planeUV, q, u_chromaSize));
 #else
     return vec2(decode1(fetch(u_planeU, q, u_chromaSize)), decode1(fetch(u_planeV, q, u_chromaSize)));
@@ -232,13 +248,16 @@ float lumaAt(vec2 p) {
 }
 
 float luma(vec2 p) {
-    if (u_lumaFilter == 0) return lumaAt(floor(p));
+#ifndef LUMA_BILINEAR
+    return lumaAt(floor(p));
+#else
     vec2 q = p - 0.5;
     vec2 i = floor(q);
     vec2 f = q - i;
     float a = mix(lumaAt(i), lumaAt(i + vec2(1.0, 0.0)), f.x);
     float b = mix(lumaAt(i + vec2(0.0, 1.0)), lumaAt(i + vec2(1.0, 1.0)), f.x);
     return mix(a, b, f.y);
+#endif
 }
 
 // Keys cubic, a = -0.6 (swscale's SWS_BICUBIC with its default parameters).
@@ -258,24 +277,26 @@ vec2 chromaAlong(float index, float across) {
 vec2 chroma(vec2 p) {
     vec2 ratio = u_chromaSize / u_lumaSize;
     vec2 c = p * ratio;
-    if (u_chromaMode == 0) return chromaAt(floor(c));
-    if (u_chromaMode == 1) {
-        float along = (u_cubicAxis == 0 ? c.y : c.x) - 0.5;
-        float across = floor(u_cubicAxis == 0 ? c.x : c.y);
-        float base = floor(along);
-        float f = along - base;
-        vec2 sum = vec2(0.0);
-        for (int k = -1; k <= 2; k++) {
-            sum += chromaAlong(base + float(k), across) * cubicWeight(float(k) - f);
-        }
-        return sum;
+#if defined(CHROMA_NEAREST)
+    return chromaAt(floor(c));
+#elif defined(CHROMA_CUBIC)
+    float along = (u_cubicAxis == 0 ? c.y : c.x) - 0.5;
+    float across = floor(u_cubicAxis == 0 ? c.x : c.y);
+    float base = floor(along);
+    float f = along - base;
+    vec2 sum = vec2(0.0);
+    for (int k = -1; k <= 2; k++) {
+        sum += chromaAlong(base + float(k), across) * cubicWeight(float(k) - f);
     }
+    return sum;
+#else
     vec2 q = c - vec2(0.5 * ratio.x, 0.5);
     vec2 i = floor(q);
     vec2 f = q - i;
     vec2 a = mix(chromaAt(i), chromaAt(i + vec2(1.0, 0.0)), f.x);
     vec2 b = mix(chromaAt(i + vec2(0.0, 1.0)), chromaAt(i + vec2(1.0, 1.0)), f.x);
     return mix(a, b, f.y);
+#endif
 }
 
 // One tap of chromaExact8: the 15-bit intermediate x = code * u_exactScale (< 2^15) split as
@@ -289,7 +310,7 @@ void exactTap(float row, float across, float chromaRows, float weight, inout vec
     lo += (x - xHi * 256.0) * weight;
 }
 
-// 8-bit Cb, Cr as swscale's generic path makes them for an exact 2:1 vertical upscale (u_cubicExact).
+// 8-bit Cb, Cr as swscale's generic path makes them for an exact 2:1 vertical upscale.
 vec2 chromaExact8(vec2 p) {
     vec2 c = p * u_chromaSize / u_lumaSize;
     float n = u_cubicAxis == 0 ? u_lumaSize.y : u_lumaSize.x;
@@ -318,22 +339,23 @@ vec2 chromaExact8(vec2 p) {
 void main() {
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
     float yCode = luma(p);
-    if (u_cubicExact == 1 && u_chromaMode == 1 && u_tableMath == 1) {
-        o_color = vec4(swsConvertCodes(to8(yCode), chromaExact8(p)), 1.0);
-        return;
-    }
+#if defined(CHROMA_CUBIC_EXACT)
+    o_color = vec4(swsConvertCodes(to8(yCode), chromaExact8(p)), 1.0);
+#elif defined(TABLE_MATH)
     vec2 cCode = chroma(p);
-    if (u_tableMath == 1) {
-        o_color = vec4(swsConvertCodes(to8(yCode), vec2(to8(cCode.x), to8(cCode.y))), 1.0);
-        return;
-    }
-    if (u_quantize8 == 1) {
-        yCode = to8(yCode) * u_step8;
-        cCode = vec2(to8(cCode.x), to8(cCode.y)) * u_step8;
-    }
+    o_color = vec4(swsConvertCodes(to8(yCode), vec2(to8(cCode.x), to8(cCode.y))), 1.0);
+#else
+    vec2 cCode = chroma(p);
+#ifdef CHROMA_CUBIC
+    // Rounded to 8 bits and clipped before the matrix, as swscale's generic path does on its
+    // way to 8-bit RGB (its vertical filter ends in 8-bit Y, U, V).
+    yCode = to8(yCode) * u_step8;
+    cCode = vec2(to8(cCode.x), to8(cCode.y)) * u_step8;
+#endif
     float y = (yCode - u_yRange.x) * u_yRange.y;
     vec2 cbcr = (cCode - u_cRange.x) * u_cRange.y;
     o_color = vec4(clamp(u_matrix * vec3(y, cbcr), 0.0, 1.0), 1.0);
+#endif
 }
 """#,
     ]

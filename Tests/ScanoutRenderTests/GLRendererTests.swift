@@ -148,6 +148,31 @@ struct GLCompositionTests {
         #expect(abs(Int(h.r) - (255 + Int(v.r)) / 2) <= 3 && abs(Int(h.g) - Int(v.g) / 2) <= 3, "\(h) vs video \(v)")
     }
 
+    @Test("one yuv.frag program per combination drawn, compiled once: swscale's paths at the stored size, bilinear scaled")
+    func programsPerCombination() throws {
+        let (frame, _) = try decodeFrame(2, of: try Fixtures.path("counter.mp4"))
+        #expect(frame.pixelFormat == .yuv420p)
+        let gl = try GLRenderer()
+        #expect(gl.compiledYUVPrograms == ["yuv_chroma_nearest_table_math"], "made by init")
+        _ = try gl.render(frame)
+        _ = try gl.render(frame)
+        #expect(gl.compiledYUVPrograms == ["yuv_chroma_nearest_table_math"])
+        gl.compositor = Compositor(outputWidth: frame.width / 2, outputHeight: frame.height / 2)
+        _ = try gl.render(frame)
+        let nv12 = VideoFrame()
+        try Scaler().convert(frame, to: .nv12, into: nv12)
+        gl.compositor = Compositor()
+        _ = try gl.render(nv12)
+        let (hevc10, _) = try decodeFrame(0, of: try Fixtures.path("hevc10.mkv"))
+        _ = try gl.render(hevc10)
+        gl.tableMath = []
+        _ = try gl.render(hevc10)
+        #expect(gl.compiledYUVPrograms == [
+            "yuv_chroma_cubic", "yuv_chroma_cubic_exact_table_math", "yuv_chroma_nearest_table_math",
+            "yuv_luma_bilinear_chroma_bilinear", "yuv_semi_planar_chroma_cubic_exact_table_math",
+        ])
+    }
+
     @Test("textures are pooled: same-size frames reuse them, a new layout makes new ones; stats are measured")
     func pooling() throws {
         let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
