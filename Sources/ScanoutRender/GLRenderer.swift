@@ -292,17 +292,13 @@ public final class GLRenderer {
             bind(imported.textures[0], unit: 0, to: "u_image", in: program, linear: !oneToOne)
             program.set("u_size", vec2: (Float(frame.width), Float(frame.height)))
         case .planar, .semiPlanar:
-            let chromaMode = oneToOne ? Self.swscaleChromaMode(imported.pixelFormat, uprightHeight: upright.height) : 2
-            let table = chromaMode != 2 && tableMath.contains(chromaMode)
+            var chroma = oneToOne ? Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height) : .bilinear
+            let table = chroma != .bilinear && tableMath
             let axis = c.orientation.swapsDimensions ? 1 : 0
             // swscale's exact vertical chroma taps where they are known (see the shader).
             let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
-            let exact = table && chromaMode == 1 && along.0 % 2 == 0 && along.0 >= 16 && along.1 * 2 == along.0
-                && imported.bitDepth <= 14
-            let chroma: YUVProgramKey.Chroma = switch chromaMode {
-            case 0: .nearest
-            case 1: exact ? .cubicExact : .cubic
-            default: .bilinear
+            if chroma == .cubic, table, along.0 % 2 == 0, along.0 >= 16, along.1 * 2 == along.0, imported.bitDepth <= 14 {
+                chroma = .cubicExact
             }
             program = try yuvProgram(YUVProgramKey(semiPlanar: imported.layout == .semiPlanar, bytePairs: imported.bytePairs,
                                                    luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table))
@@ -375,13 +371,12 @@ public final class GLRenderer {
         return image
     }
 
-    /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size (0: nearest,
-    /// 1: cubic; 2, bilinear, is the scaled output's): its unscaled converter (nearest) for yuv420p / yuv422p with an
+    /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size: its unscaled converter (nearest) for yuv420p / yuv422p with an
     /// even output height, otherwise its generic scaler (vertical cubic).
-    static func swscaleChromaMode(_ format: PixelFormat, uprightHeight: Int) -> Int {
+    static func swscaleChroma(_ format: PixelFormat, uprightHeight: Int) -> YUVProgramKey.Chroma {
         // swscale turns yuvj formats into their yuv twins with a full-range flag first.
         let unscaled: Set<String> = ["yuv420p", "yuv422p", "yuva420p", "yuvj420p", "yuvj422p"]
-        return unscaled.contains(format.name) && uprightHeight % 2 == 0 ? 0 : 1
+        return unscaled.contains(format.name) && uprightHeight % 2 == 0 ? .nearest : .cubic
     }
 
     /// Kr and Kb of the matrix swscale uses for `space` (`Scaler.effectiveMatrix`).
@@ -415,8 +410,9 @@ public final class GLRenderer {
         return ((Float(16 * k), Float(1 / (219 * k))), (Float(128 * k), Float(1 / (224 * k))))
     }
 
-    /// Chroma modes in which the conversion follows swscale's integer tables (testing hook).
-    var tableMath: Set<Int> = [0, 1]
+    /// Whether drawing at the stored size follows swscale's integer tables (testing hook: false
+    /// converts with the float matrix instead).
+    var tableMath = true
 
     static func isFullRange(_ frame: VideoFrame) -> Bool {
         frame.colorRange == .full || (frame.colorRange == .unspecified && frame.pixelFormat.isFullRangeByDefinition)

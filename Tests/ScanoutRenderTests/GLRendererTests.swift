@@ -165,7 +165,7 @@ struct GLCompositionTests {
         _ = try gl.render(nv12)
         let (hevc10, _) = try decodeFrame(0, of: try Fixtures.path("hevc10.mkv"))
         _ = try gl.render(hevc10)
-        gl.tableMath = []
+        gl.tableMath = false
         _ = try gl.render(hevc10)
         #expect(gl.compiledYUVPrograms == [
             "yuv_chroma_cubic", "yuv_chroma_cubic_exact_table_math", "yuv_chroma_nearest_table_math",
