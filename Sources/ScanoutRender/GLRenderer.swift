@@ -47,12 +47,15 @@ public final class GLRenderer {
     /// The shading language the programs are compiled in: GLSL ES 3.00 on GLES 3, 1.00 on GLES 2.
     public let dialect: GLSLDialect
 
-    /// yuv.frag programs, one per combination drawn so far (compiled on first use).
-    private var yuvPrograms: [YUVProgramKey: GLProgram] = [:]
+    /// The programs made when a frame first needs them: yuv.frag, one per combination drawn, and
+    /// rgb.frag with EXTERNAL for frames that arrive as one external image.
+    private enum LazyProgram: Hashable {
+        case yuv(YUVProgramKey)
+        case external
+    }
+    private var lazyPrograms: [LazyProgram: GLProgram] = [:]
     private let rgb: GLProgram
     private let overlayProgram: GLProgram
-    /// rgb.frag with EXTERNAL: made on the first frame that arrives as one external image.
-    private var externalProgram: GLProgram?
     private let shaderSources: [String: String]
     private let quad: GLQuad
     private var framebuffer: GLFramebuffer?
@@ -120,32 +123,34 @@ public final class GLRenderer {
 
     /// The yuv.frag program for `key`, compiled on first use.
     private func yuvProgram(_ key: YUVProgramKey) throws -> GLProgram {
-        if let p = yuvPrograms[key] { return p }
-        let p = try GLProgram(context: context, name: key.programName,
-                              vertex: try Self.source("video.vert", in: shaderSources, dialect: dialect),
-                              fragment: try Self.source("yuv.frag", in: shaderSources, dialect: dialect, defines: key.defines))
-        yuvPrograms[key] = p
-        return p
-    }
-
-    /// The names of the yuv.frag programs compiled so far (tests).
-    var compiledYUVPrograms: [String] { yuvPrograms.keys.map(\.programName).sorted() }
-
-    private static func source(_ name: String, in sources: [String: String], dialect: GLSLDialect,
-                               defines: [String] = []) throws -> (name: String, source: String) {
-        guard let s = sources[name] else { throw RenderError.shaderCompile(name: name, log: "no source for \(name)") }
-        return (name, prepared(s, dialect: dialect, defines: defines))
+        try lazyProgram(.yuv(key), name: key.programName, fragment: "yuv.frag", defines: key.defines)
     }
 
     /// The program sampling one external image (compiled on first use; the GLES extension it
     /// needs is checked by the importer before an external image is made).
     private func externalImageProgram() throws -> GLProgram {
-        if let p = externalProgram { return p }
-        let p = try GLProgram(context: context, name: "rgb_external",
+        try lazyProgram(.external, name: "rgb_external", fragment: "rgb.frag", defines: ["EXTERNAL"])
+    }
+
+    private func lazyProgram(_ key: LazyProgram, name: @autoclosure () -> String, fragment: String,
+                             defines: @autoclosure () -> [String]) throws -> GLProgram {
+        if let p = lazyPrograms[key] { return p }
+        let p = try GLProgram(context: context, name: name(),
                               vertex: try Self.source("video.vert", in: shaderSources, dialect: dialect),
-                              fragment: try Self.source("rgb.frag", in: shaderSources, dialect: dialect, defines: ["EXTERNAL"]))
-        externalProgram = p
+                              fragment: try Self.source(fragment, in: shaderSources, dialect: dialect, defines: defines()))
+        lazyPrograms[key] = p
         return p
+    }
+
+    /// The names of the yuv.frag programs compiled so far (tests).
+    var compiledYUVPrograms: [String] {
+        lazyPrograms.keys.compactMap { if case .yuv(let k) = $0 { k.programName } else { nil } }.sorted()
+    }
+
+    private static func source(_ name: String, in sources: [String: String], dialect: GLSLDialect,
+                               defines: [String] = []) throws -> (name: String, source: String) {
+        guard let s = sources[name] else { throw RenderError.shaderCompile(name: name, log: "no source for \(name)") }
+        return (name, prepared(s, dialect: dialect, defines: defines))
     }
 
     /// What the drawing needs to know of a frame besides its textures.
