@@ -7,6 +7,7 @@ PKGS=(
   pkg-config python3
   ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev   # decode, convert, PNG/Y4M
   libva-dev libdrm-dev libgbm-dev                                      # VA-API, KMS, GBM
+  libffmpeg-nvenc-dev gcc                                              # NVDEC: CUDA declarations (libcuda is dlopened); a fake libcuda in the tests
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri                  # EGL/GLES (Mesa, llvmpipe)
   glslang-tools                                                        # shader validation (tests)
 )

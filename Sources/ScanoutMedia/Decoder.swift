@@ -51,6 +51,12 @@ public struct DecoderOptions: Sendable {
     public var environment = SelectorEnvironment()
     /// Told of the decision and of any fallback, on the decoding thread, as they happen.
     public var observer: (@Sendable (DecoderEvent) -> Void)?
+    /// Where frames go: `cpu` (hardware frames downloaded as decoded) or `gpu` (kept in GPU
+    /// memory until a consumer asks for planes).
+    public var destination: FrameDestination = .cpu
+    /// Counts the pipeline's copies between CPU and GPU memory (downloads here; the renderer
+    /// counts its uploads into the same object).
+    public var transfers: FrameTransfers?
 
     public init(threads: Int = 0, playerType: PlayerType = .auto, fallbackAfter: Int = 3, allowFallback: Bool = true,
                 environment: SelectorEnvironment = SelectorEnvironment(), observer: (@Sendable (DecoderEvent) -> Void)? = nil) {
@@ -120,7 +126,7 @@ public final class SoftwareDecoder: Decoder {
     /// Takes the next decoded frame (`avcodec_receive_frame`); false when the decoder needs input
     /// or is drained.
     public func receive(into frame: VideoFrame) throws -> Bool {
-        frame.surface = nil
+        frame.unref()
         let r = avcodec_receive_frame(context, frame.pointer)
         if r == SCANOUT_AVERROR_EAGAIN || r == SCANOUT_AVERROR_EOF { return false }
         if r < 0 {

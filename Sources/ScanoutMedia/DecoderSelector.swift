@@ -9,16 +9,34 @@ public struct SelectorEnvironment: Sendable, Equatable {
     public var dmaBufImport: Capability?
     /// Where render nodes are looked for.
     public var renderNodeDirectory: String
-    /// A render node to use instead of the first that initialises (`--device`).
+    /// A render node to use instead of the first that initialises (`--device /dev/dri/renderD129`;
+    /// naming one makes `auto` mean VA-API), or a CUDA device ordinal for NVDEC (`--device 1`).
     public var device: String?
+    /// Which hardware decoder `hw` uses (`--hw-backend`): VA-API, NVDEC, or the first that works.
+    public var hwBackend: HardwareBackend
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS`), the stand-in among them.
     public var faults: FaultPlan
 
     public init(nativePlane: Capability = .unavailable("no KMS display"), dmaBufImport: Capability? = nil,
-                renderNodeDirectory: String = "/dev/dri", device: String? = nil, faults: FaultPlan = FaultPlan()) {
+                renderNodeDirectory: String = "/dev/dri", device: String? = nil, hwBackend: HardwareBackend = .auto,
+                faults: FaultPlan = FaultPlan()) {
         self.nativePlane = nativePlane; self.dmaBufImport = dmaBufImport; self.renderNodeDirectory = renderNodeDirectory
-        self.device = device; self.faults = faults
+        self.device = device; self.hwBackend = hwBackend; self.faults = faults
     }
+
+    /// The backends `type` tries, in order: native puts DMA-BUFs on a plane, so VA-API only; hw
+    /// the requested one, or for `auto` VA-API then NVDEC (VA-API alone when `device` names a
+    /// render node).
+    func backends(for type: PlayerType) -> [HardwareBackend] {
+        if type == .native { return [.vaapi] }
+        switch hwBackend {
+        case .auto: return device?.hasPrefix("/") == true ? [.vaapi] : HardwareBackend.preference
+        case let b: return [b]
+        }
+    }
+
+    /// The CUDA device ordinal for NVDEC: `device` when it is a number, else 0.
+    var cudaOrdinal: Int { device.flatMap { Int($0) } ?? 0 }
 }
 
 /// Chooses the decoder of a stream: the requested player type (flag, else the content's hint,
@@ -62,12 +80,12 @@ public enum DecoderSelector {
                     verdicts.append(PlayerTypeVerdict(type: type, available: false, reason: .noKMSDisplay(why)))
                     continue
                 }
-                if type == .hw, case .unavailable(let why)? = env.dmaBufImport {
-                    verdicts.append(PlayerTypeVerdict(type: type, available: false, reason: .importRefusedByEGL(why)))
+                if type == .native, env.hwBackend == .nvdec {
+                    verdicts.append(PlayerTypeVerdict(type: type, available: false, reason: Self.nvdecNotNative))
                     continue
                 }
                 do {
-                    let (decoder, label) = try openHardware(for: demuxer, options: options)
+                    let (decoder, label) = try openHardware(for: demuxer, options: options, type: type)
                     verdicts.append(PlayerTypeVerdict(type: type, available: true, reason: forced ?? .available(label)))
                     let wrapped = FallbackDecoder(input: demuxer.input, primary: decoder, primaryType: type,
                                                   fallbackAfter: options.fallbackAfter, allowFallback: options.allowFallback,
@@ -96,19 +114,19 @@ public enum DecoderSelector {
     /// With a demuxer, the hardware verdict includes the driver's check of that stream's
     /// profile, bit depth and size.
     public static func verdicts(environment env: SelectorEnvironment, demuxer: Demuxer? = nil) -> [PlayerTypeVerdict] {
-        let hw: PlayerTypeVerdict
-        if case .unavailable(let why)? = env.dmaBufImport {
-            hw = PlayerTypeVerdict(type: .hw, available: false, reason: .importRefusedByEGL(why))
-        } else {
-            switch hardwareCheck(environment: env, demuxer: demuxer) {
-            case .success(let label): hw = PlayerTypeVerdict(type: .hw, available: true, reason: .available(label))
-            case .failure(let e): hw = PlayerTypeVerdict(type: .hw, available: false, reason: e.reason)
+        func verdict(_ type: PlayerType, _ check: Result<String, HardwareUnavailable>) -> PlayerTypeVerdict {
+            switch check {
+            case .success(let label): return PlayerTypeVerdict(type: type, available: true, reason: .available(label))
+            case .failure(let e): return PlayerTypeVerdict(type: type, available: false, reason: e.reason)
             }
         }
+        let hw = verdict(.hw, hardwareCheck(environment: env, demuxer: demuxer, type: .hw))
         let native: PlayerTypeVerdict
         if case .unavailable(let why) = env.nativePlane {
             native = PlayerTypeVerdict(type: .native, available: false, reason: .noKMSDisplay(why))
-        } else if case .failure(let e) = hardwareCheck(environment: env, demuxer: demuxer) {
+        } else if env.hwBackend == .nvdec {
+            native = PlayerTypeVerdict(type: .native, available: false, reason: nvdecNotNative)
+        } else if case .failure(let e) = hardwareCheck(environment: env, demuxer: demuxer, type: .native) {
             native = PlayerTypeVerdict(type: .native, available: false, reason: e.reason)
         } else {
             native = PlayerTypeVerdict(type: .native, available: true, reason: .available("VA-API surfaces on a KMS plane"))
@@ -117,6 +135,8 @@ public enum DecoderSelector {
         return [native, hw, sw]
     }
 
+    static let nvdecNotNative = SelectionReason.notScanoutCapable("native needs VA-API: NVDEC frames are CUDA memory, not DMA-BUFs a KMS plane takes (--hw-backend nvdec)")
+
     /// The requested type, where the request came from, and a hint the flag overrode.
     static func resolve(flag: PlayerType, hint: PlayerType?) -> (PlayerType, RequestSource, PlayerType?) {
         if flag != .auto { return (flag, .flag, hint.flatMap { $0 == flag ? nil : $0 }) }
@@ -124,19 +144,57 @@ public enum DecoderSelector {
         return (.auto, .default, nil)
     }
 
-    private static func openHardware(for demuxer: Demuxer, options: DecoderOptions) throws -> (any Decoder, String) {
+    /// Opens the first backend of `type` that works; the reasons of those that did not (one
+    /// backend: its own reason; several: each named).
+    private static func openHardware(for demuxer: Demuxer, options: DecoderOptions, type: PlayerType) throws -> (any Decoder, String) {
         let env = options.environment
         if env.faults.standIn {
+            try requireImport(env, type: type)
             let d = try StandInHardwareDecoder(for: demuxer, options: options, faults: env.faults)
             return (d, d.label)
         }
-        let device = try VAAPIDevice.open(directory: env.renderNodeDirectory, device: env.device)
-        let d = try VAAPIDecoder(for: demuxer, device: device, faults: env.faults)
-        return (d, d.label)
+        return try firstBackend(env.backends(for: type)) { backend in
+            switch backend {
+            case .vaapi:
+                try requireImport(env, type: type)
+                let device = try VAAPIDevice.open(directory: env.renderNodeDirectory, device: env.device)
+                let d = try VAAPIDecoder(for: demuxer, device: device, options: options, faults: env.faults)
+                return (d, d.label)
+            case .nvdec, .auto:
+                let device = try NVDECDevice.open(ordinal: env.cudaOrdinal)
+                let d = try NVDECDecoder(for: demuxer, device: device, options: options, faults: env.faults)
+                return (d, d.label)
+            }
+        }
     }
 
-    private static func hardwareCheck(environment env: SelectorEnvironment, demuxer: Demuxer?) -> Result<String, HardwareUnavailable> {
+    /// Runs `body` for each backend until one succeeds; throws one `HardwareUnavailable` with the
+    /// reason of each that did not.
+    private static func firstBackend<T>(_ backends: [HardwareBackend], _ body: (HardwareBackend) throws -> T) throws -> T {
+        var refusals: [BackendRefusal] = []
+        for backend in backends {
+            do {
+                return try body(backend)
+            } catch let e as HardwareUnavailable {
+                refusals.append(BackendRefusal(backend: backend, reason: e.reason))
+            } catch {
+                refusals.append(BackendRefusal(backend: backend, reason: .initFailed("\(error)")))
+            }
+        }
+        throw HardwareUnavailable(reason: refusals.count == 1 ? refusals[0].reason : .noBackend(refusals))
+    }
+
+    /// hw through VA-API hands DMA-BUFs to a GPU consumer: one whose EGL refuses the import
+    /// cannot take them (a CPU consumer, `dmaBufImport == nil`, downloads instead).
+    private static func requireImport(_ env: SelectorEnvironment, type: PlayerType) throws {
+        if type == .hw, case .unavailable(let why)? = env.dmaBufImport {
+            throw HardwareUnavailable(reason: .importRefusedByEGL(why))
+        }
+    }
+
+    private static func hardwareCheck(environment env: SelectorEnvironment, demuxer: Demuxer?, type: PlayerType) -> Result<String, HardwareUnavailable> {
         if env.faults.standIn {
+            do { try requireImport(env, type: type) } catch let e as HardwareUnavailable { return .failure(e) } catch { fatalError("unreachable") }
             if let demuxer, SurfaceLayout.surfaceFormat(for: demuxer.video.pixelFormat) == nil {
                 return .failure(HardwareUnavailable(reason: .profileUnsupported("\(demuxer.video.pixelFormat.name): only 4:2:0 8-bit (NV12) and 10-bit (P010) surfaces are handled (\(StandInHardwareDecoder.label))")))
             }
@@ -144,17 +202,29 @@ public enum DecoderSelector {
             return .success(StandInHardwareDecoder.label)
         }
         do {
-            let device = try VAAPIDevice.open(directory: env.renderNodeDirectory, device: env.device)
-            if let demuxer {
-                let v = demuxer.video
-                let par = demuxer.codecParameters
-                if let reason = VAAPIDevice.refusal(display: device.display, codec: par.pointee.codec_id, profile: par.pointee.profile,
-                                                    swFormat: v.pixelFormat, width: v.width, height: v.height) {
-                    return .failure(HardwareUnavailable(reason: reason))
+            return .success(try firstBackend(env.backends(for: type)) { backend -> String in
+                let v = demuxer?.video
+                let par = demuxer?.codecParameters
+                switch backend {
+                case .vaapi:
+                    try requireImport(env, type: type)
+                    let device = try VAAPIDevice.open(directory: env.renderNodeDirectory, device: env.device)
+                    if let v, let par, let reason = VAAPIDevice.refusal(display: device.display, codec: par.pointee.codec_id, profile: par.pointee.profile,
+                                                                        swFormat: v.pixelFormat, width: v.width, height: v.height) {
+                        throw HardwareUnavailable(reason: reason)
+                    }
+                    if env.faults.hwInit { throw HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)")) }
+                    return "VA-API \(device.path) (\(device.vendor))"
+                case .nvdec, .auto:
+                    let device = try NVDECDevice.open(ordinal: env.cudaOrdinal)
+                    if let v, let par, let reason = NVDECDevice.refusal(context: device.cudaContext, codec: par.pointee.codec_id, profile: par.pointee.profile,
+                                                                        swFormat: v.pixelFormat, width: v.width, height: v.height, deviceName: device.name) {
+                        throw HardwareUnavailable(reason: reason)
+                    }
+                    if env.faults.hwInit { throw HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)")) }
+                    return "NVDEC cuda:\(device.ordinal) (\(device.name))"
                 }
-            }
-            if env.faults.hwInit { return .failure(HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)"))) }
-            return .success("VA-API \(device.path) (\(device.vendor))")
+            })
         } catch let e as HardwareUnavailable {
             return .failure(e)
         } catch {

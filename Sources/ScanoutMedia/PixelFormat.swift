@@ -30,6 +30,8 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let yuvj420p = PixelFormat(AV_PIX_FMT_YUVJ420P)
     /// A VA-API surface (`AVFrame.data[3]` holds its `VASurfaceID`), not CPU planes.
     public static let vaapi = PixelFormat(AV_PIX_FMT_VAAPI)
+    public static let cuda = PixelFormat(AV_PIX_FMT_CUDA)
+    public static let drmPrime = PixelFormat(AV_PIX_FMT_DRM_PRIME)
 
     public var name: String {
         guard let p = av_get_pix_fmt_name(av) else { return "none" }

@@ -3,7 +3,7 @@
 /// | type | decode | present |
 /// | --- | --- | --- |
 /// | `native` | VA-API → DMA-BUF | the DMA-BUF on a KMS plane, no GPU pass |
-/// | `hw` | VA-API → DMA-BUF | EGLImage per plane, or downloaded to CPU memory |
+/// | `hw` | VA-API → DMA-BUF, or NVDEC → CUDA | EGLImage per plane, a CUDA → GL copy, or downloaded to CPU memory |
 /// | `sw` | libavcodec threads | CPU planes |
 /// | `auto` | native → hw → sw, the first that is available | |
 public enum PlayerType: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -12,6 +12,34 @@ public enum PlayerType: String, Sendable, CaseIterable, CustomStringConvertible 
 
     /// The concrete types `auto` tries, in order.
     public static let preference: [PlayerType] = [.native, .hw, .sw]
+}
+
+/// Which hardware decoder the `hw` player type uses (`--hw-backend`).
+///
+/// `auto` takes VA-API where a render node initialises, else NVDEC where CUDA initialises; each
+/// backend passed over keeps its reason. `native` needs DMA-BUFs on a KMS plane, so it is VA-API
+/// only.
+public enum HardwareBackend: String, Sendable, CaseIterable, CustomStringConvertible {
+    case auto, vaapi, nvdec
+    public var description: String { rawValue }
+    /// How logs and decisions name it.
+    public var displayName: String {
+        switch self {
+        case .auto: return "auto"
+        case .vaapi: return "VA-API"
+        case .nvdec: return "NVDEC"
+        }
+    }
+    /// The concrete backends `auto` tries, in order.
+    public static let preference: [HardwareBackend] = [.vaapi, .nvdec]
+}
+
+/// One hardware backend that could not be used, and why.
+public struct BackendRefusal: Sendable, Equatable, CustomStringConvertible {
+    public var backend: HardwareBackend
+    public var reason: SelectionReason
+    public init(backend: HardwareBackend, reason: SelectionReason) { self.backend = backend; self.reason = reason }
+    public var description: String { "\(backend.displayName): \(reason)" }
 }
 
 /// Where the requested player type came from.
@@ -50,6 +78,19 @@ public enum SelectionReason: Sendable, Equatable, CustomStringConvertible {
     case importRefusedByEGL(String)
     /// hw/native: opening the decoder failed.
     case initFailed(String)
+    /// NVDEC: the CUDA driver library cannot be loaded (no libcuda.so.1, or one lacking an entry
+    /// point); `detail` is the loader's message.
+    case noCUDADriver(String)
+    /// NVDEC: `cuInit` returned `status` (with CUDA's name for it).
+    case cuInitFailed(status: Int32, name: String)
+    /// NVDEC: CUDA initialised but reports no device.
+    case noCUDADevice
+    /// NVDEC: the CUDA device has no NVDEC entry point (libnvcuvid.so.1 missing or incomplete).
+    case noNVDEC(String)
+    /// native: the backend's frames cannot go on a KMS plane (NVDEC's are CUDA memory).
+    case notScanoutCapable(String)
+    /// hw with `--hw-backend auto`: no backend could be used; each one's reason.
+    case noBackend([BackendRefusal])
     /// The content's hint chose this type.
     case forcedByHint(PlayerType)
     /// `--player-type` chose this type.
@@ -69,6 +110,12 @@ public enum SelectionReason: Sendable, Equatable, CustomStringConvertible {
         case .exportUnsupported(let why): return "export unsupported: \(why)"
         case .importRefusedByEGL(let why): return "import refused by EGL: \(why)"
         case .initFailed(let why): return "init failed: \(why)"
+        case .noCUDADriver(let detail): return "no libcuda (\(detail))"
+        case .cuInitFailed(let status, let name): return "cuInit failed with error \(status) (\(name))"
+        case .noCUDADevice: return "CUDA reports no device"
+        case .noNVDEC(let detail): return "no NVDEC (\(detail))"
+        case .notScanoutCapable(let why): return why
+        case .noBackend(let refusals): return refusals.map(\.description).joined(separator: "; ")
         case .forcedByHint(let t): return "forced by hint (playerType=\(t))"
         case .forcedByFlag(let t): return "forced by --player-type \(t)"
         case .notTried: return "not tried (an earlier type was available)"

@@ -21,6 +21,8 @@ final class StandInHardwareDecoder: Decoder {
     private let downloaded = VideoFrame()
     private var framesOut = 0
     private var injectedRejects = 0
+    private let destination: FrameDestination
+    private let transfers: FrameTransfers?
 
     init(for demuxer: Demuxer, options: DecoderOptions, faults: FaultPlan) throws {
         streamFormat = demuxer.video.pixelFormat
@@ -36,6 +38,8 @@ final class StandInHardwareDecoder: Decoder {
         // (A software open failure is reported as the hardware path's init failure, then the
         // selector's software attempt reports it again as the stream's own error.)
         self.faults = faults
+        destination = options.destination
+        transfers = options.transfers
     }
 
     var stats: DecodeStats {
@@ -58,6 +62,8 @@ final class StandInHardwareDecoder: Decoder {
         try software.send(packet)
     }
 
+    /// Decodes, packs and exports the picture; hands it out downloaded from the export (a CPU
+    /// destination) or as the export alone (a GPU destination, downloaded only on demand).
     func receive(into frame: VideoFrame) throws -> Bool {
         guard try software.receive(into: decoded) else { return false }
         let index = framesOut
@@ -65,9 +71,23 @@ final class StandInHardwareDecoder: Decoder {
         if faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
         let surface = try ExportedSurface.exportInMemory(packed, origin: Self.label)
         if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
-        try surface.downloadLinear(into: downloaded, props: decoded)
-        try SurfaceLayout.unpack(downloaded, to: streamFormat, into: frame)
-        frame.surface = surface
+        let props = decoded.propertiesOnly()
+        let streamFormat = streamFormat, transfers = transfers
+        let hardware = HardwareFrame(memory: .dmaBuf(surface)) { target in
+            let scratch = VideoFrame()
+            try surface.downloadLinear(into: scratch, props: props)
+            try SurfaceLayout.unpack(scratch, to: streamFormat, into: target)
+            transfers?.countDownload()
+        }
+        switch destination {
+        case .cpu:
+            try surface.downloadLinear(into: downloaded, props: decoded)
+            try SurfaceLayout.unpack(downloaded, to: streamFormat, into: frame)
+            transfers?.countDownload()
+            frame.hardware = hardware
+        case .gpu:
+            frame.holdHardware(hardware, props: decoded, format: .drmPrime)
+        }
         framesOut += 1
         return true
     }

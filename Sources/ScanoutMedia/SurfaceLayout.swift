@@ -100,6 +100,15 @@ enum SurfaceLayout {
 
 
 extension VideoFrame {
+    /// A frame with this one's timestamps, tags and size but no picture.
+    package func propertiesOnly() -> VideoFrame {
+        let f = VideoFrame()
+        av_frame_copy_props(f.pointer, pointer)
+        f.pointer.pointee.width = pointer.pointee.width
+        f.pointer.pointee.height = pointer.pointee.height
+        return f
+    }
+
     /// Copies timestamps, colour tags and the aspect ratio from `other` (`av_frame_copy_props`).
     package func copyProperties(from other: VideoFrame) {
         av_frame_copy_props(pointer, other.pointer)
@@ -111,6 +120,7 @@ extension VideoFrame {
     package func reference(_ other: VideoFrame) {
         unref()
         av_frame_ref(pointer, other.pointer)
-        surface = other.surface
+        hardware = other.hardware
+        awaitingDownload = other.awaitingDownload
     }
 }

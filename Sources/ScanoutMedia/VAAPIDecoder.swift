@@ -187,18 +187,20 @@ private let chooseVAAPIFormat: @convention(c) (UnsafeMutablePointer<AVCodecConte
 
 /// Hardware decoding through libavcodec's VA-API hwaccel, pictures handed out as DMA-BUFs.
 ///
-/// Each decoded surface is synchronised (`vaSyncSurface`), exported
+/// Each decoded surface is synchronised (`vaSyncSurface`) and exported
 /// (`vaExportSurfaceHandle`, `VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2`,
 /// `VA_EXPORT_SURFACE_SEPARATE_LAYERS | VA_EXPORT_SURFACE_READ_ONLY`) into an `ExportedSurface`
 /// that owns the descriptors and a reference to the surface's `AVFrame` (so the display can use
-/// it until it lets go), and downloaded (`av_hwframe_transfer_data`, NV12 or P010) and unpacked
-/// into the stream's own pixel format, so that CPU consumers and `framemd5` see what the software
-/// decoder would give. The export is attached to the frame (`VideoFrame.surface`).
+/// it until it lets go). For a CPU destination it is also downloaded (`av_hwframe_transfer_data`,
+/// NV12 or P010) and unpacked into the stream's own pixel format, so that CPU consumers and
+/// `framemd5` see what the software decoder would give; for a GPU destination the download waits
+/// until a consumer asks for planes (`HardwareCodec.deliver`). The export is the frame's
+/// `hardware` (`VideoFrame.surface`).
 ///
 /// Failures are thrown as `HardwareFailure` (export, download, refusal in `get_format`); packets
 /// the hardware rejects are counted in `stats` like the software decoder's, and
 /// `FallbackDecoder` decides when they are too many. Faults from `FaultPlan` act at the same
-/// seams. Owns its `AVCodecContext` (freed once); one thread; not Sendable.
+/// seams. One thread; not Sendable.
 ///
 /// This path has not run on real hardware in this project's CI (no VA-API device there); the
 /// software stand-in (`SCANOUT_FAULTS=hw-standin`) exercises everything around it.
@@ -206,98 +208,37 @@ final class VAAPIDecoder: Decoder {
     let kind = "hw"
     let device: VAAPIDevice
     let label: String
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let errorLines = ErrorLines()
-    private let faults: FaultPlan
-    private let streamFormat: PixelFormat
-    private let surfaceFormat: PixelFormat
+    private let codec: HardwareCodec
     private let hwFrame = VideoFrame()
-    private let transferred = VideoFrame()
-    private var framesOut = 0
-    private(set) var stats = DecodeStats()
 
-    init(for demuxer: Demuxer, device: VAAPIDevice, faults: FaultPlan) throws {
+    init(for demuxer: Demuxer, device: VAAPIDevice, options: DecoderOptions, faults: FaultPlan) throws {
         self.device = device
-        self.faults = faults
         let par = demuxer.codecParameters
-        streamFormat = demuxer.video.pixelFormat
-        guard let surface = SurfaceLayout.surfaceFormat(for: streamFormat) else {
-            throw HardwareUnavailable(reason: .profileUnsupported("\(streamFormat.name): only 4:2:0 8-bit (NV12) and 10-bit (P010) surfaces are handled"))
-        }
-        surfaceFormat = surface
         if let reason = VAAPIDevice.refusal(display: device.display, codec: par.pointee.codec_id, profile: par.pointee.profile,
-                                            swFormat: streamFormat, width: demuxer.video.width, height: demuxer.video.height) {
+                                            swFormat: demuxer.video.pixelFormat, width: demuxer.video.width, height: demuxer.video.height) {
             throw HardwareUnavailable(reason: reason)
         }
-        if faults.hwInit { throw HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)")) }
-        guard let codec = avcodec_find_decoder(par.pointee.codec_id), let ctx = avcodec_alloc_context3(codec) else {
-            throw HardwareUnavailable(reason: .initFailed("no libavcodec decoder for \(demuxer.video.codecName)"))
-        }
-        FFmpegLog.ensureInstalled()
-        ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
-        var r = avcodec_parameters_to_context(ctx, par)
-        if r >= 0 {
-            ctx.pointee.pkt_timebase = demuxer.stream.pointee.time_base
-            // One thread: the hardware does the work, and frame threads would only add delay.
-            ctx.pointee.thread_count = 1
-            ctx.pointee.hw_device_ctx = av_buffer_ref(device.ref)
-            ctx.pointee.get_format = chooseVAAPIFormat
-            // Surfaces held by exports handed out (the display's current and next frame, a clone).
-            ctx.pointee.extra_hw_frames = 4
-            r = avcodec_open2(ctx, codec, nil)
-        }
-        if r < 0 {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
-            throw HardwareUnavailable(reason: .initFailed("avcodec_open2 with VA-API: \(ffmpegErrorString(r))"))
-        }
-        context = ctx
+        codec = try HardwareCodec(for: demuxer, device: device.ref, deviceType: AV_HWDEVICE_TYPE_VAAPI, backend: "VA-API",
+                                  getFormat: chooseVAAPIFormat, options: options, faults: faults)
         label = "VA-API \(device.path) (\(device.vendor))"
     }
 
-    deinit {
-        var c: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&c)
-    }
+    var stats: DecodeStats { codec.stats }
 
-    /// `avcodec_send_packet`; a rejected packet is counted (`stats.rejectedPackets`). Throws
-    /// `HardwareFailure.unsupported` when `get_format` refused the stream.
-    func send(_ packet: Packet?) throws {
-        if packet != nil, faults.decodeFails(framesOut: framesOut) {
-            stats.rejectedPackets += 1
-            errorLines.add("injected fault decode@\(faults.decodeFrom!) (SCANOUT_FAULTS)")
-            return
-        }
-        let r = avcodec_send_packet(context, packet?.pointer)
-        if r < 0 && r != SCANOUT_AVERROR_EOF && r != SCANOUT_AVERROR_EAGAIN {
-            if let refusal = errorLines.formatRefusal { throw HardwareFailure.unsupported(refusal) }
-            stats.rejectedPackets += 1
-        }
-        stats.loggedErrors = errorLines.count
-    }
+    func send(_ packet: Packet?) throws { try codec.send(packet) }
 
-    /// Receives a surface, syncs, exports and downloads it into `frame` (the stream's pixel
-    /// format), with the export attached as `frame.surface`.
+    /// Receives a surface, syncs and exports it, and hands it out (downloaded for a CPU
+    /// destination), with the export as `frame.surface`.
     func receive(into frame: VideoFrame) throws -> Bool {
-        let r = avcodec_receive_frame(context, hwFrame.pointer)
-        if r == SCANOUT_AVERROR_EAGAIN || r == SCANOUT_AVERROR_EOF { return false }
-        if r < 0 {
-            if let refusal = errorLines.formatRefusal { throw HardwareFailure.unsupported(refusal) }
-            stats.rejectedPackets += 1
-            stats.loggedErrors = errorLines.count
-            return false
-        }
-        guard hwFrame.pixelFormat == .vaapi else {
-            throw HardwareFailure.unsupported("libavcodec output \(hwFrame.pixelFormat.name) instead of VA-API surfaces")
-        }
-        let index = framesOut
+        guard try codec.receive(into: hwFrame, format: .vaapi) else { return false }
+        let index = codec.nextFrame
         let display = device.display
         let surfaceID = VASurfaceID(truncatingIfNeeded: UInt(bitPattern: hwFrame.planeData(3)))
         var st = vaSyncSurface(display, surfaceID)
         guard st == SCANOUT_VA_STATUS_SUCCESS else {
             throw HardwareFailure.exportFailed("vaSyncSurface returned status \(st) (\(vaStatusText(st)))")
         }
-        if faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
+        if codec.faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
         var desc = VADRMPRIMESurfaceDescriptor()
         st = vaExportSurfaceHandle(display, surfaceID, UInt32(VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2),
                                    UInt32(VA_EXPORT_SURFACE_SEPARATE_LAYERS | VA_EXPORT_SURFACE_READ_ONLY), &desc)
@@ -305,26 +246,13 @@ final class VAAPIDecoder: Decoder {
             throw HardwareFailure.exportFailed("vaExportSurfaceHandle returned status \(st) (\(vaStatusText(st)))")
         }
         let surface = Self.surface(from: desc, keepAlive: hwFrame.clone(), label: label)
-        if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
-        transferred.unref()
-        transferred.pointer.pointee.format = surfaceFormat.rawValue
-        let t = av_hwframe_transfer_data(transferred.pointer, hwFrame.pointer, 0)
-        guard t >= 0 else { throw HardwareFailure.importFailed("av_hwframe_transfer_data: \(ffmpegErrorString(t))") }
-        av_frame_copy_props(transferred.pointer, hwFrame.pointer)
-        try SurfaceLayout.unpack(transferred, to: streamFormat, into: frame)
-        frame.surface = surface
-        framesOut += 1
-        stats.framesDecoded += 1
-        if frame.hasDecodeErrors { stats.concealedFrames += 1 }
-        stats.loggedErrors = errorLines.count
+        try codec.deliver(hwFrame, as: .dmaBuf(surface), into: frame)
         return true
     }
 
-    func flush() {
-        avcodec_flush_buffers(context)
-    }
+    func flush() { codec.flush() }
 
-    var lastError: String? { errorLines.last }
+    var lastError: String? { codec.lastError }
 
     /// The export as an `ExportedSurface`, which takes the descriptors (each object's once).
     private static func surface(from desc: VADRMPRIMESurfaceDescriptor, keepAlive: VideoFrame, label: String) -> ExportedSurface {

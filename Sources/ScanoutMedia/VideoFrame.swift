@@ -8,9 +8,27 @@ import CFFmpeg
 public final class VideoFrame {
     package let pointer: UnsafeMutablePointer<AVFrame>
 
-    /// The picture's DMA-BUF export when a hardware decoder made it (the planes stay in CPU
-    /// memory as well); nil for software frames. Holding it keeps the decoded surface alive.
-    public package(set) var surface: ExportedSurface?
+    /// The hardware picture when a hardware decoder made this frame (DMA-BUFs or CUDA memory);
+    /// nil for software frames. Holding it keeps the decoded surface alive. With a `cpu`
+    /// destination the planes are in CPU memory as well; with `gpu` they may not be
+    /// (`isGPUOnly`, `makeCPUResident()`).
+    public package(set) var hardware: HardwareFrame?
+
+    /// Whether the CPU planes are still to be downloaded from `hardware`.
+    package var awaitingDownload = false
+
+    /// The picture's DMA-BUF export when a hardware decoder made it as one (VA-API, the
+    /// stand-in); nil otherwise.
+    public var surface: ExportedSurface? {
+        if case .dmaBuf(let s)? = hardware?.memory { return s }
+        return nil
+    }
+
+    /// The picture in CUDA memory when NVDEC decoded it; nil otherwise.
+    public var cudaFrame: CUDAFrame? {
+        if case .cuda(let c)? = hardware?.memory { return c }
+        return nil
+    }
 
     public init() {
         guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
@@ -26,13 +44,15 @@ public final class VideoFrame {
     public func clone() -> VideoFrame {
         let copy = VideoFrame()
         av_frame_ref(copy.pointer, pointer)
-        copy.surface = surface
+        copy.hardware = hardware
+        copy.awaitingDownload = awaitingDownload
         return copy
     }
 
     public func unref() {
         av_frame_unref(pointer)
-        surface = nil
+        hardware = nil
+        awaitingDownload = false
     }
 
     public var width: Int { Int(pointer.pointee.width) }

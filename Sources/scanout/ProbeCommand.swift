@@ -15,8 +15,12 @@ struct Probe: ParsableCommand {
     func run() throws {
         options.installLog()
         try runReporting {
-            let machine = MachineProbe.report()
+            var machine = MachineProbe.report()
+            let environment = try options.decoder.environment
             if json {
+                machine.playerTypes = DecoderSelector.verdicts(environment: environment).map {
+                    .init(type: $0.type.rawValue, available: $0.available, reason: $0.reason.description)
+                }
                 print(try MachineProbe.json(machine))
                 return
             }
@@ -33,9 +37,8 @@ struct Probe: ParsableCommand {
             } else {
                 print("egl:      unavailable: \(egl.reason ?? "unknown")")
             }
-            print("va-api:   \(VAAPIProbe.summary())")
-            print("decoders: sw (libavcodec \(libavcodecVersion)), hw \(VAAPIProbe.devices().contains(where: \.usable) ? "possible" : "not possible here")")
-            let environment = try options.decoder.environment
+            print("va-api:   \(machine.vaapi)")
+            print("nvdec:    \(machine.nvdec)")
             let d = try input.map { try Demuxer(input: $0, options: options.demuxer) }
             print("player types\(d == nil ? "" : " (for the input's stream)"):")
             for v in DecoderSelector.verdicts(environment: environment, demuxer: d) {

@@ -50,6 +50,11 @@ struct MachineReport: Codable {
     var cards: [Card]
     var egl: [EGL]
     var vaapi: String
+    /// NVDEC (CUDA) availability, with the reason when unavailable.
+    var nvdec: String
+    /// The decoder selector's verdict on each player type, with its reason.
+    struct Verdict: Codable { var type: String; var available: Bool; var reason: String }
+    var playerTypes: [Verdict] = []
 }
 
 enum MachineProbe {
@@ -81,7 +86,7 @@ enum MachineProbe {
             cards.append(card)
             egl.append(gbmEGL(info.path))
         }
-        return MachineReport(output: choice.kind.rawValue, outputReason: choice.reason, cards: cards, egl: egl, vaapi: VAAPIProbe.summary())
+        return MachineReport(output: choice.kind.rawValue, outputReason: choice.reason, cards: cards, egl: egl, vaapi: VAAPIProbe.summary(), nvdec: CUDADriver.summary())
     }
 
     static func surfacelessEGL() -> MachineReport.EGL {

@@ -33,10 +33,13 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print FFmpeg's warnings and errors as they happen, and the decoder decision.")
     var verbose = false
 
-    @Option(help: "Decoder: auto (native, then hw, then sw, the first available), native, hw (VA-API), sw. Wins over the input's ?playerType= hint.")
+    @Option(help: "Decoder: auto (native, then hw, then sw, the first available), native, hw (VA-API or NVDEC), sw. Wins over the input's ?playerType= hint.")
     var playerType: String = "auto"
 
-    @Option(help: "Render node for hw/native decoding (default: the first /dev/dri/renderD* that initialises, vgem skipped).")
+    @Option(help: "Hardware decoder for hw: auto (VA-API where a render node works, else NVDEC where CUDA initialises), vaapi, nvdec.")
+    var hwBackend: HardwareBackend = .auto
+
+    @Option(help: "Render node for VA-API (default: the first /dev/dri/renderD* that initialises, vgem skipped), or a CUDA device number for NVDEC (default 0).")
     var device: String?
 
     @Option(help: "Consecutive hardware decode errors after which decoding switches to software.")
@@ -60,7 +63,7 @@ struct InputOptions: ParsableArguments {
             let verbose = self.verbose
             return DecoderOptions(threads: threads, playerType: PlayerType(rawValue: playerType) ?? .auto,
                                   fallbackAfter: fallbackAfter, allowFallback: !noFallback,
-                                  environment: SelectorEnvironment(nativePlane: nativePlane, device: device, faults: faults)) { event in
+                                  environment: SelectorEnvironment(nativePlane: nativePlane, device: device, hwBackend: hwBackend, faults: faults)) { event in
                 switch event {
                 case .selected(let decision):
                     if verbose { StandardError.write("scanout: \(decision)\n") }
@@ -85,6 +88,8 @@ struct InputOptions: ParsableArguments {
         }
     }
 }
+
+extension HardwareBackend: ExpressibleByArgument {}
 
 /// Exit codes, as documented in the command's help.
 enum Exit {

@@ -85,12 +85,20 @@ struct DecoderSelectionTests {
                                      decoderOptions: DecoderOptions(environment: env, observer: log.observer()))
         let d = try #require(reader.decision)
         #expect(d.requested == .auto && d.source == .default && d.chosen == .sw)
+        // hw under --hw-backend auto: VA-API's reason, then NVDEC's (whatever this machine's CUDA
+        // says; on machines without NVIDIA's driver, no libcuda).
+        var nvdecOnly = env
+        nvdecOnly.hwBackend = .nvdec
+        let nvdec = try #require(DecoderSelector.verdicts(environment: nvdecOnly).first { $0.type == .hw })
+        #expect(!nvdec.available)
+        let hwReason = SelectionReason.noBackend([BackendRefusal(backend: .vaapi, reason: .noRenderNode(directory: scratch.url.path)),
+                                                  BackendRefusal(backend: .nvdec, reason: nvdec.reason)])
         #expect(d.verdicts == [
             PlayerTypeVerdict(type: .native, available: false, reason: .noKMSDisplay("no KMS display")),
-            PlayerTypeVerdict(type: .hw, available: false, reason: .noRenderNode(directory: scratch.url.path)),
+            PlayerTypeVerdict(type: .hw, available: false, reason: hwReason),
             PlayerTypeVerdict(type: .sw, available: true, reason: .available("libavcodec h264 (software)")),
         ])
-        #expect(d.description == "decoder: sw, libavcodec h264 (software) (requested auto; native: no KMS display; hw: no render node (\(scratch.url.path)/renderD* missing))")
+        #expect(d.description == "decoder: sw, libavcodec h264 (software) (requested auto; native: no KMS display; hw: VA-API: no render node (\(scratch.url.path)/renderD* missing); NVDEC: \(nvdec.reason))")
         #expect(log.decisions == [d])
         #expect(log.fallbacks.isEmpty)
         #expect(reader.decoder.kind == "sw")
@@ -101,7 +109,7 @@ struct DecoderSelectionTests {
         let scratch = try Scratch()
         // A regular file named like a render node: libva gets a descriptor that is no DRM device.
         FileManager.default.createFile(atPath: scratch.path("renderD128"), contents: Data())
-        let v = DecoderSelector.verdicts(environment: SelectorEnvironment(renderNodeDirectory: scratch.url.path))
+        let v = DecoderSelector.verdicts(environment: SelectorEnvironment(renderNodeDirectory: scratch.url.path, hwBackend: .vaapi))
         let hw = try #require(v.first { $0.type == .hw })
         #expect(!hw.available)
         switch hw.reason {
@@ -211,7 +219,8 @@ struct DecoderSelectionTests {
     @Test("no fallback: unavailable at start, or failing mid-stream, is an error naming the cause")
     func noFallback() throws {
         let path = try Fixtures.path("counter.mp4")
-        let (scratch, env) = try Self.noNodes()
+        var (scratch, env) = try Self.noNodes()
+        env.hwBackend = .vaapi
         #expect(throws: DecoderSelectionError.unavailable(type: .hw, input: path, reason: .noRenderNode(directory: scratch.url.path))) {
             try FrameReader(input: path, decoderOptions: DecoderOptions(playerType: .hw, allowFallback: false, environment: env))
         }

@@ -26,4 +26,5 @@ void *scanout_vaapi_device_display(const void *device);
 /// An anonymous memory file (`memfd_create`, close-on-exec), or -1 with errno set: the buffers
 /// of the software stand-in for VA-API's DMA-BUF export.
 int scanout_memfd_create(const char *name);
+#include "CScanoutCUDA.h"
 #endif
