@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
         .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI"]),
-        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM"]),
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.

@@ -17,9 +17,18 @@ public protocol Display: AnyObject {
     /// Where the display's vblank timestamps come from, when it has any (a KMS screen's page-flip
     /// events). Nil: the display has no refresh of its own, and frames are timed by the clock alone.
     var vblankSource: (any VBlankSource)? { get }
+    /// Whether hardware frames may come in GPU memory only (`FrameDestination.gpu`): the display
+    /// puts them on a plane or draws them on the GPU, and downloads them only when it must.
+    var acceptsGPUFrames: Bool { get }
+    /// Counts the display's uploads of decoded pictures (and GPU copies and imports) in
+    /// `transfers`, the pipeline's counter.
+    func countTransfers(in transfers: FrameTransfers?)
 }
 
 extension Display {
+    public var acceptsGPUFrames: Bool { false }
+    public func countTransfers(in transfers: FrameTransfers?) {}
+
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         try present(frame, orientation: layout.orientation)
     }

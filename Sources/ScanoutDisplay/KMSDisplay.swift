@@ -645,3 +645,10 @@ extension KMSDisplay: VBlankSource {
         try present(frame, orientation: layout.orientation)
     }
 }
+
+extension KMSDisplay {
+    /// A screen takes hardware frames as they are: on a plane (native) or through its renderer,
+    /// which imports them (GLES) or downloads them (CPU).
+    public var acceptsGPUFrames: Bool { true }
+    public func countTransfers(in transfers: FrameTransfers?) { renderer.transfers = transfers }
+}

@@ -37,9 +37,17 @@ public protocol ScanoutRenderer: AnyObject {
     /// The buffer's pixels.
     func read(_ buffer: ScanoutBuffer) throws -> RGBImage
     var compositor: Compositor { get set }
+    /// Where uploads of decoded pictures (and GPU copies and imports) are counted; renderers
+    /// that draw from CPU planes without a GPU upload count nothing.
+    var transfers: FrameTransfers? { get set }
 }
 
 extension ScanoutRenderer {
+    public var transfers: FrameTransfers? {
+        get { nil }
+        set {}
+    }
+
     /// Fills XRGB8888 rows with the background colour.
     func fillBackground(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int) {
         let bg = compositor.background
@@ -103,6 +111,10 @@ public final class GLScanoutRenderer: ScanoutRenderer {
     public var compositor: Compositor {
         get { gl.compositor }
         set { gl.compositor = newValue }
+    }
+    public var transfers: FrameTransfers? {
+        get { gl.importer.transfers }
+        set { gl.importer.transfers = newValue }
     }
 
     /// `gl` must render on an EGL display made on `gbm` (`EGLDisplayContext(gbmDevice:)`).

@@ -22,6 +22,9 @@ public struct PlaybackStats: Sendable {
     /// `deviationWindow` keeps only the latest ones.
     public var pacingDeviations: [UInt64] = []
     public var decodeErrors = DecodeStats()
+    /// Copies of decoded pictures between CPU and GPU memory (downloads, uploads) and the ones
+    /// that stayed on the GPU (GPU copies, imports), when the session counts them.
+    public var transfers = TransferCounts()
 
     public init() {}
 
@@ -122,6 +125,10 @@ public final class PlaybackSession {
     /// Decoder error counts and bytes of readers already finished with.
     private var earlierErrors = DecodeStats()
     private var earlierBytes = 0
+
+    /// The counter shared by the decoders' downloads and the display's uploads (the pipeline's
+    /// `DecoderOptions.transfers`); its counts go into `stats.transfers`.
+    public var transfers: FrameTransfers?
 
     public init(reader: FrameReader, display: any Display, clock: any PlaybackClock = MonotonicClock(), timed: Bool = true, rate: Double = 1) {
         self.reader = reader
@@ -411,6 +418,7 @@ public final class PlaybackSession {
     }
 
     private func refreshReaderStats() {
+        if let transfers { stats.transfers = transfers.counts }
         stats.decodeErrors = reader.map { add(earlierErrors, $0.decoder.stats) } ?? earlierErrors
         stats.bytesRead = earlierBytes + (reader?.bytesRead ?? 0)
     }

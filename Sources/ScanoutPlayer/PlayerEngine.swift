@@ -15,7 +15,10 @@ public final class PlayerEngine {
     public let clock: any PlaybackClock
     public private(set) var display: any Display
     public var configuration: PlayerConfiguration {
-        didSet { session.stallThreshold = configuration.stallThreshold }
+        didSet {
+            configuration = Self.adopt(configuration, for: display, transfers: oldValue.decoder.transfers)
+            session.stallThreshold = configuration.stallThreshold
+        }
     }
     public private(set) var state: PlayerState = .idle
     public private(set) var playlist: [PlaylistItem] = []
@@ -46,12 +49,25 @@ public final class PlayerEngine {
                 backgroundPreparation: Bool = false, emit: @escaping (PlayerEvent) -> Void) {
         self.display = display
         self.clock = clock
+        let configuration = Self.adopt(configuration, for: display, transfers: nil)
+        display.countTransfers(in: configuration.decoder.transfers)
         self.configuration = configuration
         self.emit = emit
         preparer = ItemPreparer(mode: backgroundPreparation ? .background : .inline)
         session = PlaybackSession(display: display, clock: clock)
         session.stallThreshold = configuration.stallThreshold
         session.deviationWindow = 4096
+        session.transfers = configuration.decoder.transfers
+    }
+
+    /// `c` with the pipeline's own decoder settings: hardware frames stay in GPU memory for a
+    /// display that takes them so, and every copy between CPU and GPU memory is counted in one
+    /// counter for the life of the engine (`transfers`, kept across configuration changes).
+    private static func adopt(_ c: PlayerConfiguration, for display: any Display, transfers: FrameTransfers?) -> PlayerConfiguration {
+        var c = c
+        if display.acceptsGPUFrames { c.decoder.destination = .gpu }
+        c.decoder.transfers = c.decoder.transfers ?? transfers ?? FrameTransfers()
+        return c
     }
 
     // MARK: Queries
@@ -86,6 +102,7 @@ public final class PlayerEngine {
         s.decodeMsPerFrame = st.framesDecoded > 0 ? st.decodeSeconds * 1000 / Double(st.framesDecoded) : 0
         s.presentMsPerFrame = st.framesPresented > 0 ? st.presentSeconds * 1000 / Double(st.framesPresented) : 0
         s.itemsFailed = itemsFailed
+        s.transfers = st.transfers
         return s
     }
 

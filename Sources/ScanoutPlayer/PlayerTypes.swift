@@ -196,5 +196,7 @@ public struct PlayerSnapshot: Sendable {
     public var decodeMsPerFrame = 0.0
     public var presentMsPerFrame = 0.0
     public var itemsFailed = 0
+    /// Copies of decoded pictures between CPU and GPU memory, and the ones that stayed on the GPU.
+    public var transfers = TransferCounts()
     public init() {}
 }

@@ -22,6 +22,7 @@ public final class CPUCompositor {
     package func compose(_ frame: VideoFrame, orientation: Orientation, into pixels: UnsafeMutableRawPointer, stride: Int,
                          width W: Int, height H: Int) throws {
         guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
+        try frame.makeCPUResident()
         let c = compositor
         var source = frame
         if !orientation.isIdentity {

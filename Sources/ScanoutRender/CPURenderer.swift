@@ -23,7 +23,9 @@ public final class CPURenderer {
 
     /// Renders into `image`, reusing its storage when the size is unchanged (no allocation per
     /// frame in a playback loop). `image.layout` chooses the output layout.
+    /// A GPU-only hardware frame is downloaded first (`VideoFrame.makeCPUResident()`).
     public func render(_ frame: VideoFrame, orientation: Orientation = .identity, into image: inout RGBImage) throws {
+        try frame.makeCPUResident()
         let layout = image.layout
         var source = frame
         var turnAfter = Orientation.identity

@@ -44,6 +44,10 @@ public final class FrameImporter {
     public private(set) var texturesCreated = 0
     /// Plane uploads that went through the CPU packing (no `GL_UNPACK_ROW_LENGTH`).
     public private(set) var packedUploads = 0
+    /// Counts uploads of decoded pictures and GPU copies into the textures, when set.
+    public var transfers: FrameTransfers?
+    /// CUDA registrations of the pooled textures, made on the first NVDEC frame.
+    private var cudaInterop: CUDAGLInterop?
 
     public init(context: EGLDisplayContext) throws {
         self.context = context
@@ -97,13 +101,11 @@ public final class FrameImporter {
         var height: Int
     }
 
-    /// Uploads `frame` (CPU planes) into the pooled textures.
-    func importFrame(_ frame: VideoFrame) throws -> Imported {
-        try context.makeCurrent()
-        let fmt = frame.pixelFormat
+    /// How a frame of `fmt` at `w`×`h` is stored in textures: one `PlaneFormat` per plane, and
+    /// what the shaders need to know (the `Imported` without its textures).
+    private func plan(_ fmt: PixelFormat, width w: Int, height h: Int) throws -> (planes: [PlaneFormat], imported: Imported) {
         guard let d = fmt.descriptor else { throw RenderError.unsupportedPixelFormat(fmt.name) }
         let flags = d.pointee.flags
-        let w = frame.width, h = frame.height
         guard w > 0, h > 0 else { throw RenderError.invalidSize("frame of \(w)x\(h)") }
         let cw = Int(d.pointee.log2_chroma_w), ch = Int(d.pointee.log2_chroma_h)
         let chromaW = -((-w) >> cw), chromaH = -((-h) >> ch)
@@ -160,27 +162,49 @@ public final class FrameImporter {
         } else {
             throw RenderError.unsupportedPixelFormat(fmt.name)
         }
+        let bytePairs = wide && !usesNorm16
+        return (planes, Imported(layout: layout, textures: [], lumaSize: (w, h),
+                                 chromaSize: layout == .rgb ? (w, h) : (chromaW, chromaH), bitDepth: layout == .rgb ? 8 : depth,
+                                 bytePairs: bytePairs, luminanceAlpha: gles2 && !(wide && usesNorm16), rawMax: wide ? 65535 : 255, shift: shift,
+                                 pixelFormat: fmt, chromaLog2: (cw, ch)))
+    }
 
+    /// The pooled textures for `planes`, made again where a plane's size or format changed.
+    /// `willReplace` runs first when any texture is about to be replaced.
+    private func textures(for planes: [PlaneFormat], formatName: String, willReplace: () -> Void = {}) throws -> [GLTexture] {
         if pool.count < planes.count { pool += Array(repeating: nil, count: planes.count - pool.count) }
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        defer { if usesRowLength { glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0) } }
+        let keys = planes.map { GLTexture.Key(internalFormat: $0.internalFormat, width: $0.width, height: $0.height) }
+        if zip(keys, pool).contains(where: { $0.1?.key != $0.0 }) { willReplace() }
         var textures: [GLTexture] = []
         for (i, p) in planes.enumerated() {
-            let key = GLTexture.Key(internalFormat: p.internalFormat, width: p.width, height: p.height)
-            let texture: GLTexture
-            if let t = pool[i], t.key == key {
-                texture = t
-                glBindTexture(GLenum(GL_TEXTURE_2D), t.name)
-            } else {
-                pool[i] = nil
-                texture = try GLTexture(context: context, key: key)
-                glTexImage2D(GLenum(GL_TEXTURE_2D), 0, p.internalFormat, GLsizei(p.width), GLsizei(p.height), 0, p.format, p.type, nil)
-                do { try checkGL("glTexImage2D") } catch RenderError.glCall(_, let code) {
-                    throw RenderError.importRefused("glTexImage2D(0x\(String(p.internalFormat, radix: 16)), \(p.width)x\(p.height)) for plane \(i) of \(fmt.name): GL error 0x\(String(code, radix: 16))")
-                }
-                pool[i] = texture
-                texturesCreated += 1
+            if let t = pool[i], t.key == keys[i] {
+                textures.append(t)
+                continue
             }
+            pool[i] = nil
+            let texture = try GLTexture(context: context, key: keys[i])
+            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, p.internalFormat, GLsizei(p.width), GLsizei(p.height), 0, p.format, p.type, nil)
+            do { try checkGL("glTexImage2D") } catch RenderError.glCall(_, let code) {
+                throw RenderError.importRefused("glTexImage2D(0x\(String(p.internalFormat, radix: 16)), \(p.width)x\(p.height)) for plane \(i) of \(formatName): GL error 0x\(String(code, radix: 16))")
+            }
+            pool[i] = texture
+            texturesCreated += 1
+            textures.append(texture)
+        }
+        return textures
+    }
+
+    /// Uploads `frame` (CPU planes) into the pooled textures; counted as an upload when
+    /// `transfers` is set.
+    func importFrame(_ frame: VideoFrame) throws -> Imported {
+        try context.makeCurrent()
+        let fmt = frame.pixelFormat
+        var (planes, imported) = try plan(fmt, width: frame.width, height: frame.height)
+        let textures = try self.textures(for: planes, formatName: fmt.name)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        defer { if usesRowLength { glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0) } }
+        for (i, p) in planes.enumerated() {
+            glBindTexture(GLenum(GL_TEXTURE_2D), textures[i].name)
             guard let base = frame.planeData(i) else { throw RenderError.importRefused("plane \(i) of \(fmt.name) has no data") }
             let stride = frame.lineSize(i)
             let rowBytes = p.width * p.texelBytes
@@ -208,13 +232,28 @@ public final class FrameImporter {
             do { try checkGL("glTexSubImage2D") } catch RenderError.glCall(_, let code) {
                 throw RenderError.importRefused("glTexSubImage2D for plane \(i) of \(fmt.name): GL error 0x\(String(code, radix: 16))")
             }
-            textures.append(texture)
         }
-        let bytePairs = wide && !usesNorm16
-        return Imported(layout: layout, textures: textures, lumaSize: (w, h),
-                        chromaSize: layout == .rgb ? (w, h) : (chromaW, chromaH), bitDepth: layout == .rgb ? 8 : depth,
-                        bytePairs: bytePairs, luminanceAlpha: gles2 && !(wide && usesNorm16), rawMax: wide ? 65535 : 255, shift: shift,
-                        pixelFormat: fmt, chromaLog2: (cw, ch))
+        transfers?.countUpload()
+        imported.textures = textures
+        return imported
+    }
+
+    // MARK: CUDA
+
+    /// Copies an NVDEC picture from CUDA memory into the pooled textures on the GPU (CUDA–GL
+    /// interop: the textures are registered with CUDA once, then mapped, filled with
+    /// `cuMemcpy2D` device-to-array and unmapped for each frame); no byte passes through CPU
+    /// memory. Counted as a GPU copy. Throws `importRefused` naming the CUDA call that failed.
+    func importCUDA(_ picture: CUDAFrame) throws -> Imported {
+        try context.makeCurrent()
+        var (planes, imported) = try plan(picture.layout, width: picture.width, height: picture.height)
+        let interop = cudaInterop ?? CUDAGLInterop()
+        cudaInterop = interop
+        let textures = try self.textures(for: planes, formatName: "CUDA \(picture.layout.name)") { interop.unregisterAll() }
+        try interop.copy(picture, into: textures, planes: planes.map { (rowBytes: $0.width * $0.texelBytes, rows: $0.height) })
+        transfers?.countGPUCopy()
+        imported.textures = textures
+        return imported
     }
 
     // MARK: DMA-BUF

@@ -163,16 +163,59 @@ public final class GLRenderer {
         var formatName: String
     }
 
+    /// Puts `frame`'s picture into textures the cheapest way its memory allows: NVDEC's CUDA
+    /// memory by a copy on the GPU (CUDA–GL interop); a DMA-BUF export, where this EGL display
+    /// imports them, as EGLImages (no copy); otherwise its CPU planes by upload, downloading a
+    /// GPU-only frame first. Returns what must stay alive until drawn, and the format's name for
+    /// errors. Why a hardware picture went the CPU way is kept in `lastImportFallback`.
+    private func importPicture(_ frame: VideoFrame) throws -> (imported: FrameImporter.Imported, keepAlive: AnyObject?, name: String) {
+        lastImportFallback = nil
+        if let cuda = frame.cudaFrame {
+            if CUDADriver.hasGLInterop {
+                do {
+                    return (try importer.importCUDA(cuda), cuda, "CUDA \(cuda.layout.name)")
+                } catch {
+                    lastImportFallback = "\(error)"
+                }
+            } else {
+                lastImportFallback = "libcuda has no CUDA-GL interop"
+            }
+        } else if let surface = frame.surface {
+            if importsDMABuf {
+                do {
+                    let dmabuf = try importer.importDMABuf(try DMABufFrame(surface: surface), colorSpace: frame.colorSpace, colorRange: frame.colorRange)
+                    let imported = try dmabuf.imported()
+                    lastDMABufSingleImage = dmabuf.external
+                    importer.transfers?.countImport()
+                    return (imported, dmabuf, "DMA-BUF \(DMABufFrame.fourccName(surface.fourcc))")
+                } catch {
+                    lastImportFallback = "\(error)"
+                }
+            } else {
+                lastImportFallback = "EGL_EXT_image_dma_buf_import is missing on this display"
+            }
+        }
+        try frame.makeCPUResident()
+        return (try importer.importFrame(frame), nil, frame.pixelFormat.name)
+    }
+
+    /// Why the last hardware frame was drawn from CPU planes rather than from its GPU memory; nil
+    /// when it was drawn from GPU memory, or was a software frame.
+    public private(set) var lastImportFallback: String?
+
+    /// Whether this display imports DMA-BUFs (`EGL_EXT_image_dma_buf_import`).
+    private lazy var importsDMABuf = context.hasEGLExtension("EGL_EXT_image_dma_buf_import")
+
     /// Renders `frame` as `compositor` says, into packed rgb24.
     public func render(_ frame: VideoFrame) throws -> RGBImage {
         try context.makeCurrent()
         let clock = ContinuousClock()
         let t0 = clock.now
-        let imported = try importer.importFrame(frame)
+        let (imported, keep, name) = try importPicture(frame)
         try uploadOverlayIfChanged()
         let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
-                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: frame.pixelFormat.name)
-        return try draw(imported, picture, clock: clock, since: t0)
+                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: name)
+        return try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0) }
     }
 
     /// Renders a DMA-BUF frame (NV12 or P010), imported one EGLImage per plane
@@ -217,14 +260,14 @@ public final class GLRenderer {
         try context.makeCurrent()
         let clock = ContinuousClock()
         let t0 = clock.now
-        let imported = try importer.importFrame(frame)
+        let (imported, keep, name) = try importPicture(frame)
         try uploadOverlayIfChanged()
         let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
-                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: frame.pixelFormat.name)
+                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: name)
         let saved = compositor
         compositor.orientation = orientation
         defer { compositor = saved }
-        _ = try draw(imported, picture, clock: clock, since: t0, target: target)
+        _ = try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0, target: target) }
     }
 
     /// Renders a DMA-BUF frame (NV12 / P010, imported one EGLImage per plane) into `target`.

@@ -30,6 +30,9 @@ enum WireFormat {
             "pacingP99Ms": s.pacingP99Ms,
             "decodeMsPerFrame": s.decodeMsPerFrame,
             "presentMsPerFrame": s.presentMsPerFrame,
+            "cpuCopiesPerFrame": s.transfers.cpuCopiesPerFrame(s.framesPresented),
+            "transfers": ["downloads": s.transfers.downloads, "uploads": s.transfers.uploads,
+                          "gpuCopies": s.transfers.gpuCopies, "imports": s.transfers.imports],
         ]
     }
 

@@ -16,6 +16,7 @@ import ScanoutRender
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
+///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -34,6 +35,11 @@ public struct ServiceConfig: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     public var threads = 0
     public var timeout = 10.0
+    public var playerType: PlayerType = .auto
+    public var hwBackend: HardwareBackend = .auto
+    /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
+    /// a config key).
+    public var faults = FaultPlan()
 
     public init() {}
 
@@ -101,10 +107,13 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
+        if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
+        if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "output", "outputSize", "playlist", "repeat", "autoplay",
-                                       "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout"]
+                                       "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
+                                       "playerType", "hwBackend"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -114,7 +123,8 @@ public struct ServiceConfig: Sendable, Equatable {
         p.slate = slate
         p.scaling = scaling
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout)
-        p.decoder = DecoderOptions(threads: threads)
+        p.decoder = DecoderOptions(threads: threads, playerType: playerType,
+                                   environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
     }
 
@@ -126,6 +136,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
+            "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue,
         ]
     }
 }

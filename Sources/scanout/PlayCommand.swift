@@ -78,7 +78,17 @@ struct Play: ParsableCommand {
             let native: Capability = kms == nil ? .unavailable("no KMS display (headless output)") : .available
             kms?.nativePlanes = true
             let tokenHint = content.token.flatMap { PlayerType(rawValue: $0.playerType.rawValue) }.flatMap { $0 == .auto ? nil : $0 }
-            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder(nativePlane: native),
+            // On a screen, hardware frames stay in GPU memory (a plane or the GLES renderer takes
+            // them as they are; the CPU renderer downloads them); every copy between CPU and GPU
+            // memory is counted for the summary.
+            let transfers = FrameTransfers()
+            var decoderOptions = try options.decoder(nativePlane: native)
+            decoderOptions.transfers = transfers
+            if let kms, kms.acceptsGPUFrames {
+                decoderOptions.destination = .gpu
+                kms.countTransfers(in: transfers)
+            }
+            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoderOptions,
                                          contentHint: tokenHint)
             let v = reader.video
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
@@ -118,6 +128,7 @@ struct Play: ParsableCommand {
             defer { try? outputGuard?.stop() }
             let display: any Display = kms ?? HeadlessDisplay()
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
+            session.transfers = transfers
             let line = ProgressLine()
             let stats = try session.run(shouldStop: { interrupted() || captureError != nil }) { p in
                 line.update(progressText(p))
@@ -146,6 +157,7 @@ struct Play: ParsableCommand {
         summary: \(s.framesPresented) frames presented, \(s.framesDropped) dropped, \(s.framesDecoded) decoded, \(s.decodeErrors.errorCount) decode errors
         decode: \(format1(s.decodeFPS)) fps (\(format2(s.decodeSeconds * 1000 / Double(max(s.framesDecoded, 1)))) ms/frame); present: \(format2(s.presentSeconds * 1000 / Double(max(s.framesPresented, 1)))) ms/frame on \(display.description)
         time: \(format2(s.mediaSeconds)) s of media in \(format2(s.wallSeconds)) s\(untimed ? " (untimed)" : "; pacing p50 \(format2(s.pacingPercentile(50))) ms, p99 \(format2(s.pacingPercentile(99))) ms")
+        copies: \(s.transfers.summary(frames: s.framesPresented))
         """
     }
 }

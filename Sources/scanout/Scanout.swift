@@ -90,6 +90,7 @@ struct InputOptions: ParsableArguments {
 }
 
 extension HardwareBackend: ExpressibleByArgument {}
+extension PlayerType: ExpressibleByArgument {}
 
 /// Exit codes, as documented in the command's help.
 enum Exit {

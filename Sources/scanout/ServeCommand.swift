@@ -29,6 +29,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.") var repeatMode: String?
     @Option(help: "Image shown when nothing can be played.") var slate: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
+    @Option(help: "Decoder: auto (native, then hw, then sw), native, hw or sw.") var playerType: PlayerType?
+    @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
     @Flag(help: "Load the playlist without starting it.") var paused = false
 
     /// The server runs on the concurrency pool; the main thread waits for it to finish.
@@ -82,6 +84,7 @@ struct Serve: ParsableCommand {
     /// The config file, then the options; every mistake named by its option or field.
     func makeConfig() throws -> ServiceConfig {
         var c = ServiceConfig()
+        c.faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
         if let config {
             c = try ServiceConfig.load(file: config)
         } else if FileManager.default.fileExists(atPath: ServiceConfig.defaultFile) {
@@ -109,6 +112,8 @@ struct Serve: ParsableCommand {
             throw ValidationError("--\(optionName(field)): \(message)")
         }
         if noSocket { c.unixSocket = nil }
+        if let hwBackend { c.hwBackend = hwBackend }
+        if let playerType { c.playerType = playerType }
         return c
     }
 
