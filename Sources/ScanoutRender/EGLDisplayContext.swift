@@ -9,7 +9,8 @@ import Synchronization
 /// made with it (textures, programs, framebuffers) belongs to that thread: create, use and release
 /// the context and its objects on one thread. The class is deliberately not `Sendable`.
 ///
-/// Platforms: Mesa's surfaceless platform (headless rendering, llvmpipe included) and the GBM
+/// Platforms: headless (`init(options:)`: Mesa's surfaceless platform, llvmpipe included, else
+/// the EGL device platform, else the default display; see `HeadlessPlatform`) and the GBM
 /// platform on a DRM device (`init(gbmDevice:)`: `EGL_PLATFORM_GBM_KHR` with the device's
 /// `gbm_device` as the native display, kept alive by this object; the context is current with no
 /// surface all the same, and rendering goes into FBOs). Scan-out will need a window surface on it.
@@ -22,6 +23,11 @@ public final class EGLDisplayContext {
         case surfaceless
         /// `EGL_PLATFORM_GBM_KHR` over a `gbm_device` (`init(gbmDevice:)`).
         case gbm
+        /// `EGL_PLATFORM_DEVICE_EXT` over an `EGLDeviceEXT` from `eglQueryDevicesEXT` (a GPU
+        /// without a DRM node, e.g. NVIDIA's driver on a server; Mesa lists a software device).
+        case device
+        /// `eglGetDisplay(EGL_DEFAULT_DISPLAY)`: whatever the EGL library picks.
+        case defaultDisplay
         /// Any other platform enum (tests use an invalid one to reach the "no display" branch).
         case other(UInt32)
 
@@ -29,6 +35,8 @@ public final class EGLDisplayContext {
             switch self {
             case .surfaceless: return 0x31DD
             case .gbm: return EGLenum(EGL_PLATFORM_GBM_KHR)
+            case .device: return EGLenum(EGL_PLATFORM_DEVICE_EXT)
+            case .defaultDisplay: return 0
             case .other(let v): return v
             }
         }
@@ -37,7 +45,8 @@ public final class EGLDisplayContext {
             switch self {
             case .surfaceless: return "EGL_MESA_platform_surfaceless"
             case .gbm: return "EGL_KHR_platform_gbm"
-            case .other: return nil
+            case .device: return "EGL_EXT_platform_device"
+            case .defaultDisplay, .other: return nil
             }
         }
     }
@@ -52,14 +61,23 @@ public final class EGLDisplayContext {
         /// Treat the context as no newer than this GLES major version (Mesa answers a GLES 2
         /// request with a GLES 3.2 context; tests use this to reach the "no GLES 3" branch).
         public var glesVersionLimit: Int?
-        public init(contextVersions: [Int] = [3, 2], hiddenExtensions: Set<String> = [], glesVersionLimit: Int? = nil) {
+        /// The platforms a headless context (`init(options:)`) may open, in the order tried:
+        /// surfaceless, then the EGL device platform, then the default display. One platform
+        /// alone forces it (its own error is thrown when it fails).
+        public var headlessPlatforms: [HeadlessPlatform]
+        public init(contextVersions: [Int] = [3, 2], hiddenExtensions: Set<String> = [], glesVersionLimit: Int? = nil,
+                    headlessPlatforms: [HeadlessPlatform] = HeadlessPlatform.allCases) {
             self.contextVersions = contextVersions
             self.hiddenExtensions = hiddenExtensions
             self.glesVersionLimit = glesVersionLimit
+            self.headlessPlatforms = headlessPlatforms
         }
     }
 
     public let platform: Platform
+    /// For a headless context: the platform it opened on and why the ones tried before it were
+    /// passed over. Nil on the GBM platform and on one opened by `init(platform:nativeDisplay:)`.
+    public let headlessChoice: HeadlessPlatformChoice?
     /// The GBM device of the GBM platform (released after the display, in `deinit`'s wake).
     public let gbmDevice: GBMDevice?
     private let display: EGLDisplay
@@ -81,9 +99,11 @@ public final class EGLDisplayContext {
     /// The largest texture side the driver takes.
     public let maxTextureSize: Int
 
-    /// Opens the surfaceless platform.
+    /// Opens a headless context: the first of `options.headlessPlatforms` that gives one
+    /// (`HeadlessPlatform.open`), recorded in `headlessChoice`.
     public convenience init(options: Options = Options()) throws {
-        try self.init(platform: .surfaceless, nativeDisplay: nil, options: options)
+        let (opened, choice) = try HeadlessPlatform.open(options: options)
+        self.init(opened: opened, owner: nil, headlessChoice: choice, options: options)
     }
 
     /// Opens the GBM platform on the DRM device node at `gbmDevicePath`. Throws
@@ -107,11 +127,50 @@ public final class EGLDisplayContext {
         try self.init(platform: platform, nativeDisplay: nativeDisplay, owner: nil, options: options)
     }
 
-    private init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, owner: GBMDevice?, options: Options) throws {
-        self.platform = platform
-        self.gbmDevice = owner
+    private convenience init(platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, owner: GBMDevice?, options: Options) throws {
         // The gbm_device is used only within this initialiser, while `owner` (stored) holds it.
-        let nativeDisplay = owner.map { $0.withDevice { UnsafeMutableRawPointer($0) } } ?? nativeDisplay
+        let native = owner.map { $0.withDevice { UnsafeMutableRawPointer($0) } } ?? nativeDisplay
+        try self.init(opened: Self.open(platform, nativeDisplay: native, options: options), owner: owner, headlessChoice: nil, options: options)
+    }
+
+    /// Takes over the handles of `opened` (made current on this thread).
+    init(opened: Opened, owner: GBMDevice?, headlessChoice: HeadlessPlatformChoice?, options: Options) {
+        platform = opened.platform
+        gbmDevice = owner
+        self.headlessChoice = headlessChoice
+        display = opened.display
+        context = opened.context
+        config = opened.config
+        eglExtensions = opened.extensions
+        let d = opened.display
+        eglVendor = eglQueryString(d, EGLint(EGL_VENDOR)).map { String(cString: $0) } ?? ""
+        eglVersion = eglQueryString(d, EGLint(EGL_VERSION)).map { String(cString: $0) } ?? ""
+        glVersion = glGetString(GLenum(GL_VERSION)).map { String(cString: $0) } ?? ""
+        glRenderer = glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
+        let glExt = glGetString(GLenum(GL_EXTENSIONS)).map { String(cString: $0) } ?? ""
+        glExtensions = Set(glExt.split(separator: " ").map(String.init)).subtracting(options.hiddenExtensions)
+        // "OpenGL ES 3.2 Mesa ..." → 3; GL_MAJOR_VERSION is a GLES 3 query.
+        let afterPrefix = glVersion.split(separator: " ").dropFirst(2).first ?? ""
+        let major = Int(afterPrefix.split(separator: ".").first ?? "") ?? 2
+        glesMajorVersion = min(major, options.glesVersionLimit ?? major)
+        var maxSize: GLint = 0
+        glGetIntegerv(GLenum(GL_MAX_TEXTURE_SIZE), &maxSize)
+        maxTextureSize = Int(maxSize)
+    }
+
+    /// An initialised EGL display with a GLES context current on the calling thread: what `open`
+    /// hands to `init(opened:...)`, which owns it from then on.
+    struct Opened {
+        var platform: Platform
+        var display: EGLDisplay
+        var context: EGLContext
+        var config: EGLConfig?
+        var extensions: Set<String>
+    }
+
+    /// Opens `platform` on `nativeDisplay`: display (initialised, counted in `DisplayUsers`), a
+    /// GLES context, current with no surface. Everything made is released again when it throws.
+    static func open(_ platform: Platform, nativeDisplay: UnsafeMutableRawPointer?, options: Options) throws -> Opened {
         guard let clientExt = eglQueryString(scanout_egl_no_display(), EGLint(EGL_EXTENSIONS)).map({ String(cString: $0) }) else {
             throw RenderError.eglUnavailable("no EGL client extensions (EGL 1.5 or EGL_EXT_client_extensions needed)")
         }
@@ -119,27 +178,29 @@ public final class EGLDisplayContext {
         if let needed = platform.clientExtension, !client.contains(needed) {
             throw RenderError.missingExtension(needed, neededFor: "the \(platform) EGL platform")
         }
-        typealias GetPlatformDisplay = @convention(c) (EGLenum, UnsafeMutableRawPointer?, UnsafePointer<EGLAttrib>?) -> EGLDisplay?
-        guard let sym = eglGetProcAddress("eglGetPlatformDisplay") else {
-            throw RenderError.eglUnavailable("eglGetPlatformDisplay not found (EGL 1.5 needed)")
+        let found: EGLDisplay?
+        if platform == .defaultDisplay {
+            found = eglGetDisplay(scanout_egl_default_display())
+        } else {
+            typealias GetPlatformDisplay = @convention(c) (EGLenum, UnsafeMutableRawPointer?, UnsafePointer<EGLAttrib>?) -> EGLDisplay?
+            guard let sym = eglGetProcAddress("eglGetPlatformDisplay") else {
+                throw RenderError.eglUnavailable("eglGetPlatformDisplay not found (EGL 1.5 needed)")
+            }
+            found = unsafeBitCast(sym, to: GetPlatformDisplay.self)(platform.eglValue, nativeDisplay, nil)
         }
-        let getDisplay = unsafeBitCast(sym, to: GetPlatformDisplay.self)
-        guard let d = getDisplay(platform.eglValue, nativeDisplay, nil), d != scanout_egl_no_display() else {
-            throw RenderError.eglUnavailable("eglGetPlatformDisplay(0x\(String(platform.eglValue, radix: 16))) gave no display (EGL error 0x\(String(eglGetError(), radix: 16)))")
+        guard let d = found, d != scanout_egl_no_display() else {
+            let call = platform == .defaultDisplay ? "eglGetDisplay(EGL_DEFAULT_DISPLAY)" : "eglGetPlatformDisplay(0x\(String(platform.eglValue, radix: 16)))"
+            throw RenderError.eglUnavailable("\(call) gave no display (EGL error 0x\(String(eglGetError(), radix: 16)))")
         }
         try DisplayUsers.acquire(d)
-        var cleanup: (EGLContext?) -> Void = { ctx in
-            if let ctx { eglDestroyContext(d, ctx) }
-            DisplayUsers.release(d)
-        }
+        var owned = false
+        defer { if !owned { DisplayUsers.release(d) } }
         let ext = eglQueryString(d, EGLint(EGL_EXTENSIONS)).map { String(cString: $0) } ?? ""
         let names = Set(ext.split(separator: " ").map(String.init)).subtracting(options.hiddenExtensions)
         guard names.contains("EGL_KHR_surfaceless_context") else {
-            cleanup(nil)
             throw RenderError.missingExtension("EGL_KHR_surfaceless_context", neededFor: "a context with no surface")
         }
         guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGLBoolean(EGL_TRUE) else {
-            cleanup(nil)
             throw RenderError.eglCall("eglBindAPI(EGL_OPENGL_ES_API)", code: eglGetError())
         }
         // A pbuffer-capable GLES config (GLES 3-renderable first, then GLES 2); with
@@ -156,7 +217,6 @@ public final class EGLDisplayContext {
         }
         if chosen == nil {
             guard names.contains("EGL_KHR_no_config_context") else {
-                cleanup(nil)
                 throw RenderError.missingExtension("EGL_KHR_no_config_context", neededFor: "a context without a pbuffer config")
             }
         }
@@ -167,33 +227,15 @@ public final class EGLDisplayContext {
             if let c, c != scanout_egl_no_context() { ctx = c; break }
         }
         guard let ctx else {
-            let code = eglGetError()
-            cleanup(nil)
-            throw RenderError.eglCall("eglCreateContext(GLES \(options.contextVersions.map(String.init).joined(separator: " or ")))", code: code)
+            throw RenderError.eglCall("eglCreateContext(GLES \(options.contextVersions.map(String.init).joined(separator: " or ")))", code: eglGetError())
         }
         guard eglMakeCurrent(d, scanout_egl_no_surface(), scanout_egl_no_surface(), ctx) == EGLBoolean(EGL_TRUE) else {
             let code = eglGetError()
-            cleanup(ctx)
+            eglDestroyContext(d, ctx)
             throw RenderError.eglCall("eglMakeCurrent (no surface)", code: code)
         }
-        cleanup = { _ in }
-        display = d
-        context = ctx
-        config = chosen
-        eglExtensions = names
-        eglVendor = eglQueryString(d, EGLint(EGL_VENDOR)).map { String(cString: $0) } ?? ""
-        eglVersion = eglQueryString(d, EGLint(EGL_VERSION)).map { String(cString: $0) } ?? ""
-        glVersion = glGetString(GLenum(GL_VERSION)).map { String(cString: $0) } ?? ""
-        glRenderer = glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
-        let glExt = glGetString(GLenum(GL_EXTENSIONS)).map { String(cString: $0) } ?? ""
-        glExtensions = Set(glExt.split(separator: " ").map(String.init)).subtracting(options.hiddenExtensions)
-        // "OpenGL ES 3.2 Mesa ..." → 3; GL_MAJOR_VERSION is a GLES 3 query.
-        let afterPrefix = glVersion.split(separator: " ").dropFirst(2).first ?? ""
-        let major = Int(afterPrefix.split(separator: ".").first ?? "") ?? 2
-        glesMajorVersion = min(major, options.glesVersionLimit ?? major)
-        var maxSize: GLint = 0
-        glGetIntegerv(GLenum(GL_MAX_TEXTURE_SIZE), &maxSize)
-        maxTextureSize = Int(maxSize)
+        owned = true
+        return Opened(platform: platform, display: d, context: ctx, config: chosen, extensions: names)
     }
 
     deinit {
@@ -214,6 +256,18 @@ public final class EGLDisplayContext {
 
     /// Whether the context is current on the calling thread.
     var isCurrent: Bool { eglGetCurrentContext() == context }
+
+    /// Why this context renders in software, nil when it looks like a GPU: the GLES renderer is
+    /// one of Mesa's CPU rasterisers (llvmpipe, softpipe, swrast), or the EGL device says
+    /// `EGL_MESA_device_software`.
+    public var softwareRasterizer: String? {
+        let name = glRenderer.lowercased()
+        for known in ["llvmpipe", "softpipe", "software rasterizer", "swrast"] where name.contains(known) {
+            return "a software rasteriser"
+        }
+        if headlessChoice?.device?.software == true { return "a software EGL device (EGL_MESA_device_software)" }
+        return nil
+    }
 
     public func hasEGLExtension(_ name: String) -> Bool { eglExtensions.contains(name) }
     public func hasGLExtension(_ name: String) -> Bool { glExtensions.contains(name) }

@@ -55,38 +55,6 @@ final class GLTexture {
     }
 }
 
-/// A framebuffer with an RGBA8 renderbuffer as its colour attachment.
-final class GLFramebuffer {
-    let context: EGLDisplayContext
-    let framebuffer: GLuint
-    let renderbuffer: GLuint
-    let width: Int
-    let height: Int
-
-    init(context: EGLDisplayContext, width: Int, height: Int) throws {
-        self.context = context
-        self.width = width
-        self.height = height
-        var fb: GLuint = 0, rb: GLuint = 0
-        glGenFramebuffers(1, &fb)
-        glGenRenderbuffers(1, &rb)
-        framebuffer = fb
-        renderbuffer = rb
-        glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
-        glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
-        try checkGL("glRenderbufferStorage(RGBA8, \(width)x\(height))")
-        try attachColorRenderbuffer(rb, to: fb, describing: "\(width)x\(height) RGBA8")
-    }
-
-    deinit {
-        if currentForRelease(context) {
-            var fb = framebuffer, rb = renderbuffer
-            glDeleteFramebuffers(1, &fb)
-            glDeleteRenderbuffers(1, &rb)
-        }
-    }
-}
-
 /// A vertex buffer holding the unit square (two triangles as a strip). Drawn through the default
 /// vertex array (GLES 2 has no vertex array objects; GLES 3 keeps object 0), its attribute set
 /// at every draw.
@@ -203,11 +171,13 @@ final class GLProgram {
     }
 }
 
-/// A scanout buffer as a GLES render target: its DMA-BUF imported as an EGLImage, bound to a
-/// renderbuffer attached to a framebuffer object. Owns the three (released once, in `deinit`).
+/// A framebuffer object with a renderbuffer as its colour buffer: a scanout buffer's DMA-BUF
+/// imported as an EGLImage (`init(context:buffer:)`), or RGBA8 storage of GL's own for offscreen
+/// drawing (`init(context:width:height:)`: the renderer's readback framebuffer, the headless
+/// output). Owns the framebuffer, the renderbuffer and the image (released once, in `deinit`).
 public final class GLRenderTarget {
     let context: EGLDisplayContext
-    private let image: EGLImageHandle
+    private let image: EGLImageHandle?
     let framebuffer: GLuint
     private let renderbuffer: GLuint
     public let width: Int
@@ -229,8 +199,9 @@ public final class GLRenderTarget {
         let storage = try context.procAddress("glEGLImageTargetRenderbufferStorageOES", as: Storage.self)
         let attribs = DMABufFrame.attributes(width: buffer.width, height: buffer.height, fourcc: buffer.fourcc,
                                              planes: buffer.planes, modifier: buffer.modifier)
-        image = try EGLImageHandle(context: context, create: create, destroy: destroy, attributes: attribs,
-                                   what: "a \(DMABufFrame.fourccName(buffer.fourcc)) scanout buffer")
+        let image = try EGLImageHandle(context: context, create: create, destroy: destroy, attributes: attribs,
+                                       what: "a \(DMABufFrame.fourccName(buffer.fourcc)) scanout buffer")
+        self.image = image
         var fb: GLuint = 0, rb: GLuint = 0
         glGenFramebuffers(1, &fb)
         glGenRenderbuffers(1, &rb)
@@ -240,6 +211,23 @@ public final class GLRenderTarget {
         image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }
         try checkGL("glEGLImageTargetRenderbufferStorageOES")
         try attachColorRenderbuffer(rb, to: fb, describing: "scanout buffer \(width)x\(height)")
+    }
+
+    /// Offscreen: RGBA8 storage of `width`×`height` owned by GL.
+    init(context: EGLDisplayContext, width: Int, height: Int) throws {
+        self.context = context
+        self.width = width
+        self.height = height
+        image = nil
+        var fb: GLuint = 0, rb: GLuint = 0
+        glGenFramebuffers(1, &fb)
+        glGenRenderbuffers(1, &rb)
+        framebuffer = fb
+        renderbuffer = rb
+        glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
+        glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
+        try checkGL("glRenderbufferStorage(RGBA8, \(width)x\(height))")
+        try attachColorRenderbuffer(rb, to: fb, describing: "\(width)x\(height) RGBA8")
     }
 
     deinit {

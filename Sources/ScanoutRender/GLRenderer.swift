@@ -40,6 +40,9 @@ public final class GLRenderer {
     public var compositor: Compositor
     /// Timings of the last `render`.
     public private(set) var lastStats = GLRenderStats()
+    /// `glReadPixels` calls made so far: one per `render(_:)` that returns pixels, one per `read(_:)`;
+    /// drawing into a target reads nothing back.
+    public private(set) var readbacks = 0
     /// Whether the last DMA-BUF frame came in as one external image (the driver refused the
     /// per-plane import) rather than one EGLImage per plane.
     public private(set) var lastDMABufSingleImage = false
@@ -58,7 +61,8 @@ public final class GLRenderer {
     private let overlayProgram: GLProgram
     private let shaderSources: [String: String]
     private let quad: GLQuad
-    private var framebuffer: GLFramebuffer?
+    /// The framebuffer `render(_:)` draws into and reads back.
+    private var framebuffer: GLRenderTarget?
     private var overlayTexture: GLTexture?
     private var overlayUploaded: RGBAImage?
     private var pixels: [UInt8] = []
@@ -300,6 +304,16 @@ public final class GLRenderer {
         return try GLRenderTarget(context: context, buffer: buffer)
     }
 
+    /// An offscreen render target of GL's own (RGBA8), `width`×`height`: drawn into like a
+    /// scanout buffer, read only by `read(_:)`.
+    public func makeTarget(width: Int, height: Int) throws -> GLRenderTarget {
+        try context.makeCurrent()
+        guard width > 0, height > 0, width <= context.maxTextureSize, height <= context.maxTextureSize else {
+            throw RenderError.invalidSize("render target \(width)x\(height) (1...\(context.maxTextureSize) per side)")
+        }
+        return try GLRenderTarget(context: context, width: width, height: height)
+    }
+
     private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant,
                       target: GLRenderTarget? = nil) throws -> RGBImage {
         let t1 = clock.now
@@ -316,7 +330,7 @@ public final class GLRenderer {
         } else {
             if framebuffer?.width != W || framebuffer?.height != H {
                 framebuffer = nil
-                framebuffer = try GLFramebuffer(context: context, width: W, height: H)
+                framebuffer = try GLRenderTarget(context: context, width: W, height: H)
             }
             glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer!.framebuffer)
         }
@@ -394,12 +408,32 @@ public final class GLRenderer {
             return RGBImage(width: 0, height: 0, bytes: [])
         }
 
+        var outSAR = Rational(1, 1)
+        if !c.applySampleAspectRatio, sar != Rational(1, 1) {
+            outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
+        }
+        let image = try readPixels(framebuffer!, sampleAspectRatio: outSAR)
+        let t3 = clock.now
+        lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (t3 - t2).seconds)
+        return image
+    }
+
+    /// The pixels of `target` as rgb24 (`glReadPixels`; counted in `readbacks`).
+    public func read(_ target: GLRenderTarget) throws -> RGBImage {
+        try context.makeCurrent()
+        return try readPixels(target, sampleAspectRatio: Rational(1, 1))
+    }
+
+    private func readPixels(_ target: GLRenderTarget, sampleAspectRatio: Rational) throws -> RGBImage {
+        let W = target.width, H = target.height
         let count = W * H * 4
         if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
         pixels.withUnsafeMutableBytes {
             glReadPixels(0, 0, GLsizei(W), GLsizei(H), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
         }
+        readbacks += 1
         try checkGL("glReadPixels")
         var out = [UInt8](repeating: 0, count: W * H * 3)
         pixels.withUnsafeBufferPointer { src in
@@ -409,14 +443,7 @@ public final class GLRenderer {
                 }
             }
         }
-        var outSAR = Rational(1, 1)
-        if !c.applySampleAspectRatio, sar != Rational(1, 1) {
-            outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
-        }
-        let image = RGBImage(width: W, height: H, layout: .rgb24, bytes: out, sampleAspectRatio: outSAR)
-        let t3 = clock.now
-        lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (t3 - t2).seconds)
-        return image
+        return RGBImage(width: W, height: H, layout: .rgb24, bytes: out, sampleAspectRatio: sampleAspectRatio)
     }
 
     /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size: its unscaled converter (nearest) for yuv420p / yuv422p with an

@@ -20,7 +20,10 @@ struct Play: ParsableCommand {
     @Option(help: "KMS: a connector to show on, e.g. HDMI-A-1 (repeat for several; default: every connected one).")
     var connector: [String] = []
     @Option(help: "KMS: the mode, WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH (default: each screen's preferred mode).") var mode: String?
-    @Option(help: "KMS: who draws the frames: auto (GLES, else CPU), gl or cpu.") var renderer: String = "auto"
+    @Option(help: "Who draws the frames: auto, gl or cpu. KMS auto: GLES, else CPU. Headless auto: GLES on a GPU, the CPU when GLES is a software rasteriser (llvmpipe) or unavailable.")
+    var renderer: String = "auto"
+    @Option(help: "Headless GL: the EGL platform: auto (surfaceless, else the EGL device platform, else the default display), surfaceless, device or default.")
+    var eglPlatform: String = "auto"
     @Option(help: "KMS: scaling: fit, fill, stretch or none.") var scale: String = "fit"
     @Option(help: "KMS: background colour RRGGBB around the picture.") var background: String = "000000"
     @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png). Frames are then shown once each, paced by the display, not the clock.")
@@ -34,9 +37,23 @@ struct Play: ParsableCommand {
         guard ["auto", "kms", "headless"].contains(output) else { throw ValidationError("--output must be auto, kms or headless") }
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
         guard KMSDisplay.RendererChoice(rawValue: renderer) != nil else { throw ValidationError("--renderer must be auto, gl or cpu") }
+        guard eglPlatform == "auto" || HeadlessPlatform(rawValue: eglPlatform) != nil else {
+            throw ValidationError("--egl-platform must be auto, surfaceless, device or default")
+        }
         guard ScalingMode(rawValue: scale) != nil else { throw ValidationError("--scale must be fit, fill, stretch or none") }
         guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
         if capture != nil && output == "headless" { throw ValidationError("--capture needs a KMS output with a writeback connector") }
+    }
+
+    var compositor: Compositor { Compositor(scaling: ScalingMode(rawValue: scale)!, background: RGBColor(hex: background)!) }
+
+    /// The headless display with the renderer `--renderer` asks for (the choice printed).
+    func makeHeadlessDisplay() throws -> HeadlessDisplay {
+        var egl = EGLDisplayContext.Options()
+        if let forced = HeadlessPlatform(rawValue: eglPlatform) { egl.headlessPlatforms = [forced] }
+        let decision = try HeadlessDisplay.makeRenderer(KMSDisplay.RendererChoice(rawValue: renderer)!, compositor: compositor, eglOptions: egl)
+        StandardError.write(decision.line + "\n")
+        return HeadlessDisplay(renderer: decision.renderer)
     }
 
     /// The KMS display, or nil for headless (with the reason printed). KMS asked for explicitly
@@ -48,7 +65,6 @@ struct Play: ParsableCommand {
             StandardError.write("output: headless (\(choice.reason))\n")
             return nil
         }
-        let compositor = Compositor(scaling: ScalingMode(rawValue: scale)!, background: RGBColor(hex: background)!)
         do {
             let display = try KMSDisplay.open(devicePath: card ?? choice.devicePath, renderer: KMSDisplay.RendererChoice(rawValue: renderer)!,
                                               compositor: compositor,
@@ -126,7 +142,7 @@ struct Play: ParsableCommand {
                 outputGuard = g
             }
             defer { try? outputGuard?.stop() }
-            let display: any Display = kms ?? HeadlessDisplay()
+            let display: any Display = try kms ?? makeHeadlessDisplay()
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = transfers
             let line = ProgressLine()
@@ -137,6 +153,9 @@ struct Play: ParsableCommand {
             if let captureError { throw captureError }
             print(summary(stats: stats, display: display))
             print(decoderLine(reader))
+            if let headless = display as? HeadlessDisplay {
+                print("renderer: \(headless.renderer.detail); \(headless.readbacks) readbacks")
+            }
             if let kms {
                 let c = kms.counters
                 print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")

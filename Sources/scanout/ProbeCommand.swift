@@ -30,13 +30,7 @@ struct Probe: ParsableCommand {
                 print("  \(c.path): driver \(c.driver), \(c.connectors) connectors, \(c.crtcs) CRTCs, connected: \(c.connectedConnectors.isEmpty ? "none" : c.connectedConnectors.joined(separator: ", "))")
             }
             for line in MachineProbe.table(machine) { print(line) }
-            let egl = EGLProbe.surfaceless()
-            if egl.available {
-                print("egl:      \(egl.vendor) EGL \(egl.version); GLES \(egl.glesVersion) on \(egl.glesRenderer)")
-                print("  dma-buf import: \(egl.dmaBufImport ? "yes" : "no")\(egl.dmaBufImportModifiers ? " (with modifiers)" : ""), surfaceless context: \(egl.surfacelessContext ? "yes" : "no")")
-            } else {
-                print("egl:      unavailable: \(egl.reason ?? "unknown")")
-            }
+            if let headless = machine.egl.first { for line in MachineProbe.headlessLines(headless) { print(line) } }
             print("va-api:   \(machine.vaapi)")
             print("nvdec:    \(machine.nvdec)")
             let d = try input.map { try Demuxer(input: $0, options: options.demuxer) }

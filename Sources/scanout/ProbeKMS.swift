@@ -34,9 +34,15 @@ struct MachineReport: Codable {
         var planes: [Plane]
     }
     struct EGL: Codable {
+        /// "surfaceless", "device" or "default" for the headless entry (the first; "headless" when
+        /// no platform opened), "gbm PATH" for a card's.
         var platform: String
         var available: Bool
         var reason: String?
+        /// The headless entry's platform choice: the device used, and why earlier platforms were passed over.
+        var headlessPlatform: HeadlessPlatformChoice?
+        /// Why GLES renders in software here (llvmpipe), nil when it looks like a GPU.
+        var softwareRasterizer: String?
         var vendor: String?
         var version: String?
         var glesRenderer: String?
@@ -61,7 +67,7 @@ enum MachineProbe {
     static func report() -> MachineReport {
         let choice = OutputSelector.choose()
         var cards: [MachineReport.Card] = []
-        var egl: [MachineReport.EGL] = [surfacelessEGL()]
+        var egl: [MachineReport.EGL] = [headlessEGL()]
         for info in OutputSelector.cards() {
             var card = MachineReport.Card(path: info.path, driver: info.driver, error: nil, crtcs: [], connectors: [], planes: [])
             do {
@@ -89,32 +95,44 @@ enum MachineProbe {
         return MachineReport(output: choice.kind.rawValue, outputReason: choice.reason, cards: cards, egl: egl, vaapi: VAAPIProbe.summary(), nvdec: CUDADriver.summary())
     }
 
-    static func surfacelessEGL() -> MachineReport.EGL {
-        do {
-            return describe(try EGLDisplayContext(), platform: "surfaceless")
-        } catch {
-            return .init(platform: "surfaceless", available: false, reason: "\(error)", dmaBufImport: false, dmaBufImportModifiers: false, extensions: [])
-        }
+    static func headlessEGL() -> MachineReport.EGL {
+        let caps = EGLProbe.headless()
+        return describe(caps, platform: caps.platform?.platform.rawValue ?? "headless")
     }
 
     static func gbmEGL(_ path: String) -> MachineReport.EGL {
         do {
-            return describe(try EGLDisplayContext(gbmDevicePath: path), platform: "gbm \(path)")
+            return describe(EGLProbe.describe(try EGLDisplayContext(gbmDevicePath: path)), platform: "gbm \(path)")
         } catch {
-            return .init(platform: "gbm \(path)", available: false, reason: "\(error)", dmaBufImport: false, dmaBufImportModifiers: false, extensions: [])
+            return describe(.unavailable("\(error)"), platform: "gbm \(path)")
         }
     }
 
-    static func describe(_ c: EGLDisplayContext, platform: String) -> MachineReport.EGL {
-        .init(platform: platform, available: true, reason: nil, vendor: c.eglVendor, version: c.eglVersion, glesRenderer: c.glRenderer,
-              glesVersion: c.glVersion, dmaBufImport: c.hasEGLExtension("EGL_EXT_image_dma_buf_import"),
-              dmaBufImportModifiers: c.hasEGLExtension("EGL_EXT_image_dma_buf_import_modifiers"), extensions: c.eglExtensions.sorted())
+    static func describe(_ c: EGLCapabilities, platform: String) -> MachineReport.EGL {
+        guard c.available else {
+            return .init(platform: platform, available: false, reason: c.reason, dmaBufImport: false, dmaBufImportModifiers: false, extensions: [])
+        }
+        return .init(platform: platform, available: true, reason: nil, headlessPlatform: c.platform, softwareRasterizer: c.softwareRasterizer,
+                     vendor: c.vendor, version: c.version, glesRenderer: c.glesRenderer, glesVersion: c.glesVersion,
+                     dmaBufImport: c.dmaBufImport, dmaBufImportModifiers: c.dmaBufImportModifiers, extensions: c.extensions)
     }
 
     static func json(_ r: MachineReport) throws -> String {
         let e = JSONEncoder()
         e.outputFormatting = [.prettyPrinted, .sortedKeys]
         return String(decoding: try e.encode(r), as: UTF8.self)
+    }
+
+    /// The headless EGL lines of the human table.
+    static func headlessLines(_ e: MachineReport.EGL) -> [String] {
+        guard e.available else { return ["egl:      unavailable: \(e.reason ?? "unknown")"] }
+        var lines = ["egl:      \(e.vendor ?? "?") EGL \(e.version ?? "?"); GLES \(e.glesVersion ?? "?") on \(e.glesRenderer ?? "?")\(e.softwareRasterizer.map { " (\($0))" } ?? "")"]
+        if let choice = e.headlessPlatform {
+            lines.append("  headless platform: \(choice.platform.rawValue)\(choice.device.map { ", \($0)" } ?? "")")
+            for p in choice.passedOver { lines.append("    \(p.platform.rawValue) passed over: \(p.reason)") }
+        }
+        lines.append("  dma-buf import: \(e.dmaBufImport ? "yes" : "no")\(e.dmaBufImportModifiers ? " (with modifiers)" : ""), surfaceless context: \(e.extensions.contains("EGL_KHR_surfaceless_context") ? "yes" : "no")")
+        return lines
     }
 
     /// The KMS and EGL part of the human table.
@@ -133,7 +151,7 @@ enum MachineProbe {
                 lines.append("    plane \(p.id) \(p.type), CRTCs 0x\(String(p.possibleCRTCs, radix: 16)): \(p.formats.joined(separator: " "))\(mods)")
             }
         }
-        for e in r.egl where e.platform != "surfaceless" {
+        for e in r.egl.dropFirst() {
             if e.available {
                 lines.append("egl (\(e.platform)): \(e.glesRenderer ?? "?"), \(e.glesVersion ?? "?"); dma-buf import: \(e.dmaBufImport ? "yes" : "no")\(e.dmaBufImportModifiers ? " (with modifiers)" : "")")
             } else {

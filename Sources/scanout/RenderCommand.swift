@@ -53,9 +53,9 @@ struct Render: ParsableCommand {
             var decoding = try options.decoder
             if renderer == "gl" {
                 // Hardware frames go to the GL renderer as DMA-BUFs: hw needs EGL's import.
-                let egl = EGLProbe.surfaceless()
+                let egl = EGLProbe.headless()
                 decoding.environment.dmaBufImport = egl.dmaBufImport ? .available
-                    : .unavailable(egl.available ? "EGL_EXT_image_dma_buf_import is missing (\(egl.glesRenderer), surfaceless platform)" : egl.reason ?? "no EGL")
+                    : .unavailable(egl.available ? "EGL_EXT_image_dma_buf_import is missing (\(egl.glesRenderer), \(egl.platform?.platform.rawValue ?? "headless") platform)" : egl.reason ?? "no EGL")
             }
             let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
             var requests: [(number: Int, name: String)] = numbers.map { ($0, "frame-\(pad6($0)).png") }

@@ -107,7 +107,7 @@ final class RecordingDisplay: Display {
         let reader = try FrameReader(input: try Fixtures.path("rotated.mp4"))
         let stats = try PlaybackSession(reader: reader, display: display, timed: false).run()
         #expect(stats.framesPresented == 30)
-        let image = try #require(display.lastImage)
+        let image = try #require(try display.snapshot())
         // Rotation metadata applies to what the display shows.
         #expect(image.width == 240 && image.height == 320)
         #expect(display.description == "headless 240x320")

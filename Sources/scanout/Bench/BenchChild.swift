@@ -125,7 +125,7 @@ struct BenchChild {
         for n in targets {
             let s0 = monotonicSeconds()
             try player.seek(to: Double(index.timestamps[n] - index.timestamps[0]) * tb, exact: true)
-            guard let image = display.lastImage else { throw MediaError.noFrames(input: input) }
+            guard let image = try display.snapshot() else { throw MediaError.noFrames(input: input) }
             _ = try png.encode(image)
             times.append((monotonicSeconds() - s0) * 1000)
         }

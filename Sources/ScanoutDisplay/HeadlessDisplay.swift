@@ -1,0 +1,95 @@
+import ScanoutMedia
+import ScanoutRender
+
+/// The output for machines with no screen: each presented frame is drawn by a `HeadlessRenderer`
+/// (the same work a screen would need, so that timings and drops are honest) — the CPU renderer
+/// into an RGB image, or GLES into an offscreen render target — and the last picture can be
+/// taken with `snapshot()`.
+///
+/// With an output size set, the rectangle the picture would occupy under the item's scaling
+/// mode is computed and kept (`lastDestination`), as a screen would place it; the GL renderer
+/// also draws at that size.
+public final class HeadlessDisplay: Display {
+    public let renderer: any HeadlessRenderer
+    public private(set) var framesPresented = 0
+    /// The size of the output the picture is laid out on, when one is set.
+    public let outputSize: (width: Int, height: Int)?
+    /// Where the last picture went on the output, when an output size is set.
+    public private(set) var lastDestination: PixelRect?
+    /// The layout of the last picture shown.
+    public private(set) var lastLayout: FrameLayout?
+
+    public init(renderer: any HeadlessRenderer = CPUHeadlessRenderer(), outputWidth: Int? = nil, outputHeight: Int? = nil) {
+        self.renderer = renderer
+        if let w = outputWidth, let h = outputHeight, w > 0, h > 0 { outputSize = (w, h) } else { outputSize = nil }
+    }
+
+    public var description: String {
+        if let o = outputSize { return "headless \(o.width)x\(o.height)" }
+        if let s = renderer.pictureSize { return "headless \(s.width)x\(s.height)" }
+        return "headless"
+    }
+
+    /// The last picture shown, nil before the first (read back from the GPU now, for GL).
+    public func snapshot() throws -> RGBImage? { try renderer.snapshot() }
+
+    /// Pictures read back from the GPU so far: `snapshot()` calls, never frames presented.
+    public var readbacks: Int { renderer.readbacks }
+
+    public func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        try present(frame, layout: FrameLayout(orientation: orientation))
+    }
+
+    public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
+        try renderer.draw(frame, layout: layout, outputSize: outputSize)
+        if let o = outputSize {
+            lastDestination = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height,
+                                                     sampleAspectRatio: frame.sampleAspectRatio, orientation: layout.orientation,
+                                                     outputWidth: o.width, outputHeight: o.height, mode: layout.scaling)
+        }
+        lastLayout = layout
+        framesPresented += 1
+    }
+}
+
+extension HeadlessDisplay {
+    /// The renderer `--renderer` asks for with no screen, and why it is the one used.
+    public struct RendererDecision {
+        public var renderer: any HeadlessRenderer
+        /// "asked for", "GLES is llvmpipe (…), a software rasteriser: …", "gl unavailable: …".
+        public var reason: String
+        /// "renderer: cpu (reason)", the line `play` prints.
+        public var line: String { "renderer: \(renderer.name) (\(reason))" }
+    }
+
+    /// `cpu`: the CPU renderer. `gl`: GLES on a headless EGL platform (`eglOptions` chooses which;
+    /// its errors are thrown). `auto`: GLES when it runs on hardware; the CPU renderer when GL
+    /// cannot be opened or is a software rasteriser (llvmpipe draws a 1080p frame several times
+    /// slower than swscale converts it), with the reason.
+    public static func makeRenderer(_ choice: KMSDisplay.RendererChoice, compositor: Compositor = Compositor(),
+                                    eglOptions: EGLDisplayContext.Options = .init()) throws -> RendererDecision {
+        func gl() throws -> GLHeadlessRenderer {
+            let context = try EGLDisplayContext(options: eglOptions)
+            return GLHeadlessRenderer(gl: try GLRenderer(context: context, compositor: compositor), compositor: compositor)
+        }
+        switch choice {
+        case .cpu:
+            return RendererDecision(renderer: CPUHeadlessRenderer(), reason: "asked for")
+        case .gl:
+            return RendererDecision(renderer: try gl(), reason: "asked for")
+        case .auto:
+            let renderer: GLHeadlessRenderer
+            do {
+                renderer = try gl()
+            } catch let e as RenderError {
+                return RendererDecision(renderer: CPUHeadlessRenderer(), reason: "auto: gl unavailable: \(e)")
+            }
+            let context = renderer.gl.context
+            if let software = context.softwareRasterizer {
+                return RendererDecision(renderer: CPUHeadlessRenderer(),
+                                        reason: "auto: GLES is \(context.glRenderer), \(software); the CPU renderer is faster")
+            }
+            return RendererDecision(renderer: renderer, reason: "auto: GLES on hardware, \(context.glRenderer)")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import ScanoutMedia
+import ScanoutRender
+
+/// Who draws a headless display's frames: the CPU into an RGB image in memory, or GLES into an
+/// offscreen render target. Called on the playback loop's thread only.
+public protocol HeadlessRenderer: AnyObject {
+    /// "cpu" or "gl".
+    var name: String { get }
+    /// What draws and where, for summaries ("gl: llvmpipe (…); EGL surfaceless; …").
+    var detail: String { get }
+    /// Draws `frame` laid out by `layout`, on an output of `outputSize` when the renderer lays
+    /// pictures out on one (nil: the picture's own size). Returns once the drawing is complete.
+    func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws
+    /// The size of the last picture drawn, nil before the first.
+    var pictureSize: (width: Int, height: Int)? { get }
+    /// The last picture drawn, nil before the first. The GL renderer reads it back now.
+    func snapshot() throws -> RGBImage?
+    /// Pictures read back from the GPU so far (0 for the CPU renderer, whose picture is in memory).
+    var readbacks: Int { get }
+}
+
+/// Today's headless path: `CPURenderer` (swscale) into an rgb24 image at the picture's own size,
+/// reused frame after frame. The output size does not change what it draws.
+public final class CPUHeadlessRenderer: HeadlessRenderer {
+    public let name = "cpu"
+    public var detail: String { "cpu (swscale)" }
+    private let renderer = CPURenderer()
+    private var framebuffer = RGBImage(width: 0, height: 0, bytes: [])
+    private var drawn = false
+    public let readbacks = 0
+
+    public init() {}
+
+    public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
+        try renderer.render(frame, orientation: layout.orientation, into: &framebuffer)
+        drawn = true
+    }
+
+    public var pictureSize: (width: Int, height: Int)? { drawn ? (framebuffer.width, framebuffer.height) : nil }
+    public func snapshot() throws -> RGBImage? { drawn ? framebuffer : nil }
+}
+
+/// The GPU path with no screen: `GLRenderer` draws every frame into an offscreen render target
+/// (an FBO with an RGBA8 renderbuffer) as it would into a KMS buffer, and nothing is read back
+/// unless `snapshot()` asks. `GLRenderer` ends each frame with `glFinish`, so a frame's GPU work
+/// is complete when `draw` returns and the time `present` takes is the GPU's real cost.
+///
+/// Size: the output size when one is given (the picture laid out by the item's scaling mode with
+/// square output pixels, as on a screen); otherwise the picture's stored size, turned, with the
+/// sample aspect ratio carried rather than applied, as the CPU renderer draws it.
+///
+/// Frames that carry a DMA-BUF export (`VideoFrame.surface`) are imported one EGLImage per plane
+/// when the EGL display has `EGL_EXT_image_dma_buf_import`; otherwise, or once an import has
+/// failed, their CPU planes are uploaded as textures (`surfaces` says which, and why).
+public final class GLHeadlessRenderer: HeadlessRenderer {
+    /// How frames with a DMA-BUF export reach the GPU.
+    public enum SurfacePath: Equatable, Sendable, CustomStringConvertible {
+        /// Per-plane EGLImage import (`GLRenderer.render(_: DMABufFrame, …)`).
+        case imported
+        /// Their CPU planes uploaded as textures, for the reason given.
+        case uploaded(reason: String)
+
+        public var description: String {
+            switch self {
+            case .imported: return "DMA-BUF frames imported"
+            case .uploaded(let reason): return "DMA-BUF frames uploaded from their CPU planes (\(reason))"
+            }
+        }
+    }
+
+    public let name = "gl"
+    public let gl: GLRenderer
+    public private(set) var surfaces: SurfacePath
+    private var target: GLRenderTarget?
+    private let compositor: Compositor
+
+    /// Draws with `gl`; `compositor` gives the background and overlay (its size, scaling and
+    /// orientation are set per frame).
+    public init(gl: GLRenderer, compositor: Compositor = Compositor()) {
+        self.gl = gl
+        self.compositor = compositor
+        surfaces = gl.context.hasEGLExtension("EGL_EXT_image_dma_buf_import")
+            ? .imported : .uploaded(reason: "the EGL display lacks EGL_EXT_image_dma_buf_import")
+    }
+
+    public var detail: String {
+        let platform = gl.context.headlessChoice.map { "EGL \($0)" } ?? "EGL \(gl.context.platform)"
+        return "gl: \(gl.context.glRenderer); \(platform); \(surfaces)"
+    }
+
+    public var readbacks: Int { gl.readbacks }
+    public var pictureSize: (width: Int, height: Int)? { target.map { ($0.width, $0.height) } }
+
+    public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
+        var c = compositor
+        c.scaling = layout.scaling
+        c.applySampleAspectRatio = outputSize != nil
+        let size = outputSize ?? Compositor.naturalSize(width: frame.width, height: frame.height,
+                                                         sampleAspectRatio: Rational(1, 1), orientation: layout.orientation)
+        if target?.width != size.width || target?.height != size.height {
+            target = nil
+            target = try gl.makeTarget(width: size.width, height: size.height)
+        }
+        let target = target!
+        gl.compositor = c
+        if let surface = frame.surface, surfaces == .imported {
+            do {
+                let dmabuf = try DMABufFrame(surface: surface)
+                try withExtendedLifetime(surface) {
+                    try gl.render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange,
+                                  sampleAspectRatio: frame.sampleAspectRatio, orientation: layout.orientation, into: target)
+                }
+                return
+            } catch let error as RenderError {
+                // This frame and the following ones go up from their CPU planes.
+                surfaces = .uploaded(reason: "import failed: \(error)")
+            }
+        }
+        try gl.render(frame, orientation: layout.orientation, into: target)
+    }
+
+    public func snapshot() throws -> RGBImage? {
+        guard let target else { return nil }
+        return try gl.read(target)
+    }
+}
