@@ -152,10 +152,10 @@ struct Play: ParsableCommand {
             line.finish()
             if let captureError { throw captureError }
             print(summary(stats: stats, display: display))
-            print(decoderLine(reader))
             if let headless = display as? HeadlessDisplay {
                 print("renderer: \(headless.renderer.detail); \(headless.readbacks) readbacks")
             }
+            print(decoderLine(reader))
             if let kms {
                 let c = kms.counters
                 print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")
