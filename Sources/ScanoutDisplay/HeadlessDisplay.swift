@@ -68,28 +68,26 @@ extension HeadlessDisplay {
     /// slower than swscale converts it), with the reason.
     public static func makeRenderer(_ choice: KMSDisplay.RendererChoice, compositor: Compositor = Compositor(),
                                     eglOptions: EGLDisplayContext.Options = .init()) throws -> RendererDecision {
-        func gl() throws -> GLHeadlessRenderer {
-            let context = try EGLDisplayContext(options: eglOptions)
-            return GLHeadlessRenderer(gl: try GLRenderer(context: context, compositor: compositor), compositor: compositor)
+        func gl(_ context: EGLDisplayContext) throws -> GLHeadlessRenderer {
+            GLHeadlessRenderer(gl: try GLRenderer(context: context, compositor: compositor), compositor: compositor)
         }
         switch choice {
         case .cpu:
             return RendererDecision(renderer: CPUHeadlessRenderer(), reason: "asked for")
         case .gl:
-            return RendererDecision(renderer: try gl(), reason: "asked for")
+            return RendererDecision(renderer: try gl(EGLDisplayContext(options: eglOptions)), reason: "asked for")
         case .auto:
-            let renderer: GLHeadlessRenderer
             do {
-                renderer = try gl()
+                // The context alone tells software from hardware; the programs are built only for a GPU.
+                let context = try EGLDisplayContext(options: eglOptions)
+                if let software = context.softwareRasterizer {
+                    return RendererDecision(renderer: CPUHeadlessRenderer(),
+                                            reason: "auto: GLES is \(context.glRenderer), \(software); the CPU renderer is faster")
+                }
+                return RendererDecision(renderer: try gl(context), reason: "auto: GLES on hardware, \(context.glRenderer)")
             } catch let e as RenderError {
                 return RendererDecision(renderer: CPUHeadlessRenderer(), reason: "auto: gl unavailable: \(e)")
             }
-            let context = renderer.gl.context
-            if let software = context.softwareRasterizer {
-                return RendererDecision(renderer: CPUHeadlessRenderer(),
-                                        reason: "auto: GLES is \(context.glRenderer), \(software); the CPU renderer is faster")
-            }
-            return RendererDecision(renderer: renderer, reason: "auto: GLES on hardware, \(context.glRenderer)")
         }
     }
 }

@@ -183,16 +183,13 @@ public final class GLRenderTarget {
     public let width: Int
     public let height: Int
 
-    init(context: EGLDisplayContext, buffer: DMABufFrame) throws {
+    convenience init(context: EGLDisplayContext, buffer: DMABufFrame) throws {
         guard context.hasEGLExtension("EGL_EXT_image_dma_buf_import") else {
             throw RenderError.missingExtension("EGL_EXT_image_dma_buf_import", neededFor: "rendering into scanout buffers")
         }
         guard context.hasGLExtension("GL_OES_EGL_image") else {
             throw RenderError.missingExtension("GL_OES_EGL_image", neededFor: "rendering into scanout buffers")
         }
-        self.context = context
-        width = buffer.width
-        height = buffer.height
         let create = try context.procAddress("eglCreateImageKHR", as: FrameImporter.CreateImage.self)
         let destroy = try context.procAddress("eglDestroyImageKHR", as: FrameImporter.DestroyImage.self)
         typealias Storage = @convention(c) (GLenum, GLeglImageOES?) -> Void
@@ -201,6 +198,27 @@ public final class GLRenderTarget {
                                              planes: buffer.planes, modifier: buffer.modifier)
         let image = try EGLImageHandle(context: context, create: create, destroy: destroy, attributes: attribs,
                                        what: "a \(DMABufFrame.fourccName(buffer.fourcc)) scanout buffer")
+        try self.init(context: context, width: buffer.width, height: buffer.height, image: image,
+                      storageCall: "glEGLImageTargetRenderbufferStorageOES", describing: "scanout buffer \(buffer.width)x\(buffer.height)") {
+            image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }
+        }
+    }
+
+    /// Offscreen: RGBA8 storage of `width`×`height` owned by GL.
+    convenience init(context: EGLDisplayContext, width: Int, height: Int) throws {
+        try self.init(context: context, width: width, height: height, image: nil,
+                      storageCall: "glRenderbufferStorage(RGBA8, \(width)x\(height))", describing: "\(width)x\(height) RGBA8") {
+            glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
+        }
+    }
+
+    /// Makes the framebuffer and the renderbuffer, gives the renderbuffer (bound) its storage with
+    /// `allocate`, and attaches it. On a failure `deinit` deletes both.
+    private init(context: EGLDisplayContext, width: Int, height: Int, image: EGLImageHandle?, storageCall: String,
+                 describing what: String, allocate: () -> Void) throws {
+        self.context = context
+        self.width = width
+        self.height = height
         self.image = image
         var fb: GLuint = 0, rb: GLuint = 0
         glGenFramebuffers(1, &fb)
@@ -208,26 +226,9 @@ public final class GLRenderTarget {
         framebuffer = fb
         renderbuffer = rb
         glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
-        image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }
-        try checkGL("glEGLImageTargetRenderbufferStorageOES")
-        try attachColorRenderbuffer(rb, to: fb, describing: "scanout buffer \(width)x\(height)")
-    }
-
-    /// Offscreen: RGBA8 storage of `width`×`height` owned by GL.
-    init(context: EGLDisplayContext, width: Int, height: Int) throws {
-        self.context = context
-        self.width = width
-        self.height = height
-        image = nil
-        var fb: GLuint = 0, rb: GLuint = 0
-        glGenFramebuffers(1, &fb)
-        glGenRenderbuffers(1, &rb)
-        framebuffer = fb
-        renderbuffer = rb
-        glBindRenderbuffer(GLenum(GL_RENDERBUFFER), rb)
-        glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
-        try checkGL("glRenderbufferStorage(RGBA8, \(width)x\(height))")
-        try attachColorRenderbuffer(rb, to: fb, describing: "\(width)x\(height) RGBA8")
+        allocate()
+        try checkGL(storageCall)
+        try attachColorRenderbuffer(rb, to: fb, describing: what)
     }
 
     deinit {

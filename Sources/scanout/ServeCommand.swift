@@ -25,7 +25,8 @@ struct Serve: ParsableCommand {
     @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
     @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.") var output: String?
     @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
-    @Option(help: "KMS: who draws the frames: auto (GLES, else CPU), gl or cpu.") var renderer: String = "auto"
+    @Option(help: "Who draws the frames: auto, gl or cpu. KMS auto: GLES, else CPU. Headless auto: GLES on a GPU, the CPU on a software rasteriser (llvmpipe).")
+    var renderer: String = "auto"
     @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.") var repeatMode: String?
     @Option(help: "Image shown when nothing can be played.") var slate: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
@@ -71,7 +72,15 @@ struct Serve: ParsableCommand {
                     logger.error("KMS output unavailable (\(error)); playing on the headless output")
                 }
             }
-            return HeadlessDisplay(outputWidth: w, outputHeight: h)
+            var renderer: any HeadlessRenderer = CPUHeadlessRenderer()
+            do {
+                let decision = try HeadlessDisplay.makeRenderer(rendererChoice)
+                logger.notice("\(decision.line)")
+                renderer = decision.renderer
+            } catch {
+                logger.error("GL renderer unavailable (\(error)); the CPU renderer draws the headless output")
+            }
+            return HeadlessDisplay(renderer: renderer, outputWidth: w, outputHeight: h)
         }
         do {
             try await server.run()
