@@ -47,13 +47,13 @@ struct Play: ParsableCommand {
 
     var compositor: Compositor { Compositor(scaling: ScalingMode(rawValue: scale)!, background: RGBColor(hex: background)!) }
 
-    /// The headless display with the renderer `--renderer` asks for (the choice printed).
-    func makeHeadlessDisplay() throws -> HeadlessDisplay {
+    /// The renderer `--renderer` asks for on the headless output, and why (printed).
+    func headlessRenderer() throws -> HeadlessDisplay.RendererDecision {
         var egl = EGLDisplayContext.Options()
         if let forced = HeadlessPlatform(rawValue: eglPlatform) { egl.headlessPlatforms = [forced] }
         let decision = try HeadlessDisplay.makeRenderer(KMSDisplay.RendererChoice(rawValue: renderer)!, compositor: compositor, eglOptions: egl)
         StandardError.write(decision.line + "\n")
-        return HeadlessDisplay(renderer: decision.renderer)
+        return decision
     }
 
     /// The KMS display, or nil for headless (with the reason printed). KMS asked for explicitly
@@ -142,7 +142,8 @@ struct Play: ParsableCommand {
                 outputGuard = g
             }
             defer { try? outputGuard?.stop() }
-            let display: any Display = try kms ?? makeHeadlessDisplay()
+            let headless = try kms == nil ? headlessRenderer() : nil
+            let display: any Display = kms ?? HeadlessDisplay(renderer: headless!.renderer)
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = transfers
             let line = ProgressLine()
@@ -152,8 +153,8 @@ struct Play: ParsableCommand {
             line.finish()
             if let captureError { throw captureError }
             print(summary(stats: stats, display: display))
-            if let headless = display as? HeadlessDisplay {
-                print("renderer: \(headless.renderer.detail); \(headless.readbacks) readbacks")
+            if let headless, let display = display as? HeadlessDisplay {
+                print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")
             }
             print(decoderLine(reader))
             if let kms {

@@ -12,7 +12,7 @@ struct PlayHeadlessTests {
         let out = r.stdoutText
         #expect(out.contains("summary: 96 frames presented, 0 dropped"))
         let line = try #require(out.split(separator: "\n").first { $0.hasPrefix("renderer: ") })
-        #expect(line.hasPrefix("renderer: gl: ") && line.contains("; EGL surfaceless; ") && line.hasSuffix("; 0 readbacks"))
+        #expect(line.hasPrefix("renderer: gl: ") && line.contains("; EGL surfaceless; ") && line.hasSuffix("; 0 readbacks; asked for"))
     }
 
     @Test("gl on the EGL device platform, forced with --egl-platform device")
@@ -29,12 +29,15 @@ struct PlayHeadlessTests {
         let cpu = try CLI.run(["play", path, "--output", "headless", "--renderer", "cpu", "--untimed"])
         #expect(cpu.status == 0)
         #expect(cpu.stderrLines.contains("renderer: cpu (asked for)"))
-        #expect(cpu.stdoutText.contains("renderer: cpu (swscale); 0 readbacks"))
+        #expect(cpu.stdoutText.contains("renderer: cpu (swscale); 0 readbacks; asked for\n"))
         let auto = try CLI.run(["play", path, "--output", "headless", "--untimed"])
         #expect(auto.status == 0)
         let line = try #require(auto.stderrLines.first { $0.hasPrefix("renderer: ") })
         // llvmpipe here: the CPU renderer, with the reason; on a GPU, gl.
         #expect(line.hasPrefix("renderer: cpu (auto: GLES is llvmpipe") || line.hasPrefix("renderer: gl (auto: GLES on hardware, "), "\(line)")
+        // The summary repeats the reason.
+        let reason = String(line.dropFirst("renderer: cpu (".count).dropLast())
+        #expect(auto.stdoutText.contains("; 0 readbacks; \(reason)\n"))
         #expect(try CLI.run(["play", path, "--output", "headless", "--egl-platform", "nowhere"]).status != 0)
     }
 
