@@ -36,6 +36,10 @@ public final class HeadlessDisplay: Display {
     /// Pictures read back from the GPU so far: `snapshot()` calls, never frames presented.
     public var readbacks: Int { renderer.readbacks }
 
+    /// The GL renderer takes hardware frames as they are (imports them, or downloads them when it must).
+    public var acceptsGPUFrames: Bool { renderer.acceptsGPUFrames }
+    public func countTransfers(in transfers: FrameTransfers?) { renderer.transfers = transfers }
+
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
         try present(frame, layout: FrameLayout(orientation: orientation))
     }

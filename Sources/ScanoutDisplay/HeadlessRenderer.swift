@@ -17,6 +17,18 @@ public protocol HeadlessRenderer: AnyObject {
     func snapshot() throws -> RGBImage?
     /// Pictures read back from the GPU so far (0 for the CPU renderer, whose picture is in memory).
     var readbacks: Int { get }
+    /// Whether hardware frames may come in GPU memory only (the renderer imports them).
+    var acceptsGPUFrames: Bool { get }
+    /// Where uploads, GPU copies and imports of decoded pictures are counted (GL only).
+    var transfers: FrameTransfers? { get set }
+}
+
+extension HeadlessRenderer {
+    public var acceptsGPUFrames: Bool { false }
+    public var transfers: FrameTransfers? {
+        get { nil }
+        set {}
+    }
 }
 
 /// Today's headless path: `CPURenderer` (swscale) into an rgb24 image at the picture's own size,
@@ -49,28 +61,12 @@ public final class CPUHeadlessRenderer: HeadlessRenderer {
 /// square output pixels, as on a screen); otherwise the picture's stored size, turned, with the
 /// sample aspect ratio carried rather than applied, as the CPU renderer draws it.
 ///
-/// Frames that carry a DMA-BUF export (`VideoFrame.surface`) are imported one EGLImage per plane
-/// when the EGL display has `EGL_EXT_image_dma_buf_import`; otherwise, or once an import has
-/// failed, their CPU planes are uploaded as textures (`surfaces` says which, and why).
+/// Hardware frames go in as `GLRenderer` takes them: NVDEC's CUDA memory by a GPU copy, a DMA-BUF
+/// export one EGLImage per plane where the EGL display has `EGL_EXT_image_dma_buf_import`,
+/// otherwise their CPU planes by upload (`lastImportFallback` says why).
 public final class GLHeadlessRenderer: HeadlessRenderer {
-    /// How frames with a DMA-BUF export reach the GPU.
-    public enum SurfacePath: Equatable, Sendable, CustomStringConvertible {
-        /// Per-plane EGLImage import (`GLRenderer.render(_: DMABufFrame, …)`).
-        case imported
-        /// Their CPU planes uploaded as textures, for the reason given.
-        case uploaded(reason: String)
-
-        public var description: String {
-            switch self {
-            case .imported: return "DMA-BUF frames imported"
-            case .uploaded(let reason): return "DMA-BUF frames uploaded from their CPU planes (\(reason))"
-            }
-        }
-    }
-
     public let name = "gl"
     public let gl: GLRenderer
-    public private(set) var surfaces: SurfacePath
     private var target: GLRenderTarget?
     private let compositor: Compositor
 
@@ -79,8 +75,12 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
     public init(gl: GLRenderer, compositor: Compositor = Compositor()) {
         self.gl = gl
         self.compositor = compositor
-        surfaces = gl.context.hasEGLExtension("EGL_EXT_image_dma_buf_import")
-            ? .imported : .uploaded(reason: "the EGL display lacks EGL_EXT_image_dma_buf_import")
+    }
+
+    /// How DMA-BUF frames reach the GPU on this EGL display.
+    public var surfaces: String {
+        gl.context.hasEGLExtension("EGL_EXT_image_dma_buf_import") ? "DMA-BUF frames imported"
+            : "DMA-BUF frames uploaded from their CPU planes (the EGL display lacks EGL_EXT_image_dma_buf_import)"
     }
 
     public var detail: String {
@@ -90,6 +90,11 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
 
     public var readbacks: Int { gl.readbacks }
     public var pictureSize: (width: Int, height: Int)? { target.map { ($0.width, $0.height) } }
+    public var acceptsGPUFrames: Bool { true }
+    public var transfers: FrameTransfers? {
+        get { gl.importer.transfers }
+        set { gl.importer.transfers = newValue }
+    }
 
     public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
         var c = compositor
@@ -101,22 +106,8 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
             target = nil
             target = try gl.makeTarget(width: size.width, height: size.height)
         }
-        let target = target!
         gl.compositor = c
-        if let surface = frame.surface, surfaces == .imported {
-            do {
-                let dmabuf = try DMABufFrame(surface: surface)
-                try withExtendedLifetime(surface) {
-                    try gl.render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange,
-                                  sampleAspectRatio: frame.sampleAspectRatio, orientation: layout.orientation, into: target)
-                }
-                return
-            } catch let error as RenderError {
-                // This frame and the following ones go up from their CPU planes.
-                surfaces = .uploaded(reason: "import failed: \(error)")
-            }
-        }
-        try gl.render(frame, orientation: layout.orientation, into: target)
+        try gl.render(frame, orientation: layout.orientation, into: target!)
     }
 
     public func snapshot() throws -> RGBImage? {

@@ -89,20 +89,22 @@ struct Play: ParsableCommand {
             let input = content.input
             if capture != nil { try CaptureGate.check(policy: content.policy, purpose: .writeback) }
             let kms = try makeKMSDisplay()
+            let headless = try kms == nil ? headlessRenderer() : nil
+            let display: any Display = kms ?? HeadlessDisplay(renderer: headless!.renderer)
             // A KMS screen makes the native player type possible: the decoder's DMA-BUFs go on a
             // plane when one takes them (TEST_ONLY decides, frame by frame).
             let native: Capability = kms == nil ? .unavailable("no KMS display (headless output)") : .available
             kms?.nativePlanes = true
             let tokenHint = content.token.flatMap { PlayerType(rawValue: $0.playerType.rawValue) }.flatMap { $0 == .auto ? nil : $0 }
-            // On a screen, hardware frames stay in GPU memory (a plane or the GLES renderer takes
-            // them as they are; the CPU renderer downloads them); every copy between CPU and GPU
-            // memory is counted for the summary.
+            // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
+            // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
+            // them); every copy between CPU and GPU memory is counted for the summary.
             let transfers = FrameTransfers()
             var decoderOptions = try options.decoder(nativePlane: native)
             decoderOptions.transfers = transfers
-            if let kms, kms.acceptsGPUFrames {
+            if display.acceptsGPUFrames {
                 decoderOptions.destination = .gpu
-                kms.countTransfers(in: transfers)
+                display.countTransfers(in: transfers)
             }
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoderOptions,
                                          contentHint: tokenHint)
@@ -142,8 +144,6 @@ struct Play: ParsableCommand {
                 outputGuard = g
             }
             defer { try? outputGuard?.stop() }
-            let headless = try kms == nil ? headlessRenderer() : nil
-            let display: any Display = kms ?? HeadlessDisplay(renderer: headless!.renderer)
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = transfers
             let line = ProgressLine()
