@@ -40,9 +40,14 @@ public protocol ScanoutRenderer: AnyObject {
     /// Where uploads of decoded pictures (and GPU copies and imports) are counted; renderers
     /// that draw from CPU planes without a GPU upload count nothing.
     var transfers: FrameTransfers? { get set }
+    /// The GBM device the buffers come from (nil for memory buffers): a decoder that allocates
+    /// its pictures there hands over buffers this renderer imports as they are.
+    var gbmDevice: GBMDevice? { get }
 }
 
 extension ScanoutRenderer {
+    public var gbmDevice: GBMDevice? { nil }
+
     public var transfers: FrameTransfers? {
         get { nil }
         set {}
@@ -67,6 +72,7 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
     }
 
     public init(gbm: GBMDevice) { self.gbm = gbm }
+    public var gbmDevice: GBMDevice? { gbm }
 
     /// Mapped by the CPU, so always linear, whatever else the plane takes.
     public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
@@ -118,6 +124,8 @@ public final class GLScanoutRenderer: ScanoutRenderer {
     }
 
     /// `gl` must render on an EGL display made on `gbm` (`EGLDisplayContext(gbmDevice:)`).
+    public var gbmDevice: GBMDevice? { gbm }
+
     public init(gbm: GBMDevice, gl: GLRenderer) {
         self.gbm = gbm
         self.gl = gl

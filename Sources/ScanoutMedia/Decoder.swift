@@ -57,6 +57,10 @@ public struct DecoderOptions: Sendable {
     /// Counts the pipeline's copies between CPU and GPU memory (downloads here; the renderer
     /// counts its uploads into the same object).
     public var transfers: FrameTransfers?
+    /// Where the software stand-in for VA-API exports its pictures: nil for memory files
+    /// (`MemfdSurfaceAllocator`), or GBM buffer objects of the display's device, which a GPU
+    /// consumer imports as they are. Used on the decoding thread (see `SurfaceAllocator`).
+    public var surfaceAllocator: (any SurfaceAllocator)?
 
     public init(threads: Int = 0, playerType: PlayerType = .auto, fallbackAfter: Int = 3, allowFallback: Bool = true,
                 environment: SelectorEnvironment = SelectorEnvironment(), observer: (@Sendable (DecoderEvent) -> Void)? = nil) {

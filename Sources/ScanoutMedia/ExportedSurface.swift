@@ -1,5 +1,4 @@
 import CFFmpeg
-import CScanoutShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,8 +10,8 @@ import Glibc
 /// Ownership: the descriptors (the export's objects) are owned here and closed exactly once, in
 /// `deinit`; consumers that keep a buffer (EGL, KMS) duplicate what they keep, so they are valid
 /// as long as this object lives. The decoded surface itself (the `AVFrame` reference that holds
-/// the VA surface out of the decoder's pool) is kept alive by this object too, so the display can
-/// scan it out until it drops the last reference. Not thread-safe; one owner at a time.
+/// the VA surface out of the decoder's pool, or the software stand-in's `SurfaceMemory`) is kept
+/// alive by this object too, so the display can scan it out until it drops the last reference. Not thread-safe; one owner at a time.
 public final class ExportedSurface {
     public struct Plane: Sendable, Equatable {
         /// The DMA-BUF; owned by the surface (never close it).
@@ -68,56 +67,37 @@ public final class ExportedSurface {
 
     // MARK: The software stand-in's export and download
 
-    /// Copies an nv12 or p010 frame into two memory files (luma, interleaved chroma), one layer
-    /// each, as VA-API's separate-layers export describes a surface. The stand-in's export.
-    static func exportInMemory(_ frame: VideoFrame, origin: String) throws -> ExportedSurface {
-        let wide = frame.pixelFormat == .p010
-        guard wide || frame.pixelFormat == .nv12 else {
-            throw HardwareFailure.exportFailed("no DMA-BUF layout for \(frame.pixelFormat.name) (NV12 and P010 only)")
-        }
-        let w = frame.width, h = frame.height
-        let sample = wide ? 2 : 1
-        let specs: [(format: UInt32, rowBytes: Int, rows: Int)] = [
-            (wide ? r16 : r8, w * sample, h),
-            (wide ? gr1616 : gr88, ((w + 1) / 2) * 2 * sample, (h + 1) / 2),
-        ]
-        var fds: [Int32] = []
-        var layers: [Layer] = []
+    /// Copies an nv12 or p010 frame into memory from `allocator` (luma, interleaved chroma; one
+    /// layer each, as VA-API's separate-layers export describes a surface): the stand-in's export.
+    /// The surface owns duplicates of the memory's descriptors (closed once, in `deinit`) and
+    /// keeps the memory alive, which it reads back through (`downloadLinear`).
+    static func export(_ frame: VideoFrame, with allocator: any SurfaceAllocator, origin: String) throws -> ExportedSurface {
+        let memory = try allocator.allocate(frame)
+        var duplicates: [Int32: Int32] = [:]
         do {
-            for (i, s) in specs.enumerated() {
-                let pitch = (s.rowBytes + 63) & ~63
-                let fd = scanout_memfd_create("scanout-standin-plane\(i)")
-                guard fd >= 0 else { throw HardwareFailure.exportFailed("memfd_create: \(String(cString: strerror(errno)))") }
-                fds.append(fd)
-                let size = pitch * s.rows
-                guard ftruncate(fd, off_t(size)) == 0 else { throw HardwareFailure.exportFailed("ftruncate: \(String(cString: strerror(errno)))") }
-                guard let map = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else {
-                    throw HardwareFailure.exportFailed("mmap: \(String(cString: strerror(errno)))")
-                }
-                guard let src = frame.planeData(i) else {
-                    munmap(map, size)
-                    throw HardwareFailure.exportFailed("plane \(i) of \(frame.pixelFormat.name) has no data")
-                }
-                let stride = frame.lineSize(i)
-                for y in 0..<s.rows {
-                    (map + y * pitch).copyMemory(from: src + y * stride, byteCount: s.rowBytes)
-                }
-                munmap(map, size)
-                layers.append(Layer(drmFormat: s.format, planes: [Plane(fd: fd, offset: 0, pitch: UInt32(pitch))]))
+            for fd in Set(memory.layers.flatMap { $0.planes.map(\.fd) }) {
+                let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+                guard copy >= 0 else { throw HardwareFailure.exportFailed("dup of a \(allocator.name) descriptor: \(String(cString: strerror(errno)))") }
+                duplicates[fd] = copy
             }
         } catch {
-            for fd in fds { close(fd) }
+            for fd in duplicates.values { close(fd) }
             throw error
         }
-        return ExportedSurface(width: w, height: h, fourcc: wide ? p010 : nv12, modifier: 0, layers: layers,
-                               objects: fds, origin: origin, keepAlive: nil)
+        let layers = memory.layers.map { layer in
+            Layer(drmFormat: layer.drmFormat, planes: layer.planes.map { Plane(fd: duplicates[$0.fd]!, offset: $0.offset, pitch: $0.pitch) })
+        }
+        return ExportedSurface(width: frame.width, height: frame.height, fourcc: frame.pixelFormat == .p010 ? p010 : nv12,
+                               modifier: memory.modifier, layers: layers, objects: Array(duplicates.values), origin: origin,
+                               keepAlive: memory)
     }
 
-    /// Reads a linear two-layer NV12/P010 export back into CPU memory (`mmap` of each layer):
-    /// the stand-in's download. `props` gives the timestamps and colour tags.
+    /// Reads a two-layer NV12/P010 export of the stand-in back into CPU memory, mapping each
+    /// layer through the memory that holds it: the stand-in's download. `props` gives the
+    /// timestamps and colour tags.
     func downloadLinear(into frame: VideoFrame, props: VideoFrame) throws {
-        guard modifier == nil || modifier == 0 else {
-            throw HardwareFailure.importFailed("a tiled DMA-BUF (modifier 0x\(String(modifier!, radix: 16))) cannot be read linearly")
+        guard let memory = keepAlive as? any SurfaceMemory else {
+            throw HardwareFailure.importFailed("this export (\(origin)) has no CPU mapping")
         }
         guard layers.count == 2, layers.allSatisfy({ $0.planes.count == 1 }) else {
             throw HardwareFailure.importFailed("expected 2 single-plane layers, got \(layers.count)")
@@ -128,17 +108,13 @@ public final class ExportedSurface {
         let sample = wide ? 2 : 1
         let rows = [height, (height + 1) / 2]
         let rowBytes = [width * sample, ((width + 1) / 2) * 2 * sample]
-        for (i, layer) in layers.enumerated() {
-            let p = layer.planes[0]
-            let size = Int(p.offset) + Int(p.pitch) * rows[i]
-            guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, p.fd, 0), map != MAP_FAILED else {
-                throw HardwareFailure.importFailed("mmap of layer \(i): \(String(cString: strerror(errno)))")
-            }
-            defer { munmap(map, size) }
+        for i in layers.indices {
             guard let dst = frame.planeData(i) else { throw HardwareFailure.importFailed("plane \(i) was not allocated") }
             let stride = frame.lineSize(i)
-            for y in 0..<rows[i] {
-                (dst + y * stride).update(from: (map + Int(p.offset) + y * Int(p.pitch)).assumingMemoryBound(to: UInt8.self), count: rowBytes[i])
+            try memory.withReadableLayer(i) { base, pitch in
+                for y in 0..<rows[i] {
+                    (dst + y * stride).update(from: (base + y * pitch).assumingMemoryBound(to: UInt8.self), count: rowBytes[i])
+                }
             }
         }
     }

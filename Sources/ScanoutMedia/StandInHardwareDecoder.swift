@@ -4,9 +4,11 @@
 /// hardware and says so: its `label` and every decision that names it say "software stand-in".
 ///
 /// libavcodec decodes; each picture is packed into the surface layout VA-API would hold it in
-/// (NV12 or P010), exported into memory files described exactly as `vaExportSurfaceHandle`
-/// describes separate layers (`ExportedSurface`, which owns and closes the descriptors), then
-/// downloaded back from those files and unpacked into the stream's own pixel format. It accepts
+/// (NV12 or P010), exported into memory described exactly as `vaExportSurfaceHandle` describes
+/// separate layers (`ExportedSurface`, which owns and closes the descriptors), then downloaded
+/// back by mapping that memory and unpacked into the stream's own pixel format. The memory comes
+/// from `DecoderOptions.surfaceAllocator`: memory files by default, GBM buffer objects (real
+/// DMA-BUFs a GPU consumer imports without a copy) when a display's GBM device is given. It accepts
 /// what a typical VA-API driver accepts: 4:2:0 at 8 or 10 bits. Faults act at the same seams as
 /// in `VAAPIDecoder`. One thread; not Sendable.
 final class StandInHardwareDecoder: Decoder {
@@ -23,6 +25,7 @@ final class StandInHardwareDecoder: Decoder {
     private var injectedRejects = 0
     private let destination: FrameDestination
     private let transfers: FrameTransfers?
+    private let allocator: any SurfaceAllocator
 
     init(for demuxer: Demuxer, options: DecoderOptions, faults: FaultPlan) throws {
         streamFormat = demuxer.video.pixelFormat
@@ -40,6 +43,7 @@ final class StandInHardwareDecoder: Decoder {
         self.faults = faults
         destination = options.destination
         transfers = options.transfers
+        allocator = options.surfaceAllocator ?? MemfdSurfaceAllocator()
     }
 
     var stats: DecodeStats {
@@ -69,7 +73,7 @@ final class StandInHardwareDecoder: Decoder {
         let index = framesOut
         try SurfaceLayout.pack(decoded, into: packed)
         if faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
-        let surface = try ExportedSurface.exportInMemory(packed, origin: Self.label)
+        let surface = try ExportedSurface.export(packed, with: allocator, origin: Self.label)
         if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
         let props = decoded.propertiesOnly()
         let streamFormat = streamFormat, transfers = transfers

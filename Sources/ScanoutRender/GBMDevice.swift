@@ -83,17 +83,16 @@ final class GBMPlaneBuffer {
             throw RenderError.importRefused("gbm_bo_create(\(formatName), \(width)x\(height)) on \(device.path) failed (\(tried.joined(separator: "; ")))")
         }
         // Map, copy, unmap; on any failure from here on the buffer is destroyed before throwing.
-        var mapStride: UInt32 = 0
-        var mapData: UnsafeMutableRawPointer?
-        guard let base = gbm_bo_map(bo, 0, 0, UInt32(width), UInt32(height), GBM_BO_TRANSFER_WRITE.rawValue, &mapStride, &mapData) else {
-            let reason = String(cString: strerror(errno))
+        do {
+            try withMapped(bo, width: width, height: height, flags: GBM_BO_TRANSFER_WRITE.rawValue) { base, mapStride in
+                for y in 0..<height {
+                    fill(y, UnsafeMutableRawBufferPointer(start: base + y * mapStride, count: rowBytes))
+                }
+            }
+        } catch {
             gbm_bo_destroy(bo)
-            throw RenderError.importRefused("gbm_bo_map(\(formatName), \(width)x\(height)) failed (\(reason))")
+            throw RenderError.importRefused("gbm_bo_map(\(formatName), \(width)x\(height)) failed (\(error))")
         }
-        for y in 0..<height {
-            fill(y, UnsafeMutableRawBufferPointer(start: base + y * Int(mapStride), count: rowBytes))
-        }
-        gbm_bo_unmap(bo, mapData)
         let fd = gbm_bo_get_fd(bo)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
@@ -112,6 +111,34 @@ final class GBMPlaneBuffer {
         close(fd)
         gbm_bo_destroy(bo)
     }
+
+    /// Maps the buffer for reading (`gbm_bo_map`) and calls `body` with its first byte and the
+    /// mapping's row stride.
+    func withReadablePixels<R>(_ body: (UnsafeMutableRawPointer, Int) throws -> R) throws -> R {
+        do {
+            return try withMapped(bo, width: width, height: height, flags: GBM_BO_TRANSFER_READ.rawValue, body)
+        } catch let e as MapFailed {
+            throw RenderError.deviceUnavailable(path: device.path, reason: "gbm_bo_map(\(width)x\(height)) for reading failed (\(e))")
+        }
+    }
+}
+
+/// Why `gbm_bo_map` failed (its errno, as text).
+struct MapFailed: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Maps `bo`'s `width`×`height` pixels with `flags` (`gbm_bo_map`), calls `body` with the first
+/// byte and the mapping's row stride, and unmaps (`gbm_bo_unmap`) whatever `body` does.
+private func withMapped<R>(_ bo: OpaquePointer, width: Int, height: Int, flags: UInt32,
+                           _ body: (UnsafeMutableRawPointer, Int) throws -> R) throws -> R {
+    var mapStride: UInt32 = 0
+    var mapData: UnsafeMutableRawPointer?
+    guard let base = gbm_bo_map(bo, 0, 0, UInt32(width), UInt32(height), flags, &mapStride, &mapData) else {
+        throw MapFailed(description: String(cString: strerror(errno)))
+    }
+    defer { gbm_bo_unmap(bo, mapData) }
+    return try body(base, Int(mapStride))
 }
 
 /// A CPU frame copied into GBM buffers, one per plane (NV12: R8 + GR88; P010: R16 + GR1616),
@@ -127,7 +154,7 @@ public final class GBMFrame {
     /// The frame the buffers were filled from (nv12 or p010).
     public let source: VideoFrame
     public let dmabuf: DMABufFrame
-    private let buffers: [GBMPlaneBuffer]
+    let buffers: [GBMPlaneBuffer]
 
     public init(device: GBMDevice, frame: VideoFrame) throws {
         self.device = device
@@ -254,14 +281,12 @@ public final class GBMBuffer {
 
     /// Maps the buffer for the CPU and calls `body` with its first byte and row stride.
     package func withMappedPixels<R>(write: Bool, _ body: (UnsafeMutableRawPointer, Int) throws -> R) throws -> R {
-        var mapStride: UInt32 = 0
-        var mapData: UnsafeMutableRawPointer?
         let flags = write ? GBM_BO_TRANSFER_READ_WRITE.rawValue : GBM_BO_TRANSFER_READ.rawValue
-        guard let base = gbm_bo_map(bo, 0, 0, UInt32(width), UInt32(height), flags, &mapStride, &mapData) else {
-            throw RenderError.deviceUnavailable(path: device.path, reason: "gbm_bo_map(\(width)x\(height)) failed (\(String(cString: strerror(errno))))")
+        do {
+            return try withMapped(bo, width: width, height: height, flags: flags, body)
+        } catch let e as MapFailed {
+            throw RenderError.deviceUnavailable(path: device.path, reason: "gbm_bo_map(\(width)x\(height)) failed (\(e))")
         }
-        defer { gbm_bo_unmap(bo, mapData) }
-        return try body(base, Int(mapStride))
     }
 
     /// The buffer's pixels as packed rgb24 (an XRGB8888 buffer read back, e.g. a writeback capture).

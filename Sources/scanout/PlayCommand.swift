@@ -105,6 +105,9 @@ struct Play: ParsableCommand {
             if display.acceptsGPUFrames {
                 decoderOptions.destination = .gpu
                 display.countTransfers(in: transfers)
+                // On a screen, the stand-in for VA-API exports into the screen's own GBM buffers,
+                // which a plane or the GLES renderer takes as they are (this thread decodes and draws).
+                decoderOptions.surfaceAllocator = kms?.renderer.gbmDevice.map { GBMSurfaceAllocator(device: $0) }
             }
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoderOptions,
                                          contentHint: tokenHint)
