@@ -58,8 +58,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // Fixtures, subprocesses and scratch directories for every test target.
-        .target(name: "ScanoutTestSupport", path: "Tests/ScanoutTestSupport"),
+        // Fixtures, subprocesses, scratch directories and frame checksums for every test target.
+        .target(name: "ScanoutTestSupport", dependencies: ["ScanoutMedia"], path: "Tests/ScanoutTestSupport"),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),

@@ -18,19 +18,6 @@ final class EventLog: Sendable {
     func observer() -> @Sendable (DecoderEvent) -> Void { { e in self.events.withLock { $0.append(e) } } }
 }
 
-/// The framemd5 data lines of every frame `reader` gives (hash and timestamp per frame).
-func frameLines(_ reader: FrameReader) throws -> [String] {
-    var sums = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
-    let frame = VideoFrame()
-    var lines: [String] = []
-    var n: Int64 = 0
-    while try reader.next(into: frame) {
-        lines.append(try sums.line(for: frame, fallbackTimestamp: n))
-        n += 1
-    }
-    return lines
-}
-
 /// The two framemd5 line lists are equal; on a difference, says where rather than printing both.
 func expectSameFrames(_ got: [String], _ want: [String], sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(got.count == want.count, "frame count", sourceLocation: sourceLocation)

@@ -94,20 +94,6 @@ func openDescriptors(containing tag: String) -> Int {
     return entries.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) ?? "").contains(tag) }.count
 }
 
-/// The framemd5 lines of every frame of `reader`, downloading GPU-only frames first.
-func framemd5(_ reader: FrameReader) throws -> [String] {
-    var sums = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
-    let frame = VideoFrame()
-    var lines: [String] = []
-    var n: Int64 = 0
-    while try reader.next(into: frame) {
-        try frame.makeCPUResident()
-        lines.append(try sums.line(for: frame, fallbackTimestamp: n))
-        n += 1
-    }
-    return lines
-}
-
 /// The software stand-in's export seam (`DecoderOptions.surfaceAllocator`): an allocator double
 /// gives exports laid out as the DMA-BUF import reads them (the memfd default's layout is checked
 /// in `HardwareSurfaceTests`), downloads from it and from memfd equal the software decoder's
@@ -152,12 +138,12 @@ struct SurfaceAllocatorTests {
           arguments: ["counter.mp4", "hevc10.mkv"])
     func exactDownload(clip: String) throws {
         let path = try Fixtures.path(clip)
-        let software = try framemd5(FrameReader(input: path, decoderOptions: DecoderOptions(playerType: .sw)))
+        let software = try frameLines(FrameReader(input: path, decoderOptions: DecoderOptions(playerType: .sw)))
         #expect(!software.isEmpty)
         for allocator in [OneFileAllocator() as (any SurfaceAllocator)?, nil] {
             for destination in FrameDestination.allCases {
                 let transfers = FrameTransfers()
-                let got = try framemd5(FrameReader(input: path, decoderOptions: Self.standIn(allocator, destination: destination, transfers: transfers)))
+                let got = try frameLines(FrameReader(input: path, decoderOptions: Self.standIn(allocator, destination: destination, transfers: transfers)))
                 #expect(got == software, "\(allocator?.name ?? "memfd") \(destination)")
                 #expect(transfers.counts == TransferCounts(downloads: software.count))
             }
@@ -199,7 +185,7 @@ struct SurfaceAllocatorTests {
         var options = Self.standIn(Refusing())
         options.allowFallback = true
         let reader = try FrameReader(input: path, decoderOptions: options)
-        #expect(try framemd5(reader) == framemd5(FrameReader(input: path, decoderOptions: DecoderOptions(playerType: .sw))))
+        #expect(try frameLines(reader) == frameLines(FrameReader(input: path, decoderOptions: DecoderOptions(playerType: .sw))))
         let fallback = try #require(reader.fallback)
         #expect(fallback.frame == 0 && fallback.reason == "DMA-BUF export failed: no memory here")
     }

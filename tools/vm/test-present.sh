@@ -19,18 +19,13 @@ if [[ ! -x $bin ]]; then
   echo "test-present: $bin not built (run swift build first)" >&2
   echo "present: 0 passed, 1 failed"; exit 1
 fi
-band="geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))'"
+source tools/vm/frame-clip.sh
 # GLES runs on llvmpipe inside an emulated CPU (seconds per 640x480 frame), so its clip is shorter.
-clip() { # frames name
-  ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=320x240:rate=60,format=yuv420p,$band,trim=end_frame=$1" \
-    -c:v libx264 -threads 1 -preset veryfast -g 12 -bf 2 -pix_fmt yuv420p -fflags +bitexact -flags:v +bitexact "$work/$2.mp4"
-}
-clip "${SCANOUT_PRESENT_FRAMES:-24}" cpu
-clip "${SCANOUT_PRESENT_GL_FRAMES:-4}" gl
-ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=640x480:rate=60,format=yuv420p,$band,trim=end_frame=8" \
+frame_clip "${SCANOUT_PRESENT_FRAMES:-24}" "$work/cpu.mp4"
+frame_clip "${SCANOUT_PRESENT_GL_FRAMES:-4}" "$work/gl.mp4"
+ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=640x480:rate=60,format=yuv420p,$frame_band,trim=end_frame=8" \
   -c:v libx264 -threads 1 -preset veryfast -g 4 -pix_fmt yuv420p -fflags +bitexact -flags:v +bitexact "$work/native.mp4"
 
-quiet='grep -v -e "^MESA-LOADER: failed to open vkms" -e "^failed to load driver: vkms" -e "^kmsro: driver missing"'
 cmd=""
 for r in cpu gl; do
   cmd+="echo '## renderer $r'; $bin play '$work/$r.mp4' --output kms --mode 640x480@60 --renderer $r --capture '$work/$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "

@@ -1,0 +1,14 @@
+# Sourced by the guest steps. Clips whose frames carry their frame number as a binary code (the
+# top 32 rows: bit k of N is a white or black block 32 pixels wide at x = 32k), which
+# `scanout selftest captures` reads back from each writeback capture.
+frame_band="geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))'"
+
+# frame_clip FRAMES OUT: a 320x240 60 fps H.264 clip (yuv420p, B-frames, bit-exact) of FRAMES frames.
+frame_clip() {
+  ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=320x240:rate=60,format=yuv420p,$frame_band,trim=end_frame=$1" \
+    -c:v libx264 -threads 1 -preset veryfast -g 12 -bf 2 -pix_fmt yuv420p -fflags +bitexact -flags:v +bitexact "$2"
+}
+
+# A filter for guest command lines: drops what Mesa prints in the guest when it looks for a vkms
+# driver before kms_swrast (harmless).
+quiet='grep -v -e "^MESA-LOADER: failed to open vkms" -e "^failed to load driver: vkms" -e "^kmsro: driver missing"'
