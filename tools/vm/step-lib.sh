@@ -1,6 +1,21 @@
-# Sourced by the guest steps. Clips whose frames carry their frame number as a binary code (the
-# top 32 rows: bit k of N is a white or black block 32 pixels wide at x = 32k), which
-# `scanout selftest captures` reads back from each writeback capture.
+# Sourced by the guest steps (test-present.sh, test-zero-copy.sh), from the repository root.
+
+# step_begin NAME: sets `bin` (the debug build of scanout) and `work` (a scratch directory removed
+# on exit, shared with the guest); without a build, prints why and `NAME: 0 passed, 1 failed` and
+# exits 1.
+step_begin() {
+  bin=.build/debug/scanout
+  work=$(mktemp -d "${TMPDIR:-/tmp}/scanout-$1.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  if [[ ! -x $bin ]]; then
+    echo "test-$1: $bin not built (run swift build first)" >&2
+    echo "$1: 0 passed, 1 failed"; exit 1
+  fi
+}
+
+# Clips whose frames carry their frame number as a binary code (the top 32 rows: bit k of N is a
+# white or black block 32 pixels wide at x = 32k), which `scanout selftest captures` reads back
+# from each writeback capture.
 frame_band="geq=lum='if(lt(Y,32),if(mod(floor(N/pow(2,floor(X/32))),2),235,16),lum(X,Y))':cb='if(lt(Y,32),128,cb(X,Y))':cr='if(lt(Y,32),128,cr(X,Y))'"
 
 # frame_clip FRAMES OUT: a 320x240 60 fps H.264 clip (yuv420p, B-frames, bit-exact) of FRAMES frames.

@@ -12,14 +12,8 @@
 # Builds nothing: run `swift build` first. Ends with `present: N passed, M failed`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-bin=.build/debug/scanout
-work=$(mktemp -d "${TMPDIR:-/tmp}/scanout-present.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-if [[ ! -x $bin ]]; then
-  echo "test-present: $bin not built (run swift build first)" >&2
-  echo "present: 0 passed, 1 failed"; exit 1
-fi
-source tools/vm/frame-clip.sh
+source tools/vm/step-lib.sh
+step_begin present
 # GLES runs on llvmpipe inside an emulated CPU (seconds per 640x480 frame), so its clip is shorter.
 frame_clip "${SCANOUT_PRESENT_FRAMES:-24}" "$work/cpu.mp4"
 frame_clip "${SCANOUT_PRESENT_GL_FRAMES:-4}" "$work/gl.mp4"

@@ -11,15 +11,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-bin=.build/debug/scanout
 frames=${SCANOUT_ZERO_COPY_FRAMES:-4}
-work=$(mktemp -d "${TMPDIR:-/tmp}/scanout-zero-copy.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-if [[ ! -x $bin ]]; then
-  echo "test-zero-copy: $bin not built (run swift build first)" >&2
-  echo "zero-copy: 0 passed, 1 failed"; exit 1
-fi
-source tools/vm/frame-clip.sh
+source tools/vm/step-lib.sh
+step_begin zero-copy
 frame_clip "$frames" "$work/clip.mp4"
 cmd="echo '## play'; SCANOUT_FAULTS=hw-standin $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer gl --player-type hw --capture '$work/captures' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "
 cmd+="$bin selftest captures '$work/captures' --input '$work/clip.mp4' --size 640x480 --renderer gl 2>&1 | $quiet; echo \"## check status \${PIPESTATUS[0]}\"; "
