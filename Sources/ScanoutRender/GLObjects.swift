@@ -6,7 +6,7 @@ import CEGL
 
 /// Makes `context` current for a `deinit` (where nothing can be thrown): a context that cannot be
 /// made current any more has lost its objects with it.
-private func currentForRelease(_ context: EGLDisplayContext) -> Bool {
+func currentForRelease(_ context: EGLDisplayContext) -> Bool {
     (try? context.makeCurrent()) != nil
 }
 

@@ -6,9 +6,12 @@ import ScanoutMedia
 public struct GLRenderStats: Equatable, Sendable {
     /// Texture uploads of the frame's planes (and the overlay when it changed).
     public var upload: Double = 0
-    /// Drawing, up to `glFinish`.
+    /// Drawing: up to `glFinish` when the frame is read back at once; issuing the drawing
+    /// commands when a `GLReadbackPipeline` reads it back (the GPU's work then shows in readback).
     public var draw: Double = 0
-    /// `glReadPixels` and packing into rgb24.
+    /// The CPU's time reading back: `glReadPixels` and packing into rgb24; with a
+    /// `GLReadbackPipeline`, starting the read into a pixel buffer plus waiting for the finished
+    /// frames' fences, mapping and packing them.
     public var readback: Double = 0
     public var total: Double { upload + draw + readback }
     public init(upload: Double = 0, draw: Double = 0, readback: Double = 0) {
@@ -167,6 +170,22 @@ public final class GLRenderer {
         var formatName: String
     }
 
+    /// How a draw is completed once its commands are issued.
+    enum Completion {
+        /// Into a scanout buffer: wait for the drawing (`glFinish`); nothing is read back.
+        case target(GLRenderTarget)
+        /// Wait for the drawing (`glFinish`), then read the framebuffer back at once
+        /// (`glReadPixels` into client memory).
+        case readPixels
+        /// Leave the drawing queued and hand the framebuffer, still bound, to the closure (which
+        /// starts an asynchronous readback, `GLReadbackPipeline`).
+        case handOff((DrawnPicture) throws -> Void)
+
+        var target: GLRenderTarget? {
+            if case .target(let t) = self { t } else { nil }
+        }
+    }
+
     /// Puts `frame`'s picture into textures the cheapest way its memory allows: NVDEC's CUDA
     /// memory by a copy on the GPU (CUDA–GL interop); a DMA-BUF export, where this EGL display
     /// imports them, as EGLImages (no copy); otherwise its CPU planes by upload, downloading a
@@ -212,6 +231,12 @@ public final class GLRenderer {
 
     /// Renders `frame` as `compositor` says, into packed rgb24.
     public func render(_ frame: VideoFrame) throws -> RGBImage {
+        try render(frame, completion: .readPixels)
+    }
+
+    /// Uploads and draws `frame`, then completes as `completion` says (the image is empty unless
+    /// it says `.readPixels`).
+    func render(_ frame: VideoFrame, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let clock = ContinuousClock()
         let t0 = clock.now
@@ -219,7 +244,7 @@ public final class GLRenderer {
         try uploadOverlayIfChanged()
         let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
                               colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: name)
-        return try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0) }
+        return try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0, completion: completion) }
     }
 
     /// Renders a DMA-BUF frame (NV12 or P010), imported one EGLImage per plane
@@ -227,16 +252,28 @@ public final class GLRenderer {
     /// The images and their textures are released before this returns.
     public func render(_ frame: DMABufFrame, colorSpace: ColorSpace = .unspecified, colorRange: ColorRange = .unspecified,
                        sampleAspectRatio: Rational = Rational(1, 1)) throws -> RGBImage {
+        try render(frame, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio, completion: .readPixels)
+    }
+
+    private func render(_ frame: DMABufFrame, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
+                        completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let t0 = ContinuousClock.now
         let dmabuf = try importer.importDMABuf(frame, colorSpace: colorSpace, colorRange: colorRange)
-        return try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio, since: t0)
+        return try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio,
+                          completion: completion, since: t0)
     }
 
     /// Draws an imported DMA-BUF frame (per-plane textures, or one external image) into `target`,
     /// or into the renderer's framebuffer and reads it back when `target` is nil.
     func render(_ dmabuf: DMABufImport, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
                 target: GLRenderTarget? = nil, since t0: ContinuousClock.Instant) throws -> RGBImage {
+        try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio,
+                   completion: target.map { .target($0) } ?? .readPixels, since: t0)
+    }
+
+    private func render(_ dmabuf: DMABufImport, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
+                        completion: Completion, since t0: ContinuousClock.Instant) throws -> RGBImage {
         let imported = try dmabuf.imported()
         lastDMABufSingleImage = dmabuf.external
         try uploadOverlayIfChanged()
@@ -244,16 +281,23 @@ public final class GLRenderer {
         let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
                               colorSpace: colorSpace, fullRange: colorRange == .full,
                               formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))\(dmabuf.external ? " (one external image)" : "")")
-        return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: ContinuousClock(), since: t0, target: target) }
+        return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: ContinuousClock(), since: t0, completion: completion) }
     }
 
     /// Renders a hardware decoder's export (`VideoFrame.surface`) through the DMA-BUF import,
     /// with the colour tags and aspect ratio of `frame`. The surface is kept alive until the
     /// images are released.
     public func render(_ surface: ExportedSurface, taggedLike frame: VideoFrame) throws -> RGBImage {
+        try render(surface, taggedLike: frame, completion: .readPixels)
+    }
+
+    /// `render(_:taggedLike:)`, completed as `completion` says. With `.handOff` the drawing may
+    /// still read the surface when this returns: the caller keeps it until the drawing is done.
+    func render(_ surface: ExportedSurface, taggedLike frame: VideoFrame, completion: Completion) throws -> RGBImage {
         let dmabuf = try DMABufFrame(surface: surface)
         return try withExtendedLifetime(surface) {
-            try render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange, sampleAspectRatio: frame.sampleAspectRatio)
+            try render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange, sampleAspectRatio: frame.sampleAspectRatio,
+                       completion: completion)
         }
     }
 
@@ -261,29 +305,20 @@ public final class GLRenderer {
     /// `compositor` says (its output size is the target's). No readback: the buffer is what a KMS
     /// plane scans out. Returns when drawing has finished (`glFinish`), so the buffer may be shown.
     public func render(_ frame: VideoFrame, orientation: Orientation, into target: GLRenderTarget) throws {
-        try context.makeCurrent()
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        let (imported, keep, name) = try importPicture(frame)
-        try uploadOverlayIfChanged()
-        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
-                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: name)
         let saved = compositor
         compositor.orientation = orientation
         defer { compositor = saved }
-        _ = try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0, target: target) }
+        _ = try render(frame, completion: .target(target))
     }
 
     /// Renders a DMA-BUF frame (NV12 / P010, imported one EGLImage per plane) into `target`.
     public func render(_ frame: DMABufFrame, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
                        orientation: Orientation, into target: GLRenderTarget) throws {
-        try context.makeCurrent()
-        let t0 = ContinuousClock.now
-        let dmabuf = try importer.importDMABuf(frame, colorSpace: colorSpace, colorRange: colorRange)
         let saved = compositor
         compositor.orientation = orientation
         defer { compositor = saved }
-        _ = try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio, target: target, since: t0)
+        _ = try render(frame, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio,
+                       completion: .target(target))
     }
 
     /// Fills `target` with the compositor's background (a censored frame).
@@ -314,9 +349,58 @@ public final class GLRenderer {
         return try GLRenderTarget(context: context, width: width, height: height)
     }
 
+    /// The pixels of `target` as rgb24 (`glReadPixels`; counted in `readbacks`).
+    public func read(_ target: GLRenderTarget) throws -> RGBImage {
+        try context.makeCurrent()
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        return try readPixels(DrawnPicture(width: target.width, height: target.height, sampleAspectRatio: Rational(1, 1)))
+    }
+
+    /// Reads the bound framebuffer's `drawn` picture back at once (`glReadPixels`), as rgb24.
+    private func readPixels(_ drawn: DrawnPicture) throws -> RGBImage {
+        let count = drawn.rgbaByteCount
+        if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+        pixels.withUnsafeMutableBytes {
+            glReadPixels(0, 0, GLsizei(drawn.width), GLsizei(drawn.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        readbacks += 1
+        try checkGL("glReadPixels")
+        return pixels.withUnsafeBytes { drawn.image(fromRGBA: $0) }
+    }
+
+    /// Issues the drawing of `imported` (`drawCommands`), then completes it as `completion` says,
+    /// timing each stage into `lastStats`.
     private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant,
-                      target: GLRenderTarget? = nil) throws -> RGBImage {
+                      completion: Completion) throws -> RGBImage {
         let t1 = clock.now
+        let drawn = try drawCommands(imported, frame, target: completion.target)
+        switch completion {
+        case .target, .readPixels:
+            glFinish()
+            try checkGL("drawing \(frame.formatName) into \(drawn.width)x\(drawn.height)")
+        case .handOff(let start):
+            try checkGL("drawing \(frame.formatName) into \(drawn.width)x\(drawn.height)")
+            let t2 = clock.now
+            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
+            try start(drawn)
+            return RGBImage(width: 0, height: 0, bytes: [])
+        }
+        let t2 = clock.now
+        guard case .readPixels = completion else {
+            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
+            return RGBImage(width: 0, height: 0, bytes: [])
+        }
+        let image = try readPixels(drawn)
+        let t3 = clock.now
+        lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (t3 - t2).seconds)
+        return image
+    }
+
+    /// Issues the drawing of `imported` as `compositor` says into `target`, or into the renderer's
+    /// framebuffer (made or resized to the output size) when `target` is nil, and leaves that
+    /// framebuffer bound. Does not wait for the drawing.
+    private func drawCommands(_ imported: FrameImporter.Imported, _ frame: Picture, target: GLRenderTarget?) throws -> DrawnPicture {
         let c = compositor
         let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
         let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
@@ -400,50 +484,11 @@ public final class GLRenderer {
             quad.draw()
             glDisable(GLenum(GL_BLEND))
         }
-        glFinish()
-        try checkGL("drawing \(frame.formatName) into \(W)x\(H)")
-        let t2 = clock.now
-        if target != nil {
-            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
-            return RGBImage(width: 0, height: 0, bytes: [])
-        }
-
         var outSAR = Rational(1, 1)
-        if !c.applySampleAspectRatio, sar != Rational(1, 1) {
+        if target == nil, !c.applySampleAspectRatio, sar != Rational(1, 1) {
             outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
         }
-        let image = try readPixels(framebuffer!, sampleAspectRatio: outSAR)
-        let t3 = clock.now
-        lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (t3 - t2).seconds)
-        return image
-    }
-
-    /// The pixels of `target` as rgb24 (`glReadPixels`; counted in `readbacks`).
-    public func read(_ target: GLRenderTarget) throws -> RGBImage {
-        try context.makeCurrent()
-        return try readPixels(target, sampleAspectRatio: Rational(1, 1))
-    }
-
-    private func readPixels(_ target: GLRenderTarget, sampleAspectRatio: Rational) throws -> RGBImage {
-        let W = target.width, H = target.height
-        let count = W * H * 4
-        if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
-        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
-        pixels.withUnsafeMutableBytes {
-            glReadPixels(0, 0, GLsizei(W), GLsizei(H), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
-        }
-        readbacks += 1
-        try checkGL("glReadPixels")
-        var out = [UInt8](repeating: 0, count: W * H * 3)
-        pixels.withUnsafeBufferPointer { src in
-            out.withUnsafeMutableBufferPointer { dst in
-                for i in 0..<(W * H) {
-                    dst[3 * i] = src[4 * i]; dst[3 * i + 1] = src[4 * i + 1]; dst[3 * i + 2] = src[4 * i + 2]
-                }
-            }
-        }
-        return RGBImage(width: W, height: H, layout: .rgb24, bytes: out, sampleAspectRatio: sampleAspectRatio)
+        return DrawnPicture(width: W, height: H, sampleAspectRatio: outSAR)
     }
 
     /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size: its unscaled converter (nearest) for yuv420p / yuv422p with an
@@ -613,6 +658,31 @@ public enum GLSLDialect: String, Sendable {
     case es100 = "GLSL ES 1.00"
 
     var versionLine: String { self == .es300 ? "#version 300 es" : "#version 100" }
+}
+
+/// What one draw left in the renderer's framebuffer: its size, and the shape of its pixels (not
+/// square when the compositor keeps the stored sample aspect ratio).
+struct DrawnPicture: Equatable {
+    var width: Int
+    var height: Int
+    var sampleAspectRatio: Rational
+
+    /// Bytes of the framebuffer read back as RGBA8.
+    var rgbaByteCount: Int { width * height * 4 }
+
+    /// The picture as rgb24, from its framebuffer read back as tightly packed RGBA8 rows
+    /// (`rgbaByteCount` bytes in glReadPixels' row order; video.vert draws the top row as row 0).
+    func image(fromRGBA rgba: UnsafeRawBufferPointer) -> RGBImage {
+        precondition(rgba.count >= rgbaByteCount, "DrawnPicture: readback smaller than the picture")
+        let n = width * height
+        let out = [UInt8](unsafeUninitializedCapacity: n * 3) { dst, initialized in
+            for i in 0..<n {
+                dst[3 * i] = rgba[4 * i]; dst[3 * i + 1] = rgba[4 * i + 1]; dst[3 * i + 2] = rgba[4 * i + 2]
+            }
+            initialized = n * 3
+        }
+        return RGBImage(width: width, height: height, layout: .rgb24, bytes: out, sampleAspectRatio: sampleAspectRatio)
+    }
 }
 
 enum PlaneTransformSize {

@@ -15,7 +15,7 @@ struct Render: ParsableCommand {
     )
 
     @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
-    @Option(help: "Frame numbers, comma-separated (0,150,299).") var frames: String?
+    @Option(help: "Frame numbers and ranges, comma-separated (0,150,299 or 0-299).") var frames: String?
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
     @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
     @Option(help: "Renderer: cpu (bit-exact reference), gl (GLES on EGL, llvmpipe included), auto (gl, else cpu).") var renderer: String = "cpu"
@@ -32,6 +32,7 @@ struct Render: ParsableCommand {
 
     func validate() throws {
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
+        _ = try parseFrameList(frames)
         guard ["cpu", "gl", "auto"].contains(renderer) else { throw ValidationError("--renderer: cpu, gl or auto") }
         if renderer == "cpu", size == nil, overlay != nil || scale != "fit" || background != "000000" {
             throw ValidationError("--scale, --background and --overlay need --size (the canvas) with --renderer cpu")
@@ -48,7 +49,7 @@ struct Render: ParsableCommand {
             try CaptureGate.check(policy: content.policy, purpose: .snapshot)
             if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
             let input = content.input
-            let numbers = try parseList(frames, as: Int.self, option: "--frames")
+            let numbers = try parseFrameList(frames)
             let times = try parseList(at, as: Double.self, option: "--at")
             var decoding = try options.decoder
             if renderer == "gl" {
@@ -58,23 +59,30 @@ struct Render: ParsableCommand {
                     : .unavailable(egl.available ? "EGL_EXT_image_dma_buf_import is missing (\(egl.glesRenderer), \(egl.platform?.platform.rawValue ?? "headless") platform)" : egl.reason ?? "no EGL")
             }
             let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
-            var requests: [(number: Int, name: String)] = numbers.map { ($0, "frame-\(pad6($0)).png") }
+            var requests: [RenderRequest] = numbers.map { RenderRequest(number: $0, name: "frame-\(pad6($0)).png") }
             for t in times {
                 let n = try seeker.frameNumber(at: t)
-                requests.append((n, "at-\(t)s-frame-\(pad6(n)).png"))
+                requests.append(RenderRequest(number: n, name: "at-\(t)s-frame-\(pad6(n)).png"))
             }
             try makeDirectory(out)
             let png = PNGEncoder()
             let orientation = noAutorotate ? Orientation.identity : seeker.reader.video.orientation
-            let render = try makeRenderer(orientation: orientation)
-            // In stream order, so that frames of one GOP are decoded once.
-            for r in requests.sorted(by: { $0.number < $1.number }) {
-                let frame = try seeker.frame(r.number)
-                let image = try render(frame)
-                let path = out.hasSuffix("/") ? out + r.name : out + "/" + r.name
-                try png.write(image, to: path)
-                print("\(path)  frame \(r.number)  pts \(frame.pts.map(String.init) ?? "none")  \(image.width)x\(image.height)")
+            let rendering = try makeRenderer(orientation: orientation)
+            func write(_ done: [(RenderRequest, RGBImage)]) throws {
+                for (r, image) in done {
+                    let path = out.hasSuffix("/") ? out + r.name : out + "/" + r.name
+                    try png.write(image, to: path)
+                    print("\(path)  frame \(r.number)  pts \(r.pts)  \(image.width)x\(image.height)")
+                }
             }
+            // In stream order, so that frames of one GOP are decoded once. The GL renderer hands
+            // images back a few frames later (its readback is pipelined), in the same order.
+            for var r in requests.sorted(by: { $0.number < $1.number }) {
+                let frame = try seeker.frame(r.number)
+                r.pts = frame.pts.map(String.init) ?? "none"
+                try write(try rendering.submit(frame, r))
+            }
+            try write(try rendering.finish())
             if let damage = seeker.reader.damage() { throw damage }
         }
     }
@@ -101,9 +109,9 @@ extension Render {
         return (wh, scaling, bg, (x, y))
     }
 
-    /// The renderer the options ask for, as a function from frame to image. `auto` tries GL and
-    /// falls back to the CPU, saying why on one stderr line.
-    func makeRenderer(orientation: Orientation) throws -> (VideoFrame) throws -> RGBImage {
+    /// The renderer the options ask for. `auto` tries GL and falls back to the CPU, saying why on
+    /// one stderr line.
+    func makeRenderer(orientation: Orientation) throws -> FrameRendering {
         if renderer != "cpu" {
             do {
                 let layout = try layoutOptions()
@@ -115,20 +123,21 @@ extension Render {
                 }
                 let gl = try GLRenderer(compositor: compositor)
                 if renderer == "auto" { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
+                let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
                 var importWorks = true
-                return { frame in
+                return FrameRendering(submit: { frame, request in
                     // A hardware frame is imported as DMA-BUFs; should the import be refused
                     // mid-stream, its CPU copy (every hardware frame has one) is uploaded instead.
                     if importWorks, let surface = frame.surface {
                         do {
-                            return try gl.render(surface, taggedLike: frame)
+                            return try pipeline.submit(surface, taggedLike: frame, tag: request).map { ($0.tag, $0.image) }
                         } catch let e as RenderError {
                             importWorks = false
                             StandardError.write("scanout: DMA-BUF import refused (\(e)); uploading frames from CPU memory instead\n")
                         }
                     }
-                    return try gl.render(frame)
-                }
+                    return try pipeline.submit(frame, tag: request).map { ($0.tag, $0.image) }
+                }, finish: { try pipeline.finish().map { ($0.tag, $0.image) } })
             } catch let e as RenderError where renderer == "auto" {
                 StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
             }
@@ -144,12 +153,52 @@ extension Render {
                                              y: layout.position.1, opacity: overlayOpacity)
             }
             let composer = CPUCompositor(compositor: compositor)
-            return { try composer.compose($0, orientation: orientation, width: size.0, height: size.1) }
+            return FrameRendering { try composer.compose($0, orientation: orientation, width: size.0, height: size.1) }
         }
         if overlay != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }
         let cpu = CPURenderer()
         let rgbLayout: RGBImage.Layout = deep ? .rgb48be : .rgb24
-        return { try cpu.render($0, orientation: orientation, layout: rgbLayout) }
+        return FrameRendering { try cpu.render($0, orientation: orientation, layout: rgbLayout) }
+    }
+}
+
+/// One frame `scanout render` writes: its number, file name and (once decoded) timestamp.
+struct RenderRequest {
+    var number: Int
+    var name: String
+    var pts = "none"
+}
+
+/// Frames to images. `submit` returns the images that are ready, which may be those of earlier
+/// frames (the GL readback is pipelined); `finish` returns the rest. Both in submission order.
+struct FrameRendering {
+    var submit: (VideoFrame, RenderRequest) throws -> [(RenderRequest, RGBImage)]
+    var finish: () throws -> [(RenderRequest, RGBImage)]
+
+    init(submit: @escaping (VideoFrame, RenderRequest) throws -> [(RenderRequest, RGBImage)],
+         finish: @escaping () throws -> [(RenderRequest, RGBImage)]) {
+        self.submit = submit
+        self.finish = finish
+    }
+
+    /// A renderer that hands each image back at once.
+    init(_ render: @escaping (VideoFrame) throws -> RGBImage) {
+        submit = { frame, request in [(request, try render(frame))] }
+        finish = { [] }
+    }
+}
+
+/// `--frames`: numbers and inclusive ranges, comma-separated ("0,150,299", "0-299", "0-9,20").
+func parseFrameList(_ text: String?) throws -> [Int] {
+    guard let text else { return [] }
+    return try text.split(separator: ",").flatMap { item -> [Int] in
+        let bounds = item.split(separator: "-", omittingEmptySubsequences: false).map { Int(String($0).trimmingSpaces) }
+        switch bounds.count {
+        case 1: if let n = bounds[0] { return [n] }
+        case 2: if let a = bounds[0], let b = bounds[1], a <= b { return Array(a...b) }
+        default: break
+        }
+        throw ValidationError("--frames: '\(item)' is neither a frame number nor a range like 0-299")
     }
 }
 

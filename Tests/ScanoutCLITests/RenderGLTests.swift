@@ -22,6 +22,27 @@ struct RenderGLTests {
         #expect(maxDiff <= 3, "max channel difference \(maxDiff)")
     }
 
+    @Test("--frames with a range: every frame written, in order, each the frame asked for (pipelined readback)")
+    func frameRange() throws {
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--renderer", "gl", "--frames", "40-50,3", "--out", scratch.url.path])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let numbers = [3] + Array(40...50)
+        let lines = r.stdoutText.split(separator: "\n").map(String.init)
+        #expect(lines.map { $0.split(separator: " ", omittingEmptySubsequences: true)[2] } == numbers.map { Substring(String($0)) })
+        for n in numbers {
+            let px = try rgb24(ofPNG: scratch.path("frame-\(String(repeating: "0", count: 6 - String(n).count))\(n).png"))
+            try #require(px.count == 320 * 240 * 3)
+            // The clip's frame-number band: bit b is the 32-pixel block b, read 16 rows down.
+            var code = 0
+            for bit in 0..<10 where px[(16 * 320 + bit * 32 + 16) * 3] > 128 { code |= 1 << bit }
+            #expect(code == n)
+        }
+        let bad = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "9-2", "--out", scratch.url.path])
+        #expect(bad.status != 0)
+        #expect(bad.stderrText.contains("--frames: '9-2' is neither a frame number nor a range like 0-299"))
+    }
+
     @Test("auto says which renderer it used")
     func autoReportsRenderer() throws {
         let scratch = try Scratch()

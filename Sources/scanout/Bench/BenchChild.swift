@@ -18,6 +18,8 @@ struct ChildReport: Codable {
     var decoder: String = "sw"
     /// GL renderer only: median milliseconds per frame of each stage (upload, draw, readback).
     var stageMs: [String: Double] = [:]
+    /// GL renderer only: how frames were read back ("pipelined, 3 deep" or "synchronous").
+    var readback = ""
 }
 
 /// The work of one measured Scanout run, done in a child process so that it is timed exactly
@@ -56,10 +58,11 @@ struct BenchChild {
         let t0 = monotonicSeconds()
         let r = try reader(input)
         let cpu = CPURenderer()
-        var gl: GLRenderer?
+        var gl: GLReadbackPipeline<Void>?
         if render && options.renderer == "gl" {
             // At the video's own size, upright: the same output as the CPU renderer's.
-            gl = try GLRenderer(compositor: Compositor(orientation: r.video.orientation))
+            gl = try GLReadbackPipeline(renderer: try GLRenderer(compositor: Compositor(orientation: r.video.orientation)),
+                                        depth: options.readbackDepth)
         }
         var image = RGBImage(width: 0, height: 0, bytes: [])
         let frame = VideoFrame()
@@ -69,7 +72,8 @@ struct BenchChild {
         var last = monotonicSeconds()
         while try r.next(into: frame) {
             if let gl {
-                image = try gl.render(frame)
+                // Frames come back up to depth - 1 submissions later; the last ones at `finish`.
+                if let done = try gl.submit(frame, tag: ()).last { image = done.image }
                 stages["upload"]!.append(gl.lastStats.upload * 1000)
                 stages["draw"]!.append(gl.lastStats.draw * 1000)
                 stages["readback"]!.append(gl.lastStats.readback * 1000)
@@ -81,9 +85,19 @@ struct BenchChild {
             last = now
         }
         if times.isEmpty { throw MediaError.noFrames(input: input) }
+        if let gl {
+            // The frames still in flight: their wait counts towards the last frame's time.
+            if let done = try gl.finish().last { image = done.image }
+            let now = monotonicSeconds()
+            times[times.count - 1] += (now - last) * 1000
+            last = now
+        }
         var report = ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
         report.decoder = decoderSummary(r)
-        if gl != nil { report.stageMs = stages.mapValues { pct($0.sorted(), 50) } }
+        if let gl {
+            report.stageMs = stages.mapValues { pct($0.sorted(), 50) }
+            report.readback = gl.isPipelined ? "pipelined, \(gl.depth) deep" : "synchronous"
+        }
         return report
     }
 

@@ -23,6 +23,7 @@ struct BenchOptions: ParsableArguments {
     @Flag(help: "Print the results as JSON.") var json = false
     @Option(help: "Write an SVG plot of the results here.") var plot: String?
     @Option(help: "Renderer for the render suite: cpu (bit-exact) or gl (GLES; upload, draw and readback timed apart).") var renderer: String = "cpu"
+    @Option(help: "Render suite, gl: frames whose readback is in flight at once (0: each read back synchronously as drawn).") var readbackDepth: Int = 3
     @Option(help: "Seek suite: exact seeks per run.") var seeks: Int = 8
     @Option(help: .hidden) var childReport: String?
     @OptionGroup var input: InputOptions
@@ -38,6 +39,7 @@ struct BenchOptions: ParsableArguments {
             throw ValidationError("--compare: unknown peer '\(p)' (known: \(Peer.known.joined(separator: ", ")))")
         }
         guard ["cpu", "gl"].contains(renderer) else { throw ValidationError("--renderer must be cpu or gl") }
+        guard (0...16).contains(readbackDepth) else { throw ValidationError("--readback-depth must be 0...16") }
     }
 }
 

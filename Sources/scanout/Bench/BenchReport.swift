@@ -34,7 +34,9 @@ enum BenchReport {
             }
             if !r.decoder.isEmpty { out += "  scanout decoder: \(r.decoder)\n" }
             if !r.stageMs.isEmpty {
-                out += "  scanout gl stages (median ms/frame): upload \(format2(r.stageMs["upload"] ?? .nan)), draw \(format2(r.stageMs["draw"] ?? .nan)), readback \(format2(r.stageMs["readback"] ?? .nan))\n"
+                // Pipelined, draw is the CPU's time issuing it; the GPU's time shows in the readback wait.
+                let how = r.readback.isEmpty ? "" : "; readback \(r.readback)" + (r.readback.hasPrefix("pipelined") ? ": draw = issuing, readback = start + fence wait + map + pack" : "")
+                out += "  scanout gl stages (median ms/frame\(how)): upload \(format2(r.stageMs["upload"] ?? .nan)), draw \(format2(r.stageMs["draw"] ?? .nan)), readback \(format2(r.stageMs["readback"] ?? .nan))\n"
             }
             if !r.unitMs.isEmpty {
                 let s = r.unitMs.sorted()

@@ -29,6 +29,8 @@ struct InputResult {
     var pacing: (p50: Double, p99: Double) = (0, 0)
     /// GL renderer: median ms per frame of upload, draw and readback, from the last run.
     var stageMs: [String: Double] = [:]
+    /// GL renderer: how its frames were read back (`ChildReport.readback`).
+    var readback = ""
     /// What decoded in Scanout's last run (the decision's player type and decoder).
     var decoder = ""
 
@@ -80,6 +82,7 @@ struct BenchRunner {
                     result.dropped.append(ours.report.dropped)
                     result.pacing = (ours.report.pacingP50Ms, ours.report.pacingP99Ms)
                     result.stageMs = ours.report.stageMs
+                    result.readback = ours.report.readback
                     result.decoder = ours.report.decoder
                 }
                 for (i, peer) in peers.enumerated() {
@@ -149,7 +152,7 @@ struct BenchRunner {
         defer { try? FileManager.default.removeItem(atPath: reportPath) }
         var argv = [selfExecutable(), "bench", suite.rawValue, input, "--threads", String(options.input.threads),
                     "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--renderer", options.renderer,
-                    "--child-report", reportPath]
+                    "--readback-depth", String(options.readbackDepth), "--child-report", reportPath]
         if options.input.verbose { argv.append("--verbose") }
         argv += ["--player-type", options.input.playerType, "--fallback-after", String(options.input.fallbackAfter)]
         if options.input.playerType == "hw" || options.input.playerType == "native" { argv.append("--no-fallback") }
