@@ -16,6 +16,13 @@ struct ChildReport: Codable {
     var pacingP50Ms: Double = 0
     var pacingP99Ms: Double = 0
     var decoder: String = "sw"
+    /// The decision's decoder label (what the ffmpeg peer's decoder is chosen from).
+    var decoderLabel: String = ""
+    /// Decode suite (`--streams`): each stream's frames, its seconds from the start gate to its
+    /// last frame, and the seconds from the gate to the last stream's end.
+    var streamFrames: [Int] = []
+    var streamSeconds: [Double] = []
+    var streamsWallSeconds: Double = 0
     /// GL renderer only: median milliseconds per frame of each stage (upload, draw, readback).
     var stageMs: [String: Double] = [:]
 }
@@ -30,8 +37,8 @@ struct BenchChild {
         let input = options.inputs[0]
         let report: ChildReport
         switch suite {
-        case .decode: report = try frames(input: input, render: false)
-        case .render: report = try frames(input: input, render: true)
+        case .decode: report = try decodeStreams(input: input)
+        case .render: report = try renderFrames(input: input)
         case .startup: report = try startup(input: input)
         case .seek: report = try seek(input: input)
         case .play: report = try play(input: input)
@@ -47,17 +54,18 @@ struct BenchChild {
     }
 
     /// "hw: VA-API /dev/dri/renderD128 (...)", with the fallback when one happened.
-    private func decoderSummary(_ r: FrameReader) -> String {
+    static func decoderSummary(_ r: FrameReader) -> String {
         guard let d = r.decision else { return r.decoder.kind }
         return "\(d.chosen): \(d.decoder)" + (r.fallback.map { "; \($0)" } ?? "")
     }
 
-    private func frames(input: String, render: Bool) throws -> ChildReport {
+    /// Render suite: decode and convert every frame, timing each.
+    private func renderFrames(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
         let r = try reader(input)
         let cpu = CPURenderer()
         var gl: GLRenderer?
-        if render && options.renderer == "gl" {
+        if options.renderer == "gl" {
             // At the video's own size, upright: the same output as the CPU renderer's.
             gl = try GLRenderer(compositor: Compositor(orientation: r.video.orientation))
         }
@@ -73,7 +81,7 @@ struct BenchChild {
                 stages["upload"]!.append(gl.lastStats.upload * 1000)
                 stages["draw"]!.append(gl.lastStats.draw * 1000)
                 stages["readback"]!.append(gl.lastStats.readback * 1000)
-            } else if render {
+            } else {
                 try cpu.render(frame, orientation: r.video.orientation, into: &image)
             }
             let now = monotonicSeconds()
@@ -82,7 +90,7 @@ struct BenchChild {
         }
         if times.isEmpty { throw MediaError.noFrames(input: input) }
         var report = ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
-        report.decoder = decoderSummary(r)
+        report.decoder = Self.decoderSummary(r)
         if gl != nil { report.stageMs = stages.mapValues { pct($0.sorted(), 50) } }
         return report
     }
