@@ -58,11 +58,10 @@ enum BenchReport {
             guard let f = r.streams[t.tool] else { continue }
             let per = f.perStreamFPS.sorted()
             let unit = t.tool == "scanout" ? "stream" : "process"
-            let median = per.isEmpty ? Double.nan : per[per.count / 2]
             let total = f.frames.reduce(0, +)
             var line = "    " + pad(t.tool, 10) + "aggregate \(format1(f.aggregateMedian)) fps"
             line += " (last run: \(total) frames in \(formatFixed(f.wallSeconds, 3)) s)"
-            line += ", per \(unit) min \(format1(per.first ?? .nan)) / median \(format1(median)) / max \(format1(per.last ?? .nan)) fps"
+            line += ", per \(unit) min \(format1(per.first ?? .nan)) / median \(format1(upperMedian(per))) / max \(format1(per.last ?? .nan)) fps"
             if t.tool != "scanout" { line += ", ratio scanout/\(t.tool) \(formatFixed(ours.aggregateMedian / f.aggregateMedian, 3))" }
             out += line + "\n"
         }

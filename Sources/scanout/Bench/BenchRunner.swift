@@ -9,8 +9,13 @@ struct ToolFigures {
     var peakKiB = 0
     var internalFPS: [Double] = []
 
-    var median: Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
-    var cpuMedian: Double { cpuMsPerUnit.isEmpty ? .nan : cpuMsPerUnit.sorted()[cpuMsPerUnit.count / 2] }
+    var median: Double { upperMedian(values) }
+    var cpuMedian: Double { upperMedian(cpuMsPerUnit) }
+}
+
+/// The middle value (the upper one of an even count), NaN for none.
+func upperMedian(_ values: [Double]) -> Double {
+    values.isEmpty ? .nan : values.sorted()[values.count / 2]
 }
 
 /// Everything measured on one input.

@@ -22,7 +22,7 @@ struct StreamFigures {
 
     var aggregateFPS: Double { Double(frames.reduce(0, +)) / max(wallSeconds, 1e-9) }
     var perStreamFPS: [Double] { zip(frames, seconds).map { Double($0) / max($1, 1e-9) } }
-    var aggregateMedian: Double { aggregateRuns.isEmpty ? .nan : aggregateRuns.sorted()[aggregateRuns.count / 2] }
+    var aggregateMedian: Double { upperMedian(aggregateRuns) }
 
     /// Records one measured run.
     mutating func record(frames: [Int], seconds: [Double], wall: Double) {
