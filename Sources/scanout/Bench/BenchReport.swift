@@ -59,8 +59,8 @@ enum BenchReport {
             let per = f.perStreamFPS.sorted()
             let unit = t.tool == "scanout" ? "stream" : "process"
             let total = f.frames.reduce(0, +)
-            var line = "    " + pad(t.tool, 10) + "aggregate \(format1(f.aggregateMedian)) fps"
-            line += " (last run: \(total) frames in \(formatFixed(f.wallSeconds, 3)) s)"
+            var line = "    " + pad(t.tool, 10) + "aggregate median \(format1(f.aggregateMedian)) fps"
+            line += " (last run: \(total) frames in \(formatFixed(f.wallSeconds, 3)) s = \(format1(f.aggregateFPS)) fps)"
             line += ", per \(unit) min \(format1(per.first ?? .nan)) / median \(format1(upperMedian(per))) / max \(format1(per.last ?? .nan)) fps"
             if t.tool != "scanout" { line += ", ratio scanout/\(t.tool) \(formatFixed(ours.aggregateMedian / f.aggregateMedian, 3))" }
             out += line + "\n"
