@@ -84,4 +84,101 @@ struct BenchTests {
         #expect(missing.status == 1)
         #expect(missing.stderrLines == ["scanout: /nonexistent.mp4: no such file"])
     }
+
+    @Test("decode --streams 3: three whole decodes in one process, aggregate = all frames / wall; ffmpeg as 3 processes")
+    func streams() throws {
+        let path = try Fixtures.path("counter.mp4")
+        let root = try json(try CLI.run(["bench", "decode", path, "--streams", "3", "--runs", "1", "--warmup", "0", "--threads", "1",
+                                         "--compare", "ffmpeg", "--json"]))
+        #expect(root["streams"] as? Int == 3)
+        let input = try #require((root["inputs"] as? [[String: Any]])?.first)
+        #expect(input["units"] as? Int == 3 * 96)
+        let streams = try #require(input["streams"] as? [String: [String: Any]])
+        for (tool, processes) in [("scanout", 1), ("ffmpeg", 3)] {
+            let f = try #require(streams[tool], "no streams for \(tool)")
+            #expect(f["processes"] as? Int == processes)
+            #expect(f["frames"] as? [Int] == [96, 96, 96], "\(tool)")
+            let seconds = try #require(f["seconds"] as? [Double])
+            let wall = try #require(f["wallSeconds"] as? Double)
+            #expect(seconds.count == 3 && wall > 0)
+            // The aggregate is all frames over the wall time to the last stream's end; per stream, its own frames over its time.
+            let aggregate = try #require(f["aggregateFPS"] as? Double)
+            #expect(abs(aggregate - 288 / wall) <= 0.001 + 1e-9 * aggregate, "\(tool): \(aggregate) vs 288 / \(wall)")
+            let perStream = try #require(f["perStreamFPS"] as? [Double])
+            #expect(perStream.count == 3)
+            for (fps, s) in zip(perStream, seconds) { #expect(abs(fps - 96 / s) <= 0.001 + 1e-9 * fps) }
+            if tool == "scanout" {
+                // Every stream started at the gate, so the last one to end set the wall time.
+                #expect(abs((seconds.max() ?? 0) - wall) < 1e-9)
+            } else {
+                // The peer's processes started together; each took at most the group's time.
+                #expect(seconds.allSatisfy { $0 <= wall })
+            }
+            #expect((f["aggregateFPSRuns"] as? [Double])?.count == 1)
+        }
+        let medians = try ["scanout", "ffmpeg"].map { try #require(streams[$0]?["aggregateFPSMedian"] as? Double) }
+        let ratio = try #require((input["aggregateRatios"] as? [String: Any])?["ffmpeg"] as? Double)
+        #expect(abs(ratio - medians[0] / medians[1]) < 0.002)
+        #expect(input["peerDecoding"] as? String == "-threads 1")
+
+        // The text report says the same.
+        let text = try CLI.run(["bench", "decode", path, "--streams", "3", "--runs", "1", "--warmup", "0", "--threads", "1", "--compare", "ffmpeg"])
+        #expect(text.status == 0, "exit \(text.status): \(text.stderrText)")
+        #expect(text.stdoutText.contains("streams: 3 at once"))
+        #expect(text.stdoutText.contains("a peer: 3 processes"))
+        #expect(text.stdoutText.contains("last run: 288 frames in"))
+        #expect(text.stdoutText.contains("ratio scanout/ffmpeg"))
+        #expect(text.stdoutText.contains("ffmpeg decoder: -threads 1"))
+    }
+
+    @Test("--streams with the hw stand-in: each stream on the stand-in, named so, and ffmpeg decodes in software")
+    func streamsOnStandIn() throws {
+        let path = try Fixtures.path("counter.mp4")
+        var env = ProcessInfo.processInfo.environment
+        env["SCANOUT_FAULTS"] = "hw-standin"
+        let root = try json(try CLI.run(["bench", "decode", path, "--streams", "2", "--runs", "1", "--warmup", "0", "--threads", "1",
+                                         "--player-type", "hw", "--compare", "ffmpeg", "--json"], environment: env))
+        let input = try #require((root["inputs"] as? [[String: Any]])?.first)
+        #expect(input["decoder"] as? String == "hw: software stand-in for VA-API (SCANOUT_FAULTS=hw-standin; not hardware)")
+        #expect(input["peerDecoding"] as? String
+                == "-threads 1 (software: Scanout's decoder is software stand-in for VA-API (SCANOUT_FAULTS=hw-standin; not hardware), no hardware for ffmpeg to match)")
+        let streams = try #require(input["streams"] as? [String: [String: Any]])
+        #expect(streams["scanout"]?["frames"] as? [Int] == [96, 96])
+        #expect(streams["ffmpeg"]?["processes"] as? Int == 2)
+    }
+
+    @Test("copies per frame: decode leaves hw frames on the GPU (0), GL render uploads software frames once, CPU render none")
+    func copies() throws {
+        let path = try Fixtures.path("counter.mp4")
+        var env = ProcessInfo.processInfo.environment
+        env["SCANOUT_FAULTS"] = "hw-standin"
+        let hw = try json(try CLI.run(["bench", "decode", path, "--streams", "2", "--runs", "1", "--warmup", "0", "--player-type", "hw", "--json"],
+                                      environment: env))
+        #expect((hw["inputs"] as? [[String: Any]])?.first?["copies"] as? String
+                == "0.00 CPU copies/frame (0 downloads, 0 uploads, 0 GPU copies, 0 imports)")
+        let gl = try json(try CLI.run(["bench", "render", path, "--renderer", "gl", "--runs", "1", "--warmup", "0", "--json"]))
+        #expect((gl["inputs"] as? [[String: Any]])?.first?["copies"] as? String
+                == "1.00 CPU copies/frame (0 downloads, 96 uploads, 0 GPU copies, 0 imports)")
+        let glHW = try json(try CLI.run(["bench", "render", path, "--renderer", "gl", "--player-type", "hw", "--runs", "1", "--warmup", "0", "--json"],
+                                        environment: env))
+        // Surfaceless llvmpipe imports no DMA-BUF: each stand-in frame is downloaded, then uploaded.
+        #expect((glHW["inputs"] as? [[String: Any]])?.first?["copies"] as? String
+                == "2.00 CPU copies/frame (96 downloads, 96 uploads, 0 GPU copies, 0 imports)")
+        let cpu = try json(try CLI.run(["bench", "render", path, "--renderer", "cpu", "--runs", "1", "--warmup", "0", "--json"]))
+        #expect((cpu["inputs"] as? [[String: Any]])?.first?["copies"] as? String
+                == "0.00 CPU copies/frame (0 downloads, 0 uploads, 0 GPU copies, 0 imports)")
+    }
+
+    @Test("--streams 0 or negative is a usage error naming --streams; other suites refuse it")
+    func badStreams() throws {
+        let path = try Fixtures.path("counter.mp4")
+        for args in [["--streams", "0"], ["--streams", "-2"], ["--streams=-1"], ["--streams", "65"]] {
+            let r = try CLI.run(["bench", "decode", path] + args)
+            #expect(r.status == 64, "\(args): exit \(r.status)")
+            #expect(r.stderrText.contains("--streams must be 1...64 (concurrent decodes of each input), not"), "\(args): \(r.stderrText)")
+        }
+        let render = try CLI.run(["bench", "render", path, "--streams", "2"])
+        #expect(render.status == 64)
+        #expect(render.stderrText.contains("--streams applies to bench decode only"))
+    }
 }

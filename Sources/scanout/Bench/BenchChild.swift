@@ -16,10 +16,19 @@ struct ChildReport: Codable {
     var pacingP50Ms: Double = 0
     var pacingP99Ms: Double = 0
     var decoder: String = "sw"
+    /// The decision's decoder label (what the ffmpeg peer's decoder is chosen from).
+    var decoderLabel: String = ""
+    /// Decode suite (`--streams`): each stream's frames, its seconds from the start gate to its
+    /// last frame, and the seconds from the gate to the last stream's end.
+    var streamFrames: [Int] = []
+    var streamSeconds: [Double] = []
+    var streamsWallSeconds: Double = 0
     /// GL renderer only: median milliseconds per frame of each stage (upload, draw, readback).
     var stageMs: [String: Double] = [:]
     /// GL renderer only: how frames were read back ("pipelined, 3 deep" or "synchronous").
     var readback = ""
+    /// Copies of decoded pictures between CPU and GPU memory (`TransferCounts.summary`).
+    var copies = ""
 }
 
 /// The work of one measured Scanout run, done in a child process so that it is timed exactly
@@ -32,8 +41,8 @@ struct BenchChild {
         let input = options.inputs[0]
         let report: ChildReport
         switch suite {
-        case .decode: report = try frames(input: input, render: false)
-        case .render: report = try frames(input: input, render: true)
+        case .decode: report = try decodeStreams(input: input)
+        case .render: report = try renderFrames(input: input)
         case .startup: report = try startup(input: input)
         case .seek: report = try seek(input: input)
         case .play: report = try play(input: input)
@@ -44,25 +53,34 @@ struct BenchChild {
         }
     }
 
-    private func reader(_ input: String) throws -> FrameReader {
-        try FrameReader(input: input, demuxerOptions: options.input.demuxer, decoderOptions: options.input.decoder)
+    /// A reader with the command's decoder options; its copies counted in `transfers`, and
+    /// hardware frames left in GPU memory when `destination` says so.
+    private func reader(_ input: String, destination: FrameDestination = .cpu, transfers: FrameTransfers? = nil) throws -> FrameReader {
+        var decoder = try options.input.decoder
+        decoder.destination = destination
+        decoder.transfers = transfers
+        return try FrameReader(input: input, demuxerOptions: options.input.demuxer, decoderOptions: decoder)
     }
 
     /// "hw: VA-API /dev/dri/renderD128 (...)", with the fallback when one happened.
-    private func decoderSummary(_ r: FrameReader) -> String {
+    static func decoderSummary(_ r: FrameReader) -> String {
         guard let d = r.decision else { return r.decoder.kind }
         return "\(d.chosen): \(d.decoder)" + (r.fallback.map { "; \($0)" } ?? "")
     }
 
-    private func frames(input: String, render: Bool) throws -> ChildReport {
+    /// Render suite: decode and convert every frame, timing each.
+    private func renderFrames(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
-        let r = try reader(input)
+        // The GLES renderer takes hardware frames in GPU memory; the CPU renderer needs planes.
+        let transfers = FrameTransfers()
+        let r = try reader(input, destination: options.renderer == "gl" ? .gpu : .cpu, transfers: transfers)
         let cpu = CPURenderer()
         var gl: GLReadbackPipeline<Void>?
-        if render && options.renderer == "gl" {
+        if options.renderer == "gl" {
             // At the video's own size, upright: the same output as the CPU renderer's.
-            gl = try GLReadbackPipeline(renderer: try GLRenderer(compositor: Compositor(orientation: r.video.orientation)),
-                                        depth: options.readbackDepth)
+            let renderer = try GLRenderer(compositor: Compositor(orientation: r.video.orientation))
+            renderer.importer.transfers = transfers
+            gl = try GLReadbackPipeline(renderer: renderer, depth: options.readbackDepth)
         }
         var image = RGBImage(width: 0, height: 0, bytes: [])
         let frame = VideoFrame()
@@ -77,7 +95,7 @@ struct BenchChild {
                 stages["upload"]!.append(gl.lastStats.upload * 1000)
                 stages["draw"]!.append(gl.lastStats.draw * 1000)
                 stages["readback"]!.append(gl.lastStats.readback * 1000)
-            } else if render {
+            } else {
                 try cpu.render(frame, orientation: r.video.orientation, into: &image)
             }
             let now = monotonicSeconds()
@@ -93,7 +111,8 @@ struct BenchChild {
             last = now
         }
         var report = ChildReport(frames: times.count, internalSeconds: last - t0, unitMs: times)
-        report.decoder = decoderSummary(r)
+        report.decoder = Self.decoderSummary(r)
+        report.copies = transfers.counts.summary(frames: report.frames)
         if let gl {
             report.stageMs = stages.mapValues { pct($0.sorted(), 50) }
             report.readback = gl.isPipelined ? "pipelined, \(gl.depth) deep" : "synchronous"

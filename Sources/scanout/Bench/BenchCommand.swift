@@ -25,6 +25,8 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "Renderer for the render suite: cpu (bit-exact) or gl (GLES; upload, draw and readback timed apart).") var renderer: String = "cpu"
     @Option(help: "Render suite, gl: frames whose readback is in flight at once (0: each read back synchronously as drawn).") var readbackDepth: Int = 3
     @Option(help: "Seek suite: exact seeks per run.") var seeks: Int = 8
+    @Option(parsing: .unconditional, help: "Decode suite: concurrent decodes of each input in one Scanout process (a thread each, started together); each peer runs as that many processes at once. --threads is per stream.")
+    var streams: Int = 1
     @Option(help: .hidden) var childReport: String?
     @OptionGroup var input: InputOptions
 
@@ -35,6 +37,7 @@ struct BenchOptions: ParsableArguments {
         guard (1...100).contains(runs) else { throw ValidationError("--runs must be 1...100") }
         guard warmup >= 0 else { throw ValidationError("--warmup must be 0 or more") }
         guard (1...1000).contains(seeks) else { throw ValidationError("--seeks must be 1...1000") }
+        guard (1...64).contains(streams) else { throw ValidationError("--streams must be 1...64 (concurrent decodes of each input), not \(streams)") }
         for p in peers where !Peer.known.contains(p) {
             throw ValidationError("--compare: unknown peer '\(p)' (known: \(Peer.known.joined(separator: ", ")))")
         }
@@ -49,6 +52,12 @@ protocol BenchSuiteCommand: ParsableCommand {
 }
 
 extension BenchSuiteCommand {
+    func validate() throws {
+        if bench.streams != 1 && Self.suite != .decode {
+            throw ValidationError("--streams applies to bench decode only")
+        }
+    }
+
     func run() throws {
         bench.input.installLog()
         try runReporting {
@@ -64,7 +73,7 @@ extension BenchSuiteCommand {
 struct BenchDecode: BenchSuiteCommand {
     static let configuration = CommandConfiguration(commandName: "decode",
         abstract: "Demux + decode every frame: fps, CPU ms per frame, peak memory.",
-        discussion: "Peers: ffmpeg -threads N -i X -f null -; mpv --no-config --vo=null --ao=null --untimed; gst-launch-1.0 filesrc ! parsebin ! avdec_* ! fakesink sync=false.")
+        discussion: "Peers: ffmpeg -threads N -i X -f null - (with Scanout's hardware decoder: -hwaccel vaapi or cuda instead); mpv --no-config --vo=null --ao=null --untimed; gst-launch-1.0 filesrc ! parsebin ! avdec_* ! fakesink sync=false. With --streams N: N decodes at once in one Scanout process, N processes of each peer.")
     static let suite = BenchSuite.decode
     @OptionGroup var bench: BenchOptions
 }

@@ -4,7 +4,7 @@ import Foundation
 enum BenchReport {
     static func table(suite: BenchSuite, options: BenchOptions, results: [InputResult]) -> String {
         let m = suite.metric
-        var out = "bench \(suite.rawValue)\(suite == .render ? " (renderer \(options.renderer))" : ""): threads \(options.input.threads == 0 ? "auto" : String(options.input.threads)), player type \(options.input.playerType), \(options.runs) runs after \(options.warmup) warm-up; whole-process time per tool; \(m.name) (\(m.higherIsBetter ? "higher" : "lower") is better)\n"
+        var out = "bench \(suite.rawValue)\(suite == .render ? " (renderer \(options.renderer))" : ""): threads \(options.input.threads == 0 ? "auto" : String(options.input.threads))\(suite == .decode ? " per stream, streams \(options.streams)" : ""), player type \(options.input.playerType), \(options.runs) runs after \(options.warmup) warm-up; whole-process time per tool; \(m.name) (\(m.higherIsBetter ? "higher" : "lower") is better)\n"
         for r in results {
             let v = r.video
             out += "\n\(r.input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat), \(r.frames) \(suite == .seek ? "seeks" : "frames")\n"
@@ -32,7 +32,10 @@ enum BenchReport {
                     out += "  in-process (scanout decode loop vs ffmpeg -benchmark rtime): \(format1(ours[ours.count / 2])) vs \(format1(ff[ff.count / 2])) fps, ratio \(formatFixed(ours[ours.count / 2] / ff[ff.count / 2], 3))\n"
                 }
             }
+            out += streamLines(r, streams: options.streams)
             if !r.decoder.isEmpty { out += "  scanout decoder: \(r.decoder)\n" }
+            if !r.copies.isEmpty { out += "  scanout copies: \(r.copies)\n" }
+            if !r.peerDecoding.isEmpty && r.tools.contains(where: { $0.tool == "ffmpeg" }) { out += "  ffmpeg decoder: \(r.peerDecoding)\n" }
             if !r.stageMs.isEmpty {
                 // Pipelined, draw is the CPU's time issuing it; the GPU's time shows in the readback wait.
                 let how = r.readback.isEmpty ? "" : "; readback \(r.readback)" + (r.readback.hasPrefix("pipelined") ? ": draw = issuing, readback = start + fence wait + map + pack" : "")
@@ -48,12 +51,42 @@ enum BenchReport {
         return out
     }
 
+    /// Decode suite: the streams decoded at once, each tool's aggregate and per-stream fps, and
+    /// the ratio of the aggregates.
+    private static func streamLines(_ r: InputResult, streams: Int) -> String {
+        guard let ours = r.streams["scanout"] else { return "" }
+        var out = "  streams: \(streams) at once; aggregate fps = all frames / wall time from the start to the last stream's end"
+            + " (scanout: one process, a thread per stream, from the gate they start at; a peer: \(streams) process\(streams == 1 ? "" : "es"), from their launch)\n"
+        for t in r.tools {
+            guard let f = r.streams[t.tool] else { continue }
+            let per = f.perStreamFPS.sorted()
+            let unit = t.tool == "scanout" ? "stream" : "process"
+            let total = f.frames.reduce(0, +)
+            var line = "    " + pad(t.tool, 10) + "aggregate median \(format1(f.aggregateMedian)) fps"
+            line += " (last run: \(total) frames in \(formatFixed(f.wallSeconds, 3)) s = \(format1(f.aggregateFPS)) fps)"
+            line += ", per \(unit) min \(format1(per.first ?? .nan)) / median \(format1(upperMedian(per))) / max \(format1(per.last ?? .nan)) fps"
+            if t.tool != "scanout" { line += ", ratio scanout/\(t.tool) \(formatFixed(ours.aggregateMedian / f.aggregateMedian, 3))" }
+            out += line + "\n"
+        }
+        return out
+    }
+
     static func json(suite: BenchSuite, options: BenchOptions, results: [InputResult]) -> String {
         func num(_ v: Double) -> Any { v.isFinite ? (v * 1000).rounded() / 1000 : NSNull() }
+        /// Seconds unrounded, so that aggregates can be checked against them.
+        func streamJSON(_ f: StreamFigures) -> [String: Any] {
+            ["processes": f.processes, "frames": f.frames, "seconds": f.seconds, "wallSeconds": f.wallSeconds,
+             "aggregateFPS": num(f.aggregateFPS), "perStreamFPS": f.perStreamFPS.map(num),
+             "aggregateFPSRuns": f.aggregateRuns.map(num), "aggregateFPSMedian": num(f.aggregateMedian)]
+        }
         let items: [[String: Any]] = results.map { r in
             let s = r.unitMs.sorted()
             var ratios: [String: Any] = [:]
             for t in r.tools.dropFirst() { if let x = r.ratio(to: t.tool) { ratios[t.tool] = num(x) } }
+            var aggregateRatios: [String: Any] = [:]
+            if let ours = r.streams["scanout"] {
+                for (tool, f) in r.streams where tool != "scanout" { aggregateRatios[tool] = num(ours.aggregateMedian / f.aggregateMedian) }
+            }
             return [
                 "input": r.input, "codec": r.video.codecName, "width": r.video.width, "height": r.video.height,
                 "pixelFormat": r.video.pixelFormat.name, "units": r.frames,
@@ -61,15 +94,16 @@ enum BenchReport {
                     ["tool": t.tool, "values": t.values.map(num), "median": num(t.median), "cpuMsPerUnit": t.cpuMsPerUnit.map(num),
                      "peakKiB": t.peakKiB, "inProcessFPS": t.internalFPS.map(num)] as [String: Any]
                 },
-                "ratios": ratios, "missing": r.missing, "noEquivalent": r.noEquivalent,
+                "ratios": ratios, "streams": r.streams.mapValues(streamJSON), "aggregateRatios": aggregateRatios, "peerDecoding": r.peerDecoding,
+                "missing": r.missing, "noEquivalent": r.noEquivalent,
                 "scanoutUnitMs": s.isEmpty ? [:] : ["p50": num(pct(s, 50)), "p90": num(pct(s, 90)), "p99": num(pct(s, 99)), "max": num(s.last!)],
-                "glStageMs": r.stageMs.mapValues(num), "decoder": r.decoder, "dropped": r.dropped,
+                "glStageMs": r.stageMs.mapValues(num), "decoder": r.decoder, "copies": r.copies, "dropped": r.dropped,
                 "peerDropped": r.peerDrops.mapValues { $0.map(\.dropped) }, "peerDelayed": r.peerDrops.mapValues { $0.map(\.delayed) }, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
             ]
         }
         let root: [String: Any] = [
             "suite": suite.rawValue, "metric": suite.metric.name, "higherIsBetter": suite.metric.higherIsBetter,
-            "renderer": options.renderer, "playerType": options.input.playerType, "threads": options.input.threads, "runs": options.runs, "warmup": options.warmup, "inputs": items,
+            "renderer": options.renderer, "playerType": options.input.playerType, "threads": options.input.threads, "streams": options.streams, "runs": options.runs, "warmup": options.warmup, "inputs": items,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

@@ -9,8 +9,13 @@ struct ToolFigures {
     var peakKiB = 0
     var internalFPS: [Double] = []
 
-    var median: Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
-    var cpuMedian: Double { cpuMsPerUnit.isEmpty ? .nan : cpuMsPerUnit.sorted()[cpuMsPerUnit.count / 2] }
+    var median: Double { upperMedian(values) }
+    var cpuMedian: Double { upperMedian(cpuMsPerUnit) }
+}
+
+/// The middle value (the upper one of an even count), NaN for none.
+func upperMedian(_ values: [Double]) -> Double {
+    values.isEmpty ? .nan : values.sorted()[values.count / 2]
 }
 
 /// Everything measured on one input.
@@ -31,8 +36,15 @@ struct InputResult {
     var stageMs: [String: Double] = [:]
     /// GL renderer: how its frames were read back (`ChildReport.readback`).
     var readback = ""
+    /// Scanout's copies of decoded pictures between CPU and GPU memory, from the last run.
+    var copies = ""
     /// What decoded in Scanout's last run (the decision's player type and decoder).
     var decoder = ""
+    /// Decode suite: how the ffmpeg peer decoded (its decoder arguments, and why when they differ
+    /// in kind from Scanout's decoder).
+    var peerDecoding = ""
+    /// Decode suite: the streams decoded at once, per tool (Scanout's threads, a peer's processes).
+    var streams: [String: StreamFigures] = [:]
 
     func ratio(to peer: String) -> Double? {
         guard let ours = tools.first, let theirs = tools.first(where: { $0.tool == peer }), theirs.median > 0 else { return nil }
@@ -83,30 +95,55 @@ struct BenchRunner {
                     result.pacing = (ours.report.pacingP50Ms, ours.report.pacingP99Ms)
                     result.stageMs = ours.report.stageMs
                     result.readback = ours.report.readback
+                    result.copies = ours.report.copies
                     result.decoder = ours.report.decoder
                 }
+                // The ffmpeg peer decodes with the same kind of decoder as Scanout did.
+                let ffmpegDecoding = suite == .decode ? PeerDecoding(scanoutDecoder: ours.report.decoderLabel) : .software
+                if suite == .decode {
+                    result.peerDecoding = describe(ffmpegDecoding, scanout: ours.report)
+                    if measured {
+                        result.streams["scanout", default: StreamFigures(processes: 1)].record(
+                            frames: ours.report.streamFrames, seconds: ours.report.streamSeconds, wall: ours.report.streamsWallSeconds)
+                    }
+                }
+                // --streams: each peer runs as that many processes at once.
+                let copies = suite == .decode ? options.streams : 1
                 for (i, peer) in peers.enumerated() {
                     defer { progress.step("\(short(input)) \(peer) run \(run + 1)") }
                     if result.missing.contains(peer) || result.noEquivalent.contains(peer) { continue }
                     guard let commands = Peer.commands(peer, suite: suite, input: input, threads: options.input.threads,
-                                                       codec: demuxer.video.codecName, seekTimes: seekTimes) else {
+                                                       codec: demuxer.video.codecName, seekTimes: seekTimes, decoding: ffmpegDecoding) else {
                         result.noEquivalent.append(peer)
                         continue
                     }
                     var wall = 0.0, cpu = 0.0, peak = 0
                     var failed = false
                     for argv in commands {
-                        guard let c = runChild(argv), c.status == 0 else { failed = true; break }
-                        wall += c.wallSeconds
-                        cpu += c.cpuSeconds
-                        peak = max(peak, c.maxRSSKiB)
+                        let group = runConcurrently(argv, count: copies)
+                        let children = group.children.compactMap { $0 }
+                        guard children.count == copies, children.allSatisfy({ $0.status == 0 }) else { failed = true; break }
+                        wall += group.wallSeconds
+                        cpu += children.map(\.cpuSeconds).reduce(0, +)
+                        // Several processes hold their memory at once: their peaks add up.
+                        peak = max(peak, children.map(\.maxRSSKiB).reduce(0, +))
                         if suite == .play, measured {
-                            guard let d = Peer.mpvDrops(c.stderr) else { failed = true; break }
+                            guard let d = Peer.mpvDrops(children[0].stderr) else { failed = true; break }
                             result.peerDrops[peer, default: []].append(d)
                         }
-                        if peer == "ffmpeg", suite == .decode || suite == .render,
-                           let rtime = lastNumber(after: "rtime=", in: c.stderr), let n = lastNumber(after: "frame=", in: c.stderr), measured {
-                            result.tools[i + 1].internalFPS.append(n / max(rtime, 1e-9))
+                        // ffmpeg's own frame counts (its progress line), else Scanout's per stream.
+                        let counts = children.map { peer == "ffmpeg" ? lastNumber(after: "frame=", in: $0.stderr) : nil }
+                        if peer == "ffmpeg", suite == .decode || suite == .render, measured {
+                            let rtimes = children.compactMap { lastNumber(after: "rtime=", in: $0.stderr) }
+                            let frames = counts.compactMap { $0 }
+                            if rtimes.count == copies, frames.count == copies {
+                                result.tools[i + 1].internalFPS.append(frames.reduce(0, +) / max(rtimes.max()!, 1e-9))
+                            }
+                        }
+                        if suite == .decode, measured {
+                            let perStream = ours.report.streamFrames.first ?? units
+                            result.streams[peer, default: StreamFigures(processes: copies)].record(
+                                frames: counts.map { $0.map { Int($0) } ?? perStream }, seconds: children.map(\.wallSeconds), wall: group.wallSeconds)
                         }
                     }
                     if failed {
@@ -126,7 +163,7 @@ struct BenchRunner {
             print(BenchReport.table(suite: suite, options: options, results: results))
         }
         if let path = options.plot {
-            let svg = SVGPlot.render(suite: suite, results: results, threads: options.input.threads)
+            let svg = SVGPlot.render(suite: suite, results: results, threads: options.input.threads, streams: options.streams)
             guard FileManager.default.createFile(atPath: path, contents: Data(svg.utf8)) else {
                 throw MediaError.outputFailed(path: path, reason: "cannot write the plot")
             }
@@ -150,7 +187,7 @@ struct BenchRunner {
     private func runScanout(input: String) throws -> (child: ChildResult, report: ChildReport) {
         let reportPath = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-bench-\(getpid())-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: reportPath) }
-        var argv = [selfExecutable(), "bench", suite.rawValue, input, "--threads", String(options.input.threads),
+        var argv = [selfExecutable(), "bench", suite.rawValue, input, "--threads", String(options.input.threads), "--streams", String(options.streams),
                     "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--renderer", options.renderer,
                     "--readback-depth", String(options.readbackDepth), "--child-report", reportPath]
         if options.input.verbose { argv.append("--verbose") }
@@ -163,6 +200,16 @@ struct BenchRunner {
             throw BenchError(line.hasPrefix("scanout: ") ? String(line.dropFirst(9)) : line)
         }
         return (child, try JSONDecoder().decode(ChildReport.self, from: data))
+    }
+
+    /// The ffmpeg peer's decoder arguments, and, when Scanout decoded with a hardware player type
+    /// but not on VA-API or NVDEC (the software stand-in), that the peer decodes in software.
+    private func describe(_ decoding: PeerDecoding, scanout report: ChildReport) -> String {
+        let args = decoding.ffmpegArguments(threads: options.input.threads).joined(separator: " ")
+        if decoding == .software && !report.decoder.hasPrefix("sw") {
+            return "\(args) (software: Scanout's decoder is \(report.decoderLabel), no hardware for ffmpeg to match)"
+        }
+        return args
     }
 
     private func short(_ input: String) -> String { String(input.split(separator: "/").last ?? Substring(input)) }

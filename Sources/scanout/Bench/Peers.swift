@@ -5,12 +5,14 @@ enum Peer {
 
     /// The argument vectors that do one measured run of `suite` on `input` (several for seek: one
     /// process per target), or nil when the peer has no equivalent.
+    /// `decoding` is the decoder ffmpeg uses in the decode suite (Scanout's kind of decoder).
     static func commands(_ peer: String, suite: BenchSuite, input: String, threads: Int, codec: String,
-                         seekTimes: [Double]) -> [[String]]? {
+                         seekTimes: [Double], decoding: PeerDecoding = .software) -> [[String]]? {
         let t = String(threads)
         switch (peer, suite) {
         case ("ffmpeg", .decode):
-            return [["ffmpeg", "-hide_banner", "-nostdin", "-benchmark", "-threads", t, "-i", input, "-map", "0:v:0", "-f", "null", "-"]]
+            return [["ffmpeg", "-hide_banner", "-nostdin", "-benchmark"] + decoding.ffmpegArguments(threads: threads)
+                    + ["-i", input, "-map", "0:v:0", "-f", "null", "-"]]
         case ("ffmpeg", .render):
             return [["ffmpeg", "-hide_banner", "-nostdin", "-benchmark", "-threads", t, "-i", input, "-map", "0:v:0", "-pix_fmt", "rgb24", "-f", "null", "-"]]
         case ("ffmpeg", .startup):
@@ -81,5 +83,37 @@ enum Peer {
         }
         guard let element else { return ["decodebin"] }
         return ["parsebin", "!", element, "max-threads=\(threads)"]
+    }
+}
+
+/// The decoder the ffmpeg peer uses, so that it decodes the way Scanout's run did: libavcodec in
+/// software with the same `-threads`, or the same kind of hardware decoder.
+enum PeerDecoding: Equatable {
+    case software
+    /// NVDEC: `-hwaccel cuda -hwaccel_output_format cuda`.
+    case cuda
+    /// VA-API on a render node: `-hwaccel vaapi -hwaccel_output_format vaapi -vaapi_device NODE`.
+    case vaapi(device: String?)
+
+    /// From the decision's decoder label: "VA-API /dev/dri/renderD128 (vendor)", "NVDEC ...",
+    /// anything else (libavcodec, the software stand-in for VA-API) decodes in software. This is
+    /// the one place the label is read; a typed field on the decision can replace it here alone.
+    init(scanoutDecoder label: String) {
+        if label.hasPrefix("NVDEC") {
+            self = .cuda
+        } else if label.hasPrefix("VA-API") {
+            let node = label.split(separator: " ").dropFirst().first.map(String.init)
+            self = .vaapi(device: node?.hasPrefix("/") == true ? node : nil)
+        } else {
+            self = .software
+        }
+    }
+
+    func ffmpegArguments(threads: Int) -> [String] {
+        switch self {
+        case .software: return ["-threads", String(threads)]
+        case .cuda: return ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
+        case .vaapi(let device): return (device.map { ["-vaapi_device", $0] } ?? []) + ["-hwaccel", "vaapi", "-hwaccel_output_format", "vaapi"]
+        }
     }
 }

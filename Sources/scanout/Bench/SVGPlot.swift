@@ -3,7 +3,8 @@
 enum SVGPlot {
     static let palette = ["scanout": "#2b6cb0", "ffmpeg": "#2f855a", "mpv": "#b7791f", "gstreamer": "#9b2c2c"]
 
-    static func render(suite: BenchSuite, results: [InputResult], threads: Int) -> String {
+    /// `streams`: decodes at once per input (decode suite); the bars are then all streams' frames per second.
+    static func render(suite: BenchSuite, results: [InputResult], threads: Int, streams: Int = 1) -> String {
         // Wide enough for every input's bars and name.
         let width = max(900.0, 130 * Double(results.count) + 100)
         let barH = 300.0, cdfH = 260.0
@@ -11,7 +12,7 @@ enum SVGPlot {
         var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
         s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
         let m = suite.metric
-        s += text(20, 24, "scanout bench \(suite.rawValue): \(m.name) per input and tool (\(m.higherIsBetter ? "higher" : "lower") is better), threads \(threads == 0 ? "auto" : String(threads))", size: 15, bold: true)
+        s += text(20, 24, "scanout bench \(suite.rawValue): \(m.name) per input and tool (\(m.higherIsBetter ? "higher" : "lower") is better), threads \(threads == 0 ? "auto" : String(threads))\(streams > 1 ? " per stream, \(streams) streams at once (aggregate)" : "")", size: 15, bold: true)
 
         // Bars.
         let left = 70.0, right = width - 20, top = 50.0, bottom = top + barH
