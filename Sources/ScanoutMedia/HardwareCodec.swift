@@ -83,6 +83,32 @@ final class HardwareCodec {
         return nil
     }
 
+    /// The body of every backend's `get_format`: chooses `want` only when libavcodec offers it
+    /// and `refusal` (the driver's check of the stream's profile, bit depth and size) finds
+    /// nothing; otherwise records why in the context's notes and returns `AV_PIX_FMT_NONE`, so
+    /// that the decode fails and the fallback decoder takes over with that reason (never a silent
+    /// software decode inside the hardware decoder). Called on the decoding thread.
+    static func negotiate(_ ctx: UnsafeMutablePointer<AVCodecContext>?, _ formats: UnsafePointer<AVPixelFormat>?, want: AVPixelFormat,
+                          backend: String, refusal: (UnsafeMutablePointer<AVCodecContext>) -> SelectionReason?) -> AVPixelFormat {
+        guard let ctx, let formats else { return AV_PIX_FMT_NONE }
+        let notes = ctx.pointee.opaque.map { Unmanaged<ErrorLines>.fromOpaque($0).takeUnretainedValue() }
+        var offered = false
+        var i = 0
+        while formats[i] != AV_PIX_FMT_NONE {
+            if formats[i] == want { offered = true }
+            i += 1
+        }
+        guard offered else {
+            notes?.refuse("libavcodec offers no \(backend) output for this stream")
+            return AV_PIX_FMT_NONE
+        }
+        if let reason = refusal(ctx) {
+            notes?.refuse(reason.description)
+            return AV_PIX_FMT_NONE
+        }
+        return want
+    }
+
     /// `avcodec_send_packet`; a rejected packet is counted. Throws `HardwareFailure.unsupported`
     /// when `get_format` refused the stream. The `decode@N` fault rejects packets here.
     func send(_ packet: Packet?) throws {

@@ -89,26 +89,11 @@ final class NVDECDevice {
 /// supports the stream (`NVDECDevice.refusal`); otherwise records why and returns
 /// `AV_PIX_FMT_NONE`, so that the fallback decoder takes over with that reason.
 private let chooseCUDAFormat: @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPixelFormat>?) -> AVPixelFormat = { ctx, formats in
-    guard let ctx, let formats else { return AV_PIX_FMT_NONE }
-    let notes = ctx.pointee.opaque.map { Unmanaged<ErrorLines>.fromOpaque($0).takeUnretainedValue() }
-    var offered = false
-    var i = 0
-    while formats[i] != AV_PIX_FMT_NONE {
-        if formats[i] == AV_PIX_FMT_CUDA { offered = true }
-        i += 1
+    HardwareCodec.negotiate(ctx, formats, want: AV_PIX_FMT_CUDA, backend: "CUDA") { ctx in
+        NVDECDevice.refusal(context: scanout_cuda_device_context(ctx.pointee.hw_device_ctx), codec: ctx.pointee.codec_id,
+                            profile: ctx.pointee.profile, swFormat: PixelFormat(ctx.pointee.sw_pix_fmt),
+                            width: Int(ctx.pointee.coded_width), height: Int(ctx.pointee.coded_height), deviceName: "this GPU")
     }
-    guard offered else {
-        notes?.refuse("libavcodec offers no CUDA output for this stream")
-        return AV_PIX_FMT_NONE
-    }
-    let cuda = scanout_cuda_device_context(ctx.pointee.hw_device_ctx)
-    if let reason = NVDECDevice.refusal(context: cuda, codec: ctx.pointee.codec_id, profile: ctx.pointee.profile,
-                                        swFormat: PixelFormat(ctx.pointee.sw_pix_fmt), width: Int(ctx.pointee.coded_width),
-                                        height: Int(ctx.pointee.coded_height), deviceName: "this GPU") {
-        notes?.refuse(reason.description)
-        return AV_PIX_FMT_NONE
-    }
-    return AV_PIX_FMT_CUDA
 }
 
 /// Hardware decoding through libavcodec's NVDEC hwaccel (`AV_HWDEVICE_TYPE_CUDA`): pictures stay

@@ -160,29 +160,14 @@ func vaStatusText(_ status: VAStatus) -> String {
 /// and the fallback decoder takes over with that reason (never a silent software decode inside
 /// the hardware decoder). Called on the decoding thread (the context has one thread).
 private let chooseVAAPIFormat: @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPixelFormat>?) -> AVPixelFormat = { ctx, formats in
-    guard let ctx, let formats else { return AV_PIX_FMT_NONE }
-    let notes = ctx.pointee.opaque.map { Unmanaged<ErrorLines>.fromOpaque($0).takeUnretainedValue() }
-    var offered = false
-    var i = 0
-    while formats[i] != AV_PIX_FMT_NONE {
-        if formats[i] == AV_PIX_FMT_VAAPI { offered = true }
-        i += 1
+    HardwareCodec.negotiate(ctx, formats, want: AV_PIX_FMT_VAAPI, backend: "VA-API") { ctx in
+        guard let display = scanout_vaapi_device_display(ctx.pointee.hw_device_ctx) else {
+            return .initFailed("the codec context has no VA-API device")
+        }
+        return VAAPIDevice.refusal(display: display, codec: ctx.pointee.codec_id, profile: ctx.pointee.profile,
+                                   swFormat: PixelFormat(ctx.pointee.sw_pix_fmt),
+                                   width: Int(ctx.pointee.coded_width), height: Int(ctx.pointee.coded_height))
     }
-    guard offered else {
-        notes?.refuse("libavcodec offers no VA-API output for this stream")
-        return AV_PIX_FMT_NONE
-    }
-    guard let display = scanout_vaapi_device_display(ctx.pointee.hw_device_ctx) else {
-        notes?.refuse("the codec context has no VA-API device")
-        return AV_PIX_FMT_NONE
-    }
-    let sw = PixelFormat(ctx.pointee.sw_pix_fmt)
-    if let reason = VAAPIDevice.refusal(display: display, codec: ctx.pointee.codec_id, profile: ctx.pointee.profile, swFormat: sw,
-                                        width: Int(ctx.pointee.coded_width), height: Int(ctx.pointee.coded_height)) {
-        notes?.refuse(reason.description)
-        return AV_PIX_FMT_NONE
-    }
-    return AV_PIX_FMT_VAAPI
 }
 
 /// Hardware decoding through libavcodec's VA-API hwaccel, pictures handed out as DMA-BUFs.
