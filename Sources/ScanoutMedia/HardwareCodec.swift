@@ -10,16 +10,13 @@ import CFFmpeg
 final class HardwareCodec {
     let context: UnsafeMutablePointer<AVCodecContext>
     let errorLines = ErrorLines()
-    let faults: FaultPlan
+    /// The fault seams and the hand-over to where frames go.
+    private(set) var delivery: HardwareDelivery
+    var faults: FaultPlan { delivery.faults }
     /// The stream's pixel format (what CPU consumers get) and the surface's (NV12 or P010).
     let streamFormat: PixelFormat
     let surfaceFormat: PixelFormat
-    let destination: FrameDestination
-    let transfers: FrameTransfers?
-    /// Frames handed out so far (the fault plan's frame numbers).
-    private(set) var framesOut = 0
     var stats = DecodeStats()
-    private let transferred = VideoFrame()
 
     /// Opens the stream's decoder on `device` (an `AVBufferRef` of `deviceType`) with `getFormat`.
     /// Throws `HardwareUnavailable` with the backend's name in the reason.
@@ -32,9 +29,7 @@ final class HardwareCodec {
             throw HardwareUnavailable(reason: .profileUnsupported("\(streamFormat.name): only 4:2:0 8-bit (NV12) and 10-bit (P010) surfaces are handled"))
         }
         surfaceFormat = surface
-        self.faults = faults
-        destination = options.destination
-        transfers = options.transfers
+        delivery = HardwareDelivery(faults: faults, options: options)
         if faults.hwInit { throw HardwareUnavailable(reason: .initFailed("injected fault hw-init (SCANOUT_FAULTS)")) }
         guard let codec = Self.decoder(for: par.pointee.codec_id, deviceType: deviceType),
               let ctx = avcodec_alloc_context3(codec) else {
@@ -112,9 +107,9 @@ final class HardwareCodec {
     /// `avcodec_send_packet`; a rejected packet is counted. Throws `HardwareFailure.unsupported`
     /// when `get_format` refused the stream. The `decode@N` fault rejects packets here.
     func send(_ packet: Packet?) throws {
-        if packet != nil, faults.decodeFails(framesOut: framesOut) {
+        if packet != nil, let injected = delivery.injectedRejection {
             stats.rejectedPackets += 1
-            errorLines.add("injected fault decode@\(faults.decodeFrom!) (SCANOUT_FAULTS)")
+            errorLines.add(injected)
             return
         }
         let r = avcodec_send_packet(context, packet?.pointer)
@@ -142,30 +137,14 @@ final class HardwareCodec {
         return true
     }
 
-    /// The number the next frame handed out will have (for the fault plan).
-    var nextFrame: Int { framesOut }
-
-    /// Hands `hwFrame`'s picture out in `frame`, as `memory`: downloaded at once for a CPU
-    /// destination (the `import@N` fault fails it), or held on the GPU with the download kept for
-    /// later (`VideoFrame.makeCPUResident()`).
+    /// Hands `hwFrame`'s picture out in `frame` as `memory` (`HardwareDelivery.deliver`): for a
+    /// CPU destination downloaded and unpacked at once, for a GPU one held as it is.
     func deliver(_ hwFrame: VideoFrame, as memory: HardwareFrame.Memory, into frame: VideoFrame) throws {
-        let index = framesOut
-        if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
         let keep = hwFrame.clone()
-        let surfaceFormat = surfaceFormat, streamFormat = streamFormat, transfers = transfers
-        let hardware = HardwareFrame(memory: memory) { target in
+        let surfaceFormat = surfaceFormat, streamFormat = streamFormat
+        try delivery.deliver(memory, props: hwFrame, format: hwFrame.pixelFormat, reference: keep, into: frame) { target in
             try Self.download(keep, surfaceFormat: surfaceFormat, streamFormat: streamFormat, into: target, scratch: VideoFrame())
-            transfers?.countDownload()
         }
-        switch destination {
-        case .cpu:
-            try Self.download(hwFrame, surfaceFormat: surfaceFormat, streamFormat: streamFormat, into: frame, scratch: transferred)
-            transfers?.countDownload()
-            frame.hardware = hardware
-        case .gpu:
-            frame.holdHardware(hardware, props: hwFrame, format: hwFrame.pixelFormat, reference: keep)
-        }
-        framesOut += 1
         stats.framesDecoded += 1
         if hwFrame.hasDecodeErrors { stats.concealedFrames += 1 }
         stats.loggedErrors = errorLines.count

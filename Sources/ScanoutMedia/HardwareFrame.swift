@@ -126,3 +126,54 @@ extension VideoFrame {
         awaitingDownload = true
     }
 }
+
+/// What every hardware decoder (VA-API, NVDEC, the software stand-in) does around its own calls:
+/// the fault seams of `SCANOUT_FAULTS` and the hand-over of a picture to where frames go. One
+/// piece of code, so that faults and copies behave the same whichever decoder it is, and the
+/// stand-in's tests run the code NVDEC and VA-API use. One decoder's, on its thread.
+struct HardwareDelivery {
+    let faults: FaultPlan
+    let destination: FrameDestination
+    let transfers: FrameTransfers?
+    /// Frames handed out so far (the fault plan's frame numbers).
+    private(set) var framesOut = 0
+
+    init(faults: FaultPlan, options: DecoderOptions) {
+        self.faults = faults
+        destination = options.destination
+        transfers = options.transfers
+    }
+
+    /// The `decode@N` seam: why the next packet is rejected, or nil.
+    var injectedRejection: String? {
+        faults.decodeFails(framesOut: framesOut) ? "injected fault decode@\(faults.decodeFrom!) (SCANOUT_FAULTS)" : nil
+    }
+
+    /// The `export@N` seam, before the decoder makes its GPU-memory form of the next frame.
+    func checkExport() throws {
+        if faults.exportFails(frame: framesOut) { throw HardwareFailure.exportFailed("injected fault export@\(framesOut) (SCANOUT_FAULTS)") }
+    }
+
+    /// Hands the next picture out in `frame` (after the `import@N` seam): downloaded at once for a
+    /// CPU destination (`download` writes the stream's own planes and `props`' tags into its
+    /// argument), or held in `memory` with the download kept for `makeCPUResident()`. The GPU-only
+    /// frame references `reference` (the decoder's hardware frame) when there is one, else carries
+    /// `props` marked with `format`. Each download is counted.
+    mutating func deliver(_ memory: HardwareFrame.Memory, props: VideoFrame, format: PixelFormat, reference: VideoFrame?,
+                          into frame: VideoFrame, download: @escaping (VideoFrame) throws -> Void) throws {
+        if faults.importFails(frame: framesOut) { throw HardwareFailure.importFailed("injected fault import@\(framesOut) (SCANOUT_FAULTS)") }
+        let transfers = transfers
+        let hardware = HardwareFrame(memory: memory) { target in
+            try download(target)
+            transfers?.countDownload()
+        }
+        switch destination {
+        case .cpu:
+            try hardware.download(into: frame)
+            frame.hardware = hardware
+        case .gpu:
+            frame.holdHardware(hardware, props: props, format: format, reference: reference)
+        }
+        framesOut += 1
+    }
+}

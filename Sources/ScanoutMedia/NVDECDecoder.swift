@@ -131,8 +131,7 @@ final class NVDECDecoder: Decoder {
 
     func receive(into frame: VideoFrame) throws -> Bool {
         guard try codec.receive(into: hwFrame, format: .cuda) else { return false }
-        let index = codec.nextFrame
-        if codec.faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
+        try codec.delivery.checkExport()
         let layout = PixelFormat(rawValue: scanout_hwframe_sw_format(hwFrame.pointer))
         guard layout == codec.surfaceFormat else {
             throw HardwareFailure.unsupported("NVDEC output \(layout.name) surfaces, expected \(codec.surfaceFormat.name)")

@@ -16,15 +16,12 @@ final class StandInHardwareDecoder: Decoder {
     static let label = "software stand-in for VA-API (SCANOUT_FAULTS=hw-standin; not hardware)"
     var label: String { Self.label }
     private let software: SoftwareDecoder
-    private let faults: FaultPlan
     private let streamFormat: PixelFormat
     private let decoded = VideoFrame()
     private let packed = VideoFrame()
-    private let downloaded = VideoFrame()
-    private var framesOut = 0
     private var injectedRejects = 0
-    private let destination: FrameDestination
-    private let transfers: FrameTransfers?
+    /// The fault seams and the hand-over, shared with VA-API and NVDEC.
+    private var delivery: HardwareDelivery
     private let allocator: any SurfaceAllocator
 
     init(for demuxer: Demuxer, options: DecoderOptions, faults: FaultPlan) throws {
@@ -40,16 +37,14 @@ final class StandInHardwareDecoder: Decoder {
         }
         // (A software open failure is reported as the hardware path's init failure, then the
         // selector's software attempt reports it again as the stream's own error.)
-        self.faults = faults
-        destination = options.destination
-        transfers = options.transfers
+        delivery = HardwareDelivery(faults: faults, options: options)
         allocator = options.surfaceAllocator ?? MemfdSurfaceAllocator()
     }
 
     var stats: DecodeStats {
         var s = software.stats
         s.rejectedPackets += injectedRejects
-        s.framesDecoded = framesOut
+        s.framesDecoded = delivery.framesOut
         return s
     }
 
@@ -58,9 +53,9 @@ final class StandInHardwareDecoder: Decoder {
     private var lastInjected: String?
 
     func send(_ packet: Packet?) throws {
-        if packet != nil, faults.decodeFails(framesOut: framesOut) {
+        if packet != nil, let injected = delivery.injectedRejection {
             injectedRejects += 1
-            lastInjected = "injected fault decode@\(faults.decodeFrom!) (SCANOUT_FAULTS)"
+            lastInjected = injected
             return
         }
         try software.send(packet)
@@ -70,29 +65,16 @@ final class StandInHardwareDecoder: Decoder {
     /// destination) or as the export alone (a GPU destination, downloaded only on demand).
     func receive(into frame: VideoFrame) throws -> Bool {
         guard try software.receive(into: decoded) else { return false }
-        let index = framesOut
         try SurfaceLayout.pack(decoded, into: packed)
-        if faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
+        try delivery.checkExport()
         let surface = try ExportedSurface.export(packed, with: allocator, origin: Self.label)
-        if faults.importFails(frame: index) { throw HardwareFailure.importFailed("injected fault import@\(index) (SCANOUT_FAULTS)") }
         let props = decoded.propertiesOnly()
-        let streamFormat = streamFormat, transfers = transfers
-        let hardware = HardwareFrame(memory: .dmaBuf(surface)) { target in
+        let streamFormat = streamFormat
+        try delivery.deliver(.dmaBuf(surface), props: decoded, format: .drmPrime, reference: nil, into: frame) { target in
             let scratch = VideoFrame()
             try surface.downloadLinear(into: scratch, props: props)
             try SurfaceLayout.unpack(scratch, to: streamFormat, into: target)
-            transfers?.countDownload()
         }
-        switch destination {
-        case .cpu:
-            try surface.downloadLinear(into: downloaded, props: decoded)
-            try SurfaceLayout.unpack(downloaded, to: streamFormat, into: frame)
-            transfers?.countDownload()
-            frame.hardware = hardware
-        case .gpu:
-            frame.holdHardware(hardware, props: decoded, format: .drmPrime)
-        }
-        framesOut += 1
         return true
     }
 

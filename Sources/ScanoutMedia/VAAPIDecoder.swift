@@ -216,14 +216,13 @@ final class VAAPIDecoder: Decoder {
     /// destination), with the export as `frame.surface`.
     func receive(into frame: VideoFrame) throws -> Bool {
         guard try codec.receive(into: hwFrame, format: .vaapi) else { return false }
-        let index = codec.nextFrame
         let display = device.display
         let surfaceID = VASurfaceID(truncatingIfNeeded: UInt(bitPattern: hwFrame.planeData(3)))
         var st = vaSyncSurface(display, surfaceID)
         guard st == SCANOUT_VA_STATUS_SUCCESS else {
             throw HardwareFailure.exportFailed("vaSyncSurface returned status \(st) (\(vaStatusText(st)))")
         }
-        if codec.faults.exportFails(frame: index) { throw HardwareFailure.exportFailed("injected fault export@\(index) (SCANOUT_FAULTS)") }
+        try codec.delivery.checkExport()
         var desc = VADRMPRIMESurfaceDescriptor()
         st = vaExportSurfaceHandle(display, surfaceID, UInt32(VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2),
                                    UInt32(VA_EXPORT_SURFACE_SEPARATE_LAYERS | VA_EXPORT_SURFACE_READ_ONLY), &desc)
