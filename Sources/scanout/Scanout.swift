@@ -13,13 +13,31 @@ struct Scanout: ParsableCommand {
         commandName: "scanout",
         abstract: "Decode video and put it on a screen with no desktop; exact frames and checksums for tests.",
         discussion: """
-        Exit status: 0 success; 1 the job could not be done (bad input, bad option, I/O error); \
-        2 the job was done but the input was damaged (errors concealed, truncated data).
+        Exit status: 0 success; 1 the job could not be done (bad input, I/O error, or a usage error: \
+        an unknown option, a bad value); 2 the job was done but the input was damaged (errors \
+        concealed, truncated data).
         """,
         version: ScanoutVersion.string,
         subcommands: [Play.self, Serve.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, Selftest.self],
         defaultSubcommand: nil
     )
+
+    /// ArgumentParser's `main`, except for the status of usage errors (an unknown option, a bad
+    /// value, a failed `validate()`): 1, as the help and README document, instead of
+    /// ArgumentParser's EX_USAGE (64). The message and usage hint are printed as ArgumentParser
+    /// prints them.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                StandardError.write(fullMessage(for: error) + "\n")
+                Foundation.exit(Exit.failure)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command that reads media shares.
