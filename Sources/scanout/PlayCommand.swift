@@ -164,7 +164,12 @@ struct Play: ParsableCommand {
                 let c = kms.counters
                 print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")
             }
-            if interrupted() { StandardError.write("scanout: stopped by signal\n") }
+            if let status = signalExitStatus() {
+                // The screen is restored (the defers above) and the summary printed; the status
+                // is the one a shell expects of a program a signal stopped.
+                StandardError.write("scanout: stopped by signal\n")
+                throw ExitCode(status)
+            }
             if let damage = reader.damage() { throw damage }
         }
     }
@@ -241,12 +246,24 @@ final class ProgressLine {
     }
 }
 
-nonisolated(unsafe) private var stopRequested: sig_atomic_t = 0
+/// The signal that asked playback to stop (SIGINT or SIGTERM), 0 while none has.
+nonisolated(unsafe) private var stopSignal: sig_atomic_t = 0
 
-/// Installs SIGINT/SIGTERM handlers that ask playback to stop at the next frame.
+/// Installs SIGINT/SIGTERM handlers that ask playback to stop at the next frame, and unblocks the
+/// two signals (a blocked mask is inherited from the parent across exec, and would keep them from
+/// ever arriving).
 func installStopSignals() {
-    signal(SIGINT) { _ in stopRequested = 1 }
-    signal(SIGTERM) { _ in stopRequested = 1 }
+    signal(SIGINT) { stopSignal = $0 }
+    signal(SIGTERM) { stopSignal = $0 }
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGINT)
+    sigaddset(&set, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &set, nil)
 }
 
-func interrupted() -> Bool { stopRequested != 0 }
+func interrupted() -> Bool { stopSignal != 0 }
+
+/// 128 + the number of the signal that stopped playback (130 for SIGINT, 143 for SIGTERM), as
+/// shells report a program a signal ended; nil when no signal came.
+func signalExitStatus() -> Int32? { stopSignal == 0 ? nil : 128 + stopSignal }

@@ -15,7 +15,8 @@ struct Scanout: ParsableCommand {
         discussion: """
         Exit status: 0 success; 1 the job could not be done (bad input, I/O error, or a usage error: \
         an unknown option, a bad value); 2 the job was done but the input was damaged (errors \
-        concealed, truncated data).
+        concealed, truncated data); 130 or 143 `play` stopped by SIGINT or SIGTERM (screen restored, \
+        summary printed).
         """,
         version: ScanoutVersion.string,
         subcommands: [Play.self, Serve.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, Selftest.self],
