@@ -9,7 +9,7 @@ struct Decode: ParsableCommand {
         discussion: "Frames are written in the stream's pixel format unless --pixel-format names another (converted bit-exactly with libswscale)."
     )
 
-    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
+    @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
     @Option(name: .shortAndLong, help: "Output file: .y4m for YUV4MPEG2, anything else raw; '-' for stdout (raw, or Y4M with --y4m).")
     var output: String
     @Option(help: "Pixel format of the output (ffmpeg's names: yuv420p, nv12, yuv420p10le, ...).")
@@ -27,7 +27,7 @@ struct Decode: ParsableCommand {
             let content = try policy.authorize(input: input)
             try CaptureGate.check(policy: content.policy, purpose: .file)
             if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
-            let input = content.input
+            let input = mediaInput(content.input)
             var target: PixelFormat?
             if let name = pixelFormat {
                 guard let f = PixelFormat(name: name) else { throw MediaError.unsupportedPixelFormat(name: name) }

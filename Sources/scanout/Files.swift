@@ -26,3 +26,9 @@ func listDirectory(_ path: String) throws -> [String] {
     }
     return names
 }
+
+/// libavformat's name for standard input, which `-` as INPUT stands for.
+let standardInput = "pipe:0"
+
+/// What libavformat opens for INPUT: `-` is standard input (read as it comes: no seeking back).
+func mediaInput(_ input: String) -> String { input == "-" ? standardInput : input }

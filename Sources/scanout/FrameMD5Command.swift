@@ -10,7 +10,7 @@ struct FrameMD5: ParsableCommand {
         discussion: "The md5 column equals `ffmpeg -i INPUT -map 0:v:0 -f framemd5 -` frame for frame."
     )
 
-    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
+    @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
     @Option(name: .shortAndLong, help: "Write here instead of stdout.") var output: String = "-"
     @Flag(help: "Hash frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
     @OptionGroup var options: InputOptions
@@ -23,7 +23,7 @@ struct FrameMD5: ParsableCommand {
             let content = try policy.authorize(input: input)
             try CaptureGate.check(policy: content.policy, purpose: .file)
             if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
-            let input = content.input
+            let input = mediaInput(content.input)
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
             var checksum = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
             let out = try TextOutput(path: output)

@@ -14,7 +14,7 @@ struct Play: ParsableCommand {
         discussion: "Shows a live progress line and ends with a summary: frames presented and dropped, decode speed, pacing."
     )
 
-    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
+    @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
     @Option(help: "Output: auto (a KMS screen when one is connected, else headless), kms or headless.") var output: String = "auto"
     @Option(help: "KMS: the card to show on, e.g. /dev/dri/card0 (default: the first with a connected screen). --device names the VA-API render node.") var card: String?
     @Option(help: "KMS: a connector to show on, e.g. HDMI-A-1 (repeat for several; default: every connected one).")
@@ -86,7 +86,7 @@ struct Play: ParsableCommand {
             // The token is verified before anything is shown; its policy is what each KMS output's
             // OutputGuard enforces, frame by frame.
             let content = try policy.authorize(input: input)
-            let input = content.input
+            let input = mediaInput(content.input)
             if capture != nil { try CaptureGate.check(policy: content.policy, purpose: .writeback) }
             let kms = try makeKMSDisplay()
             let headless = try kms == nil ? headlessRenderer() : nil

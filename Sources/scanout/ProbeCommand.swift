@@ -8,7 +8,7 @@ struct Probe: ParsableCommand {
         abstract: "Show what this machine can do (outputs, EGL/GLES, VA-API) and, given an input, its video stream."
     )
 
-    @Argument(help: "Optional file path or URL to describe.") var input: String?
+    @Argument(help: "Optional file path or URL to describe, - for standard input.") var input: String?
     @Flag(help: "Print the machine's outputs, planes, EGL and VA-API as JSON (no input description).") var json = false
     @OptionGroup var options: InputOptions
 
@@ -33,7 +33,7 @@ struct Probe: ParsableCommand {
             if let headless = machine.egl.first { for line in MachineProbe.headlessLines(headless) { print(line) } }
             print("va-api:   \(machine.vaapi)")
             print("nvdec:    \(machine.nvdec)")
-            let d = try input.map { try Demuxer(input: $0, options: options.demuxer) }
+            let d = try input.map { try Demuxer(input: mediaInput($0), options: options.demuxer) }
             print("player types\(d == nil ? "" : " (for the input's stream)"):")
             for v in DecoderSelector.verdicts(environment: environment, demuxer: d) {
                 print("  \(pad(v.type.rawValue + ":", 8))\(v.available ? "available" : "unavailable"): \(v.reason)")

@@ -14,7 +14,7 @@ struct Render: ParsableCommand {
         """
     )
 
-    @Argument(help: "File path or URL (may be left out when --token names the URL).") var input: String?
+    @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
     @Option(help: "Frame numbers and ranges, comma-separated (0,150,299 or 0-299).") var frames: String?
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
     @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
@@ -48,7 +48,7 @@ struct Render: ParsableCommand {
             let content = try policy.authorize(input: input)
             try CaptureGate.check(policy: content.policy, purpose: .snapshot)
             if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
-            let input = content.input
+            let input = mediaInput(content.input)
             let numbers = try parseFrameList(frames)
             let times = try parseList(at, as: Double.self, option: "--at")
             var decoding = try options.decoder
@@ -58,37 +58,71 @@ struct Render: ParsableCommand {
                 decoding.environment.dmaBufImport = egl.dmaBufImport ? .available
                     : .unavailable(egl.available ? "EGL_EXT_image_dma_buf_import is missing (\(egl.glesRenderer), \(egl.platform?.platform.rawValue ?? "headless") platform)" : egl.reason ?? "no EGL")
             }
-            let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
             var requests: [RenderRequest] = numbers.map { RenderRequest(number: $0, name: "frame-\(pad6($0)).png") }
+            if input == standardInput {
+                guard times.isEmpty else { throw RenderInputError.timesNeedIndex }
+                try renderForward(input: input, requests: requests, decoding: decoding)
+                return
+            }
+            let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
             for t in times {
                 let n = try seeker.frameNumber(at: t)
                 requests.append(RenderRequest(number: n, name: "at-\(t)s-frame-\(pad6(n)).png"))
             }
-            try makeDirectory(out)
-            let png = PNGEncoder()
-            let orientation = noAutorotate ? Orientation.identity : seeker.reader.video.orientation
-            let rendering = try makeRenderer(orientation: orientation)
-            func write(_ done: [(RenderRequest, RGBImage)]) throws {
-                for (r, image) in done {
-                    let path = out.hasSuffix("/") ? out + r.name : out + "/" + r.name
-                    try png.write(image, to: path)
-                    print("\(path)  frame \(r.number)  pts \(r.pts)  \(image.width)x\(image.height)")
-                }
+            try renderAll(requests, orientation: noAutorotate ? Orientation.identity : seeker.reader.video.orientation) {
+                try seeker.frame($0)
             }
-            // In stream order, so that frames of one GOP are decoded once. The GL renderer hands
-            // images back a few frames later (its readback is pipelined), in the same order.
-            for var r in requests.sorted(by: { $0.number < $1.number }) {
-                let frame = try seeker.frame(r.number)
-                r.pts = frame.pts.map(String.init) ?? "none"
-                try write(try rendering.submit(frame, r))
-            }
-            try write(try rendering.finish())
             if let damage = seeker.reader.damage() { throw damage }
         }
     }
 }
 
 extension Render {
+    /// Renders the frames `requests` name, each got from `frame(number)`, and writes each as PNG
+    /// in --out with one line on stdout. In stream order, so that frames of one GOP are decoded
+    /// once; the GL renderer hands images back a few frames later (its readback is pipelined),
+    /// in the same order.
+    func renderAll(_ requests: [RenderRequest], orientation: Orientation, frame: (Int) throws -> VideoFrame) throws {
+        try makeDirectory(out)
+        let png = PNGEncoder()
+        let rendering = try makeRenderer(orientation: orientation)
+        func write(_ done: [(RenderRequest, RGBImage)]) throws {
+            for (r, image) in done {
+                let path = out.hasSuffix("/") ? out + r.name : out + "/" + r.name
+                try png.write(image, to: path)
+                print("\(path)  frame \(r.number)  pts \(r.pts)  \(image.width)x\(image.height)")
+            }
+        }
+        for var r in requests.sorted(by: { $0.number < $1.number }) {
+            let f = try frame(r.number)
+            r.pts = f.pts.map(String.init) ?? "none"
+            try write(try rendering.submit(f, r))
+        }
+        try write(try rendering.finish())
+    }
+
+    /// Frames of standard input, which cannot seek back: decoded forward from the first frame
+    /// (frame N is the Nth decoded, in presentation order), each one asked for rendered as it comes.
+    func renderForward(input: String, requests: [RenderRequest], decoding: DecoderOptions) throws {
+        let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
+        let last = requests.map(\.number).max() ?? -1
+        var decoded = -1
+        var current = VideoFrame()
+        try renderAll(requests, orientation: noAutorotate ? Orientation.identity : reader.video.orientation) { wanted in
+            while decoded < wanted {
+                // A frame of its own each time: the GL renderer may still hold the one before.
+                let next = VideoFrame()
+                guard try reader.next(into: next) else {
+                    throw MediaError.frameOutOfRange(input: input, requested: last, frameCount: decoded + 1)
+                }
+                current = next
+                decoded += 1
+            }
+            return current
+        }
+        if let damage = reader.damage() { throw damage }
+    }
+
     /// Size, scaling, background and overlay position from the options.
     func layoutOptions() throws -> (size: (Int, Int)?, scaling: ScalingMode, background: RGBColor, position: (Int, Int)) {
         var wh: (Int, Int)? = nil
@@ -159,6 +193,18 @@ extension Render {
         let cpu = CPURenderer()
         let rgbLayout: RGBImage.Layout = deep ? .rgb48be : .rgb24
         return FrameRendering { try cpu.render($0, orientation: orientation, layout: rgbLayout) }
+    }
+}
+
+/// Why a render cannot be done from standard input.
+enum RenderInputError: Error, CustomStringConvertible {
+    case timesNeedIndex
+
+    var description: String {
+        switch self {
+        case .timesNeedIndex:
+            "-: --at needs the input's index (the time of every frame), and standard input cannot seek back to it; give --frames N, or the file itself"
+        }
     }
 }
 

@@ -121,7 +121,7 @@ enum Exit {
 func fail(_ error: any Error) -> ExitCode {
     if let e = error as? ExitCode { return e }
     if let m = error as? MediaError {
-        StandardError.write("scanout: \(m.description)\n")
+        StandardError.write("scanout: \(m.description)\(pipeHint(m))\n")
         switch m {
         case .corruptBitstream, .truncated, .damagedPackets: return ExitCode(Exit.damaged)
         default: return ExitCode(Exit.failure)
@@ -129,6 +129,16 @@ func fail(_ error: any Error) -> ExitCode {
     }
     StandardError.write("scanout: \(error)\n")
     return ExitCode(Exit.failure)
+}
+
+/// Why standard input may fail where the file would not: it cannot seek back, and an MP4 or MOV
+/// whose index (moov) comes after the frames cannot be read from it.
+func pipeHint(_ error: MediaError) -> String {
+    switch error {
+    case .readFailed(standardInput, _), .openFailed(standardInput, _):
+        "; standard input cannot seek back: an MP4 or MOV read from it needs its index at the start (ffmpeg -movflags +faststart)"
+    default: ""
+    }
 }
 
 /// Runs `body`, turning thrown errors into one stderr line and an exit status.
