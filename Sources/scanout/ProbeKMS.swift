@@ -61,6 +61,72 @@ struct MachineReport: Codable {
     /// The decoder selector's verdict on each player type, with its reason.
     struct Verdict: Codable { var type: String; var available: Bool; var reason: String }
     var playerTypes: [Verdict] = []
+    /// The input's video stream, with `probe INPUT`; `playerTypes` are then for this stream.
+    var input: Input?
+
+    /// What `probe INPUT` says of the input's video stream.
+    struct Input: Codable {
+        var input: String
+        var container: String
+        var stream: Int
+        var codec: String
+        var profile: String?
+        var width: Int
+        var height: Int
+        var pixelFormat: String
+        var bitDepth: Int
+        /// FFmpeg's guess, "num/den" and frames per second; nil when unknown.
+        var frameRate: String?
+        var framesPerSecond: Double?
+        var timeBase: String
+        var durationSeconds: Double?
+        var declaredFrameCount: Int?
+        var colorSpace: String
+        var colorRange: String
+        /// The YUV→RGB matrix rendering uses (the stream's, or BT.601/BT.709 by size when unstated).
+        var matrixUsed: String
+        var sampleAspectRatio: String
+        /// Degrees clockwise, then mirrored left–right when `mirrored`.
+        var rotation: Int
+        var mirrored: Bool
+
+        init(input: String, demuxer d: Demuxer) {
+            let v = d.video
+            self.input = input
+            container = d.formatName
+            stream = v.index
+            codec = v.codecName
+            profile = v.profile
+            width = v.width
+            height = v.height
+            pixelFormat = v.pixelFormat.description
+            bitDepth = v.pixelFormat.bitDepth
+            frameRate = v.frameRate.isValid ? v.frameRate.description : nil
+            framesPerSecond = v.frameRate.isValid ? v.frameRate.doubleValue : nil
+            timeBase = v.timeBase.description
+            durationSeconds = v.durationSeconds
+            declaredFrameCount = v.declaredFrameCount
+            colorSpace = v.colorSpace.description
+            colorRange = v.colorRange.rawValue
+            matrixUsed = ColorSpace(rawValue: UInt32(Scaler.effectiveMatrix(for: v.colorSpace))).description
+            sampleAspectRatio = v.sampleAspectRatio.isValid ? v.sampleAspectRatio.description : "1/1"
+            rotation = v.orientation.rotation
+            mirrored = v.orientation.mirrored
+        }
+
+        /// The lines of the human table.
+        var lines: [String] {
+            [
+                "input:    \(input)",
+                "  container: \(container)",
+                "  video:     stream \(stream), \(codec)\(profile.map { " (\($0))" } ?? ""), \(width)x\(height), \(pixelFormat), \(bitDepth)-bit",
+                "  rate:      \(frameRate.map { "\($0) (\(format2(framesPerSecond ?? 0)) fps)" } ?? "unknown"), time base \(timeBase)",
+                "  duration:  \(durationSeconds.map { format2($0) + " s" } ?? "unknown"), \(declaredFrameCount.map { "\($0) frames declared" } ?? "frame count not declared")",
+                "  colour:    \(colorSpace), \(colorRange) range; matrix used: \(matrixUsed)",
+                "  shape:     sample aspect \(sampleAspectRatio), \(Orientation(rotation: rotation, mirrored: mirrored))",
+            ]
+        }
+    }
 }
 
 enum MachineProbe {
