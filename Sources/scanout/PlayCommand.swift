@@ -15,16 +15,16 @@ struct Play: ParsableCommand {
     )
 
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
-    @Option(help: "Output: auto (a KMS screen when one is connected, else headless), kms or headless.") var output: String = "auto"
+    @Option(help: "Output: auto (a KMS screen when one is connected, else headless), kms or headless.") var output: OutputOption = .auto
     @Option(help: "KMS: the card to show on, e.g. /dev/dri/card0 (default: the first with a connected screen). --device names the VA-API render node.") var card: String?
     @Option(help: "KMS: a connector to show on, e.g. HDMI-A-1 (repeat for several; default: every connected one).")
     var connector: [String] = []
     @Option(help: "KMS: the mode, WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH (default: each screen's preferred mode).") var mode: String?
     @Option(help: "Who draws the frames: auto, gl or cpu. KMS auto: GLES, else CPU. Headless auto: GLES on a GPU, the CPU when GLES is a software rasteriser (llvmpipe) or unavailable.")
-    var renderer: String = "auto"
+    var renderer: RendererOption = .auto
     @Option(help: "Headless GL: the EGL platform: auto (surfaceless, else the EGL device platform, else the default display), surfaceless, device or default.")
-    var eglPlatform: String = "auto"
-    @Option(help: "KMS: scaling: fit, fill, stretch or none.") var scale: String = "fit"
+    var eglPlatform: EGLPlatformOption = .auto
+    @Option(help: "KMS: scaling: fit, fill, stretch or none.") var scale: ScalingMode = .fit
     @Option(help: "KMS: background colour RRGGBB around the picture.") var background: String = "000000"
     @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png). Frames are then shown once each, paced by the display, not the clock.")
     var capture: String?
@@ -34,24 +34,18 @@ struct Play: ParsableCommand {
     @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
-        guard ["auto", "kms", "headless"].contains(output) else { throw ValidationError("--output must be auto, kms or headless") }
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
-        guard KMSDisplay.RendererChoice(rawValue: renderer) != nil else { throw ValidationError("--renderer must be auto, gl or cpu") }
-        guard eglPlatform == "auto" || HeadlessPlatform(rawValue: eglPlatform) != nil else {
-            throw ValidationError("--egl-platform must be auto, surfaceless, device or default")
-        }
-        guard ScalingMode(rawValue: scale) != nil else { throw ValidationError("--scale must be fit, fill, stretch or none") }
         guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
-        if capture != nil && output == "headless" { throw ValidationError("--capture needs a KMS output with a writeback connector") }
+        if capture != nil && output == .headless { throw ValidationError("--capture needs a KMS output with a writeback connector") }
     }
 
-    var compositor: Compositor { Compositor(scaling: ScalingMode(rawValue: scale)!, background: RGBColor(hex: background)!) }
+    var compositor: Compositor { Compositor(scaling: scale, background: RGBColor(hex: background)!) }
 
     /// The renderer `--renderer` asks for on the headless output, and why (printed).
     func headlessRenderer() throws -> HeadlessDisplay.RendererDecision {
         var egl = EGLDisplayContext.Options()
-        if let forced = HeadlessPlatform(rawValue: eglPlatform) { egl.headlessPlatforms = [forced] }
-        let decision = try HeadlessDisplay.makeRenderer(KMSDisplay.RendererChoice(rawValue: renderer)!, compositor: compositor, eglOptions: egl)
+        if let forced = eglPlatform.platform { egl.headlessPlatforms = [forced] }
+        let decision = try HeadlessDisplay.makeRenderer(renderer.kms, compositor: compositor, eglOptions: egl)
         StandardError.write(decision.line + "\n")
         return decision
     }
@@ -59,14 +53,14 @@ struct Play: ParsableCommand {
     /// The KMS display, or nil for headless (with the reason printed). KMS asked for explicitly
     /// (`--output kms`, `--card`, `--connector`, `--capture`) fails instead of falling back.
     func makeKMSDisplay() throws -> KMSDisplay? {
-        let explicit = output == "kms" || card != nil || !connector.isEmpty || capture != nil
-        let choice = OutputSelector.choose(requested: output)
-        if output == "headless" || (choice.kind == .headless && !explicit) {
+        let explicit = output == .kms || card != nil || !connector.isEmpty || capture != nil
+        let choice = OutputSelector.choose(requested: output.rawValue)
+        if output == .headless || (choice.kind == .headless && !explicit) {
             StandardError.write("output: headless (\(choice.reason))\n")
             return nil
         }
         do {
-            let display = try KMSDisplay.open(devicePath: card ?? choice.devicePath, renderer: KMSDisplay.RendererChoice(rawValue: renderer)!,
+            let display = try KMSDisplay.open(devicePath: card ?? choice.devicePath, renderer: renderer.kms,
                                               compositor: compositor,
                                               options: KMSDisplay.Options(connectors: connector, mode: mode, capture: capture != nil),
                                               note: { StandardError.write($0 + "\n") })

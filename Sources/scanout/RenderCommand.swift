@@ -18,9 +18,9 @@ struct Render: ParsableCommand {
     @Option(help: "Frame numbers and ranges, comma-separated (0,150,299 or 0-299).") var frames: String?
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
     @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
-    @Option(help: "Renderer: cpu (bit-exact reference), gl (GLES on EGL, llvmpipe included), auto (gl, else cpu).") var renderer: String = "cpu"
+    @Option(help: "Renderer: cpu (bit-exact reference), gl (GLES on EGL, llvmpipe included), auto (gl, else cpu).") var renderer: RendererOption = .cpu
     @Option(help: "Output size WxH (gl; default: the picture's natural size).") var size: String?
-    @Option(help: "Scaling into --size: fit (letterbox), fill (crop), stretch, none (gl).") var scale: String = "fit"
+    @Option(help: "Scaling into --size: fit (letterbox), fill (crop), stretch, none (gl).") var scale: ScalingMode = .fit
     @Option(help: "Background colour RRGGBB around the picture (gl).") var background: String = "000000"
     @Option(help: "PNG drawn over the video at its own size (gl).") var overlay: String?
     @Option(help: "Overlay opacity 0...1 (gl).") var overlayOpacity: Double = 1
@@ -33,11 +33,10 @@ struct Render: ParsableCommand {
     func validate() throws {
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
         _ = try parseFrameList(frames)
-        guard ["cpu", "gl", "auto"].contains(renderer) else { throw ValidationError("--renderer: cpu, gl or auto") }
-        if renderer == "cpu", size == nil, overlay != nil || scale != "fit" || background != "000000" {
+        if renderer == .cpu, size == nil, overlay != nil || scale != .fit || background != "000000" {
             throw ValidationError("--scale, --background and --overlay need --size (the canvas) with --renderer cpu")
         }
-        if deep && renderer != "cpu" { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
+        if deep && renderer != .cpu { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
         _ = try layoutOptions()
     }
 
@@ -52,7 +51,7 @@ struct Render: ParsableCommand {
             let numbers = try parseFrameList(frames)
             let times = try parseList(at, as: Double.self, option: "--at")
             var decoding = try options.decoder
-            if renderer == "gl" {
+            if renderer == .gl {
                 // Hardware frames go to the GL renderer as DMA-BUFs: hw needs EGL's import.
                 let egl = EGLProbe.headless()
                 decoding.environment.dmaBufImport = egl.dmaBufImport ? .available
@@ -133,20 +132,19 @@ extension Render {
             }
             wh = (w, h)
         }
-        guard let scaling = ScalingMode(rawValue: scale) else { throw ValidationError("--scale: fit, fill, stretch or none") }
         guard let bg = RGBColor(hex: background) else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
         let xy = overlayPosition.split(separator: ",")
         guard xy.count == 2, let x = Int(String(xy[0]).trimmingSpaces), let y = Int(String(xy[1]).trimmingSpaces) else {
             throw ValidationError("--overlay-position: x,y")
         }
         guard (0...1).contains(overlayOpacity) else { throw ValidationError("--overlay-opacity: 0...1") }
-        return (wh, scaling, bg, (x, y))
+        return (wh, scale, bg, (x, y))
     }
 
     /// The renderer the options ask for. `auto` tries GL and falls back to the CPU, saying why on
     /// one stderr line.
     func makeRenderer(orientation: Orientation) throws -> FrameRendering {
-        if renderer != "cpu" {
+        if renderer != .cpu {
             do {
                 let layout = try layoutOptions()
                 var compositor = Compositor(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
@@ -156,7 +154,7 @@ extension Render {
                                                  y: layout.position.1, opacity: overlayOpacity)
                 }
                 let gl = try GLRenderer(compositor: compositor)
-                if renderer == "auto" { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
+                if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
                 let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
                 var importWorks = true
                 return FrameRendering(submit: { frame, request in
@@ -172,7 +170,7 @@ extension Render {
                     }
                     return try pipeline.submit(frame, tag: request).map { ($0.tag, $0.image) }
                 }, finish: { try pipeline.finish().map { ($0.tag, $0.image) } })
-            } catch let e as RenderError where renderer == "auto" {
+            } catch let e as RenderError where renderer == .auto {
                 StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
             }
         }

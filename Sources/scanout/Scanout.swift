@@ -53,7 +53,7 @@ struct InputOptions: ParsableArguments {
     var verbose = false
 
     @Option(help: "Decoder: auto (native, then hw, then sw, the first available), native, hw (VA-API or NVDEC), sw. Wins over the input's ?playerType= hint.")
-    var playerType: String = "auto"
+    var playerType: PlayerType = .auto
 
     @Option(help: "Hardware decoder for hw: auto (VA-API where a render node works, else NVDEC where CUDA initialises), vaapi, nvdec.")
     var hwBackend: HardwareBackend = .auto
@@ -80,7 +80,7 @@ struct InputOptions: ParsableArguments {
         do {
             let faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
             let verbose = self.verbose
-            return DecoderOptions(threads: threads, playerType: PlayerType(rawValue: playerType) ?? .auto,
+            return DecoderOptions(threads: threads, playerType: playerType,
                                   fallbackAfter: fallbackAfter, allowFallback: !noFallback,
                                   environment: SelectorEnvironment(nativePlane: nativePlane, device: device, hwBackend: hwBackend, faults: faults)) { event in
                 switch event {
@@ -100,16 +100,12 @@ struct InputOptions: ParsableArguments {
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be above 0") }
         guard threads >= 0 && threads <= 64 else { throw ValidationError("--threads must be 0...64") }
-        guard let type = PlayerType(rawValue: playerType) else { throw ValidationError("--player-type must be auto, native, hw or sw") }
         guard fallbackAfter >= 1 else { throw ValidationError("--fallback-after must be 1 or more") }
-        if noFallback && type != .hw && type != .native {
+        if noFallback && playerType != .hw && playerType != .native {
             throw ValidationError("--no-fallback needs --player-type hw or native")
         }
     }
 }
-
-extension HardwareBackend: ExpressibleByArgument {}
-extension PlayerType: ExpressibleByArgument {}
 
 /// Exit codes, as documented in the command's help.
 enum Exit {

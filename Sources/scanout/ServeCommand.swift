@@ -23,13 +23,13 @@ struct Serve: ParsableCommand {
     @Option(help: "TCP port (0: any free port).") var port: Int?
     @Option(help: "Unix socket path.") var socket: String?
     @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
-    @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.") var output: String?
+    @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.", completion: CompletionWords.output) var output: String?
     @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
     @Option(help: "Who draws the frames: auto, gl or cpu. KMS auto: GLES, else CPU. Headless auto: GLES on a GPU, the CPU on a software rasteriser (llvmpipe).")
-    var renderer: String = "auto"
-    @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.") var repeatMode: String?
+    var renderer: RendererOption = .auto
+    @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.", completion: CompletionWords.repeatMode) var repeatMode: String?
     @Option(help: "Image shown when nothing can be played.") var slate: String?
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.", completion: CompletionWords.logLevel) var logLevel: String?
     @Option(help: "Decoder: auto (native, then hw, then sw), native, hw or sw.") var playerType: PlayerType?
     @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
     @Flag(help: "Load the playlist without starting it.") var paused = false
@@ -56,10 +56,7 @@ struct Serve: ParsableCommand {
         let w = settings.outputWidth, h = settings.outputHeight
         let useKMS = choice.kind == .kms || settings.output == "kms"
         let card = choice.devicePath
-        guard let rendererChoice = KMSDisplay.RendererChoice(rawValue: renderer) else {
-            StandardError.write("scanout: --renderer must be auto, gl or cpu\n")
-            throw ExitCode(Exit.failure)
-        }
+        let rendererChoice = renderer.kms
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
             // Made on the player's thread, which owns the display from then on.
             if useKMS {

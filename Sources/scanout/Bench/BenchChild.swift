@@ -73,10 +73,10 @@ struct BenchChild {
         let t0 = monotonicSeconds()
         // The GLES renderer takes hardware frames in GPU memory; the CPU renderer needs planes.
         let transfers = FrameTransfers()
-        let r = try reader(input, destination: options.renderer == "gl" ? .gpu : .cpu, transfers: transfers)
+        let r = try reader(input, destination: options.renderer == .gl ? .gpu : .cpu, transfers: transfers)
         let cpu = CPURenderer()
         var gl: GLReadbackPipeline<Void>?
-        if options.renderer == "gl" {
+        if options.renderer == .gl {
             // At the video's own size, upright: the same output as the CPU renderer's.
             let renderer = try GLRenderer(compositor: Compositor(orientation: r.video.orientation))
             renderer.importer.transfers = transfers

@@ -22,7 +22,7 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "Peers to run on the same inputs, comma-separated: ffmpeg,mpv,gstreamer.") var compare: String?
     @Flag(help: "Print the results as JSON.") var json = false
     @Option(help: "Write an SVG plot of the results here.") var plot: String?
-    @Option(help: "Renderer for the render suite: cpu (bit-exact) or gl (GLES; upload, draw and readback timed apart).") var renderer: String = "cpu"
+    @Option(help: "Renderer for the render suite: cpu (bit-exact) or gl (GLES; upload, draw and readback timed apart).") var renderer: BenchRenderer = .cpu
     @Option(help: "Render suite, gl: frames whose readback is in flight at once (0: each read back synchronously as drawn).") var readbackDepth: Int = 3
     @Option(help: "Seek suite: exact seeks per run.") var seeks: Int = 8
     @Option(parsing: .unconditional, help: "Decode suite: concurrent decodes of each input in one Scanout process (a thread each, started together); each peer runs as that many processes at once. --threads is per stream.")
@@ -41,7 +41,6 @@ struct BenchOptions: ParsableArguments {
         for p in peers where !Peer.known.contains(p) {
             throw ValidationError("--compare: unknown peer '\(p)' (known: \(Peer.known.joined(separator: ", ")))")
         }
-        guard ["cpu", "gl"].contains(renderer) else { throw ValidationError("--renderer must be cpu or gl") }
         guard (0...16).contains(readbackDepth) else { throw ValidationError("--readback-depth must be 0...16") }
     }
 }

@@ -103,7 +103,7 @@ enum BenchReport {
         }
         let root: [String: Any] = [
             "suite": suite.rawValue, "metric": suite.metric.name, "higherIsBetter": suite.metric.higherIsBetter,
-            "renderer": options.renderer, "playerType": options.input.playerType, "threads": options.input.threads, "streams": options.streams, "runs": options.runs, "warmup": options.warmup, "inputs": items,
+            "renderer": options.renderer.rawValue, "playerType": options.input.playerType.rawValue, "threads": options.input.threads, "streams": options.streams, "runs": options.runs, "warmup": options.warmup, "inputs": items,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

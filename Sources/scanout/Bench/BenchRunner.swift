@@ -188,11 +188,11 @@ struct BenchRunner {
         let reportPath = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-bench-\(getpid())-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: reportPath) }
         var argv = [selfExecutable(), "bench", suite.rawValue, input, "--threads", String(options.input.threads), "--streams", String(options.streams),
-                    "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--renderer", options.renderer,
+                    "--timeout", String(options.input.timeout), "--seeks", String(options.seeks), "--renderer", options.renderer.rawValue,
                     "--readback-depth", String(options.readbackDepth), "--child-report", reportPath]
         if options.input.verbose { argv.append("--verbose") }
-        argv += ["--player-type", options.input.playerType, "--fallback-after", String(options.input.fallbackAfter)]
-        if options.input.playerType == "hw" || options.input.playerType == "native" { argv.append("--no-fallback") }
+        argv += ["--player-type", options.input.playerType.rawValue, "--fallback-after", String(options.input.fallbackAfter)]
+        if options.input.playerType == .hw || options.input.playerType == .native { argv.append("--no-fallback") }
         if let device = options.input.device { argv += ["--device", device] }
         guard let child = runChild(argv) else { throw BenchError("cannot start \(argv[0])") }
         guard child.status == 0, let data = FileManager.default.contents(atPath: reportPath) else {
