@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v7
+STAMP=v8
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -23,6 +23,9 @@ X264=(-c:v libx264 -threads 1 -preset veryfast)
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 96)" "${X264[@]}" -g 30 -bf 2 -x264-params open-gop=0 -pix_fmt yuv420p "${BX[@]}" counter.mp4
 # Same picture in MPEG-TS with open GOPs (non-zero start time, leading B-frames across I-frames).
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 96)" "${X264[@]}" -g 24 -bf 3 -x264-params open-gop=1:scenecut=0 -pix_fmt yuv420p "${BX[@]}" counter_open.ts
+# Open GOPs of 100 with 3 B-frames (x264's defaults otherwise, scene cuts on): seeking to the
+# keyframe at frame 200 decodes leading pictures whose references lie in the GOP before it.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 230)" "${X264[@]}" -crf 36 -bf 3 -x264-params open-gop=1:keyint=100 -pix_fmt yuv420p "${BX[@]}" counter_open_long.ts
 # An edit list that starts in the middle of a GOP: the first shown frame is not a keyframe.
 "${FF[@]}" -ss 0.5 -i counter.mp4 -c copy "${BX[@]}" counter_editlist.mp4
 # Variable frame rate in Matroska: frame n at t = n/30 s, plus 0.5 s after frame 40.

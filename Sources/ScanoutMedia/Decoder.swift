@@ -28,6 +28,10 @@ public struct DecodeStats: Sendable, Equatable {
     public var concealedFrames = 0
     /// Error lines libavcodec logged while decoding (how most concealed errors show up).
     public var loggedErrors = 0
+    /// Of `loggedErrors`, the lines saying that a picture names a reference the decoder does not
+    /// hold. In a stream read from its start they mean damage; after a seek to a keyframe of an
+    /// open GOP they are expected (see `FrameReader.decodeStats`).
+    public var missingReferenceErrors = 0
     public var framesDecoded = 0
 
     public var errorCount: Int { rejectedPackets + loggedErrors }
@@ -153,6 +157,7 @@ public final class SoftwareDecoder: Decoder {
 
     private func syncLoggedErrors() {
         stats.loggedErrors = errorLines.count
+        stats.missingReferenceErrors = errorLines.missingReferences
     }
 }
 

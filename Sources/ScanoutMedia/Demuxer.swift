@@ -103,10 +103,19 @@ public final class Demuxer {
     private let errorLines = ErrorLines()
     /// Packets the demuxer flagged as damaged or cut short.
     public private(set) var corruptPackets = 0
-    /// Video packets read so far.
+    /// Video packets read since the start, or since the last seek.
     public private(set) var packetsRead = 0
+    /// Packets the container's index lists before the point reading started from: 0 from the
+    /// start; after a seek, the index position of the first packet read (nil when the index
+    /// does not know it, or until that packet is read).
+    private var packetsBeforeStart: Int? = 0
+    private var locateStartInIndex = false
     /// Whether a read reached the end of the input.
     public private(set) var reachedEnd = false
+    /// Whether the container's index came after the media data (an MP4 without faststart).
+    private let indexFollowsData: Bool
+    /// Whether the deadline interrupted a read since the last seek.
+    private var readInterrupted = false
 
     /// The input's start time in microseconds (`AVFormatContext.start_time`), nil when unknown.
     public var formatStartTime: Int64? {
@@ -153,6 +162,8 @@ public final class Demuxer {
             throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
         }
         guard let opened = ctxOpt else { throw MediaError.openFailed(input: input, reason: "no context") }
+        // Where the header (for MP4, the index) ended, before probing reads on.
+        let headerEnd = opened.pointee.pb.map { avio_seek($0, 0, SEEK_CUR) } ?? 0
 
         deadline.arm(seconds: options.timeoutSeconds)
         let probe = avformat_find_stream_info(opened, nil)
@@ -172,6 +183,12 @@ public final class Demuxer {
         }
         context = opened
         stream = st
+        // An MP4 whose index (moov) follows the media data: the header was read past the first packet.
+        if opened.pointee.pb != nil, let first = avformat_index_get_entry(st, 0) {
+            indexFollowsData = String(cString: opened.pointee.iformat.pointee.name).hasPrefix("mov") && first.pointee.pos < headerEnd
+        } else {
+            indexFollowsData = false
+        }
         video = Self.describe(stream: st, context: opened)
         deadline.disarm()
     }
@@ -192,14 +209,22 @@ public final class Demuxer {
             deadline.arm(seconds: options.timeoutSeconds)
             let r = av_read_frame(context, packet.pointer)
             deadline.disarm()
+            // The interrupt can fire inside a read that still returns a packet (the demuxer hands
+            // out what its parser held); the following read then fails with the stored error.
+            if deadline.fired { readInterrupted = true }
+            let timedOut = readInterrupted || r == SCANOUT_AVERROR_EXIT || r == scanout_averror(ETIMEDOUT)
+            if r < 0 && timedOut {
+                // A live source (UDP, a stalled server) that stops sending ends here: a timeout.
+                throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading")
+            }
+            if r < 0, packetsRead == 0, indexFollowsData, !canSeekBack {
+                throw MediaError.readFailed(input: input, reason: cannotReachDataReason)
+            }
             if r == SCANOUT_AVERROR_EOF {
                 reachedEnd = true
                 return false
             }
             if r < 0 {
-                if deadline.fired {
-                    throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading")
-                }
                 if r == scanout_averror(EIO) || r == SCANOUT_AVERROR_INVALIDDATA, isLocalFileShorterThanExpected {
                     throw MediaError.truncated(input: input, detail: "data ends before the container's index says it should")
                 }
@@ -207,16 +232,23 @@ public final class Demuxer {
             }
             if packet.streamIndex != video.index { continue }
             if packet.isCorrupt { corruptPackets += 1 }
+            if locateStartInIndex {
+                locateStartInIndex = false
+                packetsBeforeStart = indexPosition(ofDecodingTimestamp: packet.dts)
+            }
             packetsRead += 1
             return true
         }
     }
 
-    /// What a complete read found wrong with the container: fewer packets than its index lists
-    /// (a truncated file), or packets the demuxer flagged as damaged. Nil when it looked whole.
+    /// What a read to the end found wrong with the container: fewer packets than its index lists
+    /// from where reading started (a truncated file), or packets the demuxer flagged as damaged.
+    /// Nil when it looked whole.
     public func containerDamage() -> MediaError? {
-        if reachedEnd, let declared = video.declaredFrameCount, packetsRead < declared {
-            return .truncated(input: input, detail: "read \(packetsRead) of the \(declared) packets its index lists")
+        if reachedEnd, let declared = video.declaredFrameCount, let before = packetsBeforeStart, before + packetsRead < declared {
+            let detail = before == 0 ? "read \(packetsRead) of the \(declared) packets its index lists"
+                : "read \(packetsRead) of the \(declared - before) packets its index lists after packet \(before)"
+            return .truncated(input: input, detail: detail)
         }
         if corruptPackets > 0 {
             return .damagedPackets(input: input, count: corruptPackets)
@@ -240,6 +272,34 @@ public final class Demuxer {
             if deadline.fired { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "seeking") }
             throw MediaError.readFailed(input: input, reason: "seek failed: \(ffmpegErrorString(r))")
         }
+        // Counting starts again where the seek landed.
+        packetsRead = 0
+        packetsBeforeStart = nil
+        locateStartInIndex = true
+        reachedEnd = false
+        readInterrupted = false
+    }
+
+    /// Where the packet with decoding timestamp `dts` sits in the container's index (libavformat's
+    /// index entries, in decoding order), nil when the index does not list it.
+    private func indexPosition(ofDecodingTimestamp dts: Int64?) -> Int? {
+        guard let dts else { return nil }
+        let i = av_index_search_timestamp(stream, dts, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY)
+        guard i >= 0, let entry = avformat_index_get_entry(stream, i), entry.pointee.timestamp == dts else { return nil }
+        return Int(i)
+    }
+
+    /// Whether the input can seek backwards (false for a pipe, or a server that ignores byte ranges).
+    private var canSeekBack: Bool {
+        guard let pb = context.pointee.pb else { return true }
+        return pb.pointee.seekable & AVIO_SEEKABLE_NORMAL != 0
+    }
+
+    /// Why the packets of an input that cannot seek back are out of reach.
+    private var cannotReachDataReason: String {
+        let http = input.hasPrefix("http://") || input.hasPrefix("https://")
+        return (http ? "the server ignores byte ranges" : "the input cannot seek back")
+            + " and the index is at the end of the file, after the data (serve it with byte ranges, or move the index to the front: ffmpeg -i IN -c copy -movflags +faststart OUT)"
     }
 
     /// A truncated MP4 ends reads with EIO/INVALIDDATA before EOF; the file's end tells it apart

@@ -51,10 +51,21 @@ public enum FFmpegLog {
 /// It also carries why a hardware decoder's `get_format` refused the stream: `opaque` is the one
 /// slot a codec callback can reach, so the refusal rides with the error lines.
 final class ErrorLines: Sendable {
-    private let state = Mutex<(count: Int, last: String?)>((0, nil))
+    private let state = Mutex<(count: Int, missingReferences: Int, last: String?)>((0, 0, nil))
     private let refusal = Mutex<String?>(nil)
-    func add(_ line: String) { state.withLock { $0.count += 1; $0.last = line } }
+    func add(_ line: String) {
+        let missing = Self.missingReferencePhrases.contains { line.contains($0) }
+        state.withLock { $0.count += 1; $0.missingReferences += missing ? 1 : 0; $0.last = line }
+    }
     var count: Int { state.withLock { $0.count } }
+    /// Lines about reference pictures the decoder does not hold (counted in `count` too).
+    var missingReferences: Int { state.withLock { $0.missingReferences } }
+    /// How libavcodec's H.264 and HEVC decoders say that a picture names a reference they do not
+    /// hold, which is what decoding from a keyframe that is not an IDR (an open GOP) meets.
+    static let missingReferencePhrases = [
+        "mmco: unref short failure", "reference picture missing during reorder", "Missing reference picture",
+        "co located POCs unavailable", "Could not find ref with POC",
+    ]
     var last: String? { state.withLock { $0.last } }
     /// Records why `get_format` chose no hardware format.
     func refuse(_ reason: String) { refusal.withLock { $0 = reason } }

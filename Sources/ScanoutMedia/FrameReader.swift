@@ -14,6 +14,22 @@ public final class FrameReader {
     private let packet = Packet()
     private var draining = false
     private var finished = false
+    /// Set by `FrameSeeker` once it has sought to a keyframe: from then on the decoder may meet
+    /// pictures that name references from before that keyframe (the leading pictures of an open
+    /// GOP, memory-management commands of the pictures after it). The ffmpeg tool meets the same
+    /// after `-ss`; they are not damage, and `decodeStats` leaves them out.
+    public internal(set) var startedAtKeyframe = false
+
+    /// The decoder's counts, less its missing-reference lines after `startedAtKeyframe`.
+    public var decodeStats: DecodeStats {
+        var s = decoder.stats
+        if startedAtKeyframe {
+            s.loggedErrors = max(0, s.loggedErrors - s.missingReferenceErrors)
+            s.missingReferenceErrors = 0
+        }
+        return s
+    }
+
     /// Compressed bytes read so far.
     public private(set) var bytesRead = 0
 
@@ -85,7 +101,7 @@ public final class FrameReader {
     /// (short reads) or concealed decode errors. Nil when the input was clean.
     public func damage() -> MediaError? {
         if let damage = demuxer.containerDamage() { return damage }
-        let s = decoder.stats
+        let s = decodeStats
         if s.hasErrors {
             return .corruptBitstream(input: input, errors: max(s.errorCount, s.concealedFrames), affectedFrames: s.concealedFrames)
         }

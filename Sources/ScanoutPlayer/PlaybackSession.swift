@@ -411,7 +411,7 @@ public final class PlaybackSession {
 
     private func retireReader() {
         guard let reader else { return }
-        earlierErrors = add(earlierErrors, reader.decoder.stats)
+        earlierErrors = add(earlierErrors, reader.decodeStats)
         earlierBytes += reader.bytesRead
         self.reader = nil
         refreshReaderStats()
@@ -419,7 +419,7 @@ public final class PlaybackSession {
 
     private func refreshReaderStats() {
         if let transfers { stats.transfers = transfers.counts }
-        stats.decodeErrors = reader.map { add(earlierErrors, $0.decoder.stats) } ?? earlierErrors
+        stats.decodeErrors = reader.map { add(earlierErrors, $0.decodeStats) } ?? earlierErrors
         stats.bytesRead = earlierBytes + (reader?.bytesRead ?? 0)
     }
 
@@ -428,6 +428,7 @@ public final class PlaybackSession {
         s.rejectedPackets += b.rejectedPackets
         s.concealedFrames += b.concealedFrames
         s.loggedErrors += b.loggedErrors
+        s.missingReferenceErrors += b.missingReferenceErrors
         s.framesDecoded += b.framesDecoded
         return s
     }

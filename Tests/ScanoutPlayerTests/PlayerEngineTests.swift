@@ -181,6 +181,21 @@ let frame30 = 1e9 / 30
         }
     }
 
+    @Test func exactSeeksPastAnOpenGOPKeyframeCountNoDecodeErrors() throws {
+        // The leading pictures of the keyframe at frame 200 reference the GOP before it; a seek
+        // needs none of them, so a clean stream stays clean.
+        let path = try Fixtures.path("counter_open_long.ts")
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: path)])
+        let index = try FrameIndex.build(input: path)
+        let tb = try FrameReader(input: path).video.timeBase.doubleValue
+        for n in [219, 200, 229] {
+            try h.engine.seek(to: Double(index.timestamps[n] - index.timestamps[0]) * tb, exact: true)
+            #expect(h.display.shown.last?.code == n)
+        }
+        #expect(h.engine.snapshot().decodeErrors == 0)
+    }
+
     @Test func inexactSeekLandsOnTheKeyframeBefore() throws {
         let h = Harness()
         try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])  // GOPs of 30

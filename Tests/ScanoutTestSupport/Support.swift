@@ -179,6 +179,18 @@ public func refusedLoopbackPort() throws -> UInt16 {
     return try bindLoopback(fd)
 }
 
+/// A UDP port on 127.0.0.1 that nothing is bound to (bound once, then closed).
+public func freeUDPLoopbackPort() throws -> UInt16 {
+    #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_DGRAM, 0)
+    #endif
+    guard fd >= 0 else { throw SupportError("socket() failed") }
+    defer { close(fd) }
+    return try bindLoopback(fd)
+}
+
 /// Binds `fd` to 127.0.0.1 on an ephemeral port and returns the port.
 private func bindLoopback(_ fd: Int32) throws -> UInt16 {
     var addr = sockaddr_in()
@@ -198,16 +210,19 @@ private func bindLoopback(_ fd: Int32) throws -> UInt16 {
 }
 
 /// `tools/http-serve.py` (HTTP with byte ranges) serving `directory` on 127.0.0.1 (a free port),
-/// stopped when released.
+/// stopped when released. `byteRanges: false` runs Python's own `http.server` instead, which
+/// answers every request with the whole file (200), as servers without range support do.
 public final class HTTPFileServer: @unchecked Sendable {
     public let port: UInt16
     private let process: Process
 
-    public init(directory: String) throws {
+    public init(directory: String, byteRanges: Bool = true) throws {
         port = try refusedLoopbackPort()
         process = Process()
         process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
-        process.arguments = [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)]
+        process.arguments = byteRanges
+            ? [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)]
+            : ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", directory]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -219,7 +234,7 @@ public final class HTTPFileServer: @unchecked Sendable {
             usleep(50_000)
         }
         kill(process.processIdentifier, SIGKILL)
-        throw SupportError("tools/http-serve.py did not start on 127.0.0.1:\(port)")
+        throw SupportError("\(process.arguments?.first ?? "python3") did not start on 127.0.0.1:\(port)")
     }
 
     public func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
