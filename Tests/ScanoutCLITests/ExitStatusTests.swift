@@ -1,9 +1,6 @@
 import Foundation
 import Testing
 import ScanoutTestSupport
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Exit status 2 only when what the job read was damaged; 1 with the cause in words when the job
 /// could not be done; a source that stops answering named as a timeout.
@@ -76,18 +73,8 @@ struct ExitStatusTests {
         let port = try freeUDPLoopbackPort()
         let url = "udp://127.0.0.1:\(port)"
         // The sender plays the clip in real time (3.2 s) and stops; the reader joins a moment later.
-        let sender = Process()
-        sender.executableURL = URL(fileURLWithPath: try Proc.which("ffmpeg"))
-        sender.arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", try Fixtures.path("counter_open.ts"),
-                            "-c", "copy", "-f", "mpegts", url]
-        sender.standardInput = FileHandle.nullDevice
-        sender.standardOutput = FileHandle.nullDevice
-        sender.standardError = FileHandle.nullDevice
-        try sender.run()
-        defer {
-            kill(sender.processIdentifier, SIGKILL)
-            sender.waitUntilExit()
-        }
+        let sender = try BackgroundProcess("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i",
+                                                      try Fixtures.path("counter_open.ts"), "-c", "copy", "-f", "mpegts", url])
         usleep(300_000)
         let r = try CLI.run(["framemd5", "--timeout", "1", url], timeout: 60)
         #expect(r.status == 1, "stderr: \(r.stderrText)")
@@ -95,5 +82,6 @@ struct ExitStatusTests {
         #expect(r.stderrText.contains("\(url): no answer within 1 s while reading"), "stderr: \(r.stderrText)")
         let frames = r.stdoutText.split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(frames.count > 0)
+        withExtendedLifetime(sender) {}
     }
 }

@@ -395,26 +395,16 @@ let frame30 = 1e9 / 30
 /// behind the reader, so the reader meets the pause. Stopped when released.
 final class StallingPipe {
     let path: String
-    private let process: Process
+    private let writer: BackgroundProcess
 
     init(file: String, in scratch: Scratch, after: Int, stall: Double) throws {
         path = scratch.path("live.mp4")
         guard mkfifo(path, 0o600) == 0 else { throw SupportError("mkfifo \(path) failed") }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
-        process.arguments = ["-c", """
+        writer = try BackgroundProcess("python3", ["-c", """
             import sys, time
             d = open(sys.argv[1], 'rb').read(); a = int(sys.argv[2])
             f = open(sys.argv[3], 'wb'); f.write(d[:a]); f.flush(); time.sleep(float(sys.argv[4])); f.write(d[a:]); f.close()
-            """, file, String(after), path, String(stall)]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    deinit {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+            """, file, String(after), path, String(stall)])
     }
 }
 

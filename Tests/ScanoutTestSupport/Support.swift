@@ -170,25 +170,46 @@ public final class SilentListener: @unchecked Sendable {
 /// A port on 127.0.0.1 that nothing listens on (bound once, then closed).
 public func refusedLoopbackPort() throws -> UInt16 {
     #if canImport(Glibc)
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try unusedLoopbackPort(Int32(SOCK_STREAM.rawValue))
     #else
-    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    try unusedLoopbackPort(SOCK_STREAM)
     #endif
-    guard fd >= 0 else { throw SupportError("socket() failed") }
-    defer { close(fd) }
-    return try bindLoopback(fd)
 }
 
 /// A UDP port on 127.0.0.1 that nothing is bound to (bound once, then closed).
 public func freeUDPLoopbackPort() throws -> UInt16 {
     #if canImport(Glibc)
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    try unusedLoopbackPort(Int32(SOCK_DGRAM.rawValue))
     #else
-    let fd = socket(AF_INET, SOCK_DGRAM, 0)
+    try unusedLoopbackPort(SOCK_DGRAM)
     #endif
+}
+
+private func unusedLoopbackPort(_ type: Int32) throws -> UInt16 {
+    let fd = socket(AF_INET, type, 0)
     guard fd >= 0 else { throw SupportError("socket() failed") }
     defer { close(fd) }
     return try bindLoopback(fd)
+}
+
+/// A program run in the background with its output discarded, killed when released.
+public final class BackgroundProcess: @unchecked Sendable {
+    private let process = Process()
+
+    public init(_ exe: String, _ args: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: try Proc.which(exe))
+        process.arguments = args
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        // SIGKILL: the test process's threads may block SIGTERM, and the child inherits the mask.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
 }
 
 /// Binds `fd` to 127.0.0.1 on an ephemeral port and returns the port.
