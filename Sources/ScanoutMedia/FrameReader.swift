@@ -14,11 +14,11 @@ public final class FrameReader {
     private let packet = Packet()
     private var draining = false
     private var finished = false
-    /// Set by `FrameSeeker` once it has sought to a keyframe: from then on the decoder may meet
-    /// pictures that name references from before that keyframe (the leading pictures of an open
-    /// GOP, memory-management commands of the pictures after it). The ffmpeg tool meets the same
-    /// after `-ss`; they are not damage, and `decodeStats` leaves them out.
-    public internal(set) var startedAtKeyframe = false
+    /// Set once the reader has sought (to a keyframe, as every seek lands): from then on the
+    /// decoder may meet pictures that name references from before that keyframe (the leading
+    /// pictures of an open GOP, memory-management commands of the pictures after it). The ffmpeg
+    /// tool meets the same after `-ss`; they are not damage, and `decodeStats` leaves them out.
+    public private(set) var startedAtKeyframe = false
 
     /// The decoder's counts, less its missing-reference lines after `startedAtKeyframe`.
     public var decodeStats: DecodeStats {
@@ -95,6 +95,7 @@ public final class FrameReader {
     public func seek(toTimestamp ts: Int64, position: Int64?) throws {
         try demuxer.seek(toTimestamp: ts, position: position)
         restart()
+        startedAtKeyframe = true
     }
 
     /// The error a finished read should end with, if the stream was damaged: a truncated file

@@ -139,7 +139,6 @@ public final class FrameSeeker {
         while attempts < 3 {
             let key = index.keyframes[k]
             try reader.seek(toTimestamp: key.dts ?? key.pts, position: key.position)
-            reader.startedAtKeyframe = true
             seeks += 1
             currentKeyframe = k
             lastPts = nil
