@@ -211,7 +211,7 @@ public final class Demuxer {
             deadline.disarm()
             // The interrupt can fire inside a read that still returns a packet (the demuxer hands
             // out what its parser held); the following read then fails with the stored error.
-            if deadline.fired { readInterrupted = true }
+            if deadline.fired { readInterrupted = true } else if r >= 0 { readInterrupted = false }
             let timedOut = readInterrupted || r == SCANOUT_AVERROR_EXIT || r == scanout_averror(ETIMEDOUT)
             if r < 0 && timedOut {
                 // A live source (UDP, a stalled server) that stops sending ends here: a timeout.
