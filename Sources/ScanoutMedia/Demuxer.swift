@@ -217,8 +217,8 @@ public final class Demuxer {
                 // A live source (UDP, a stalled server) that stops sending ends here: a timeout.
                 throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading")
             }
-            if r < 0, packetsRead == 0, indexFollowsData, !canSeekBack {
-                throw MediaError.readFailed(input: input, reason: cannotReachDataReason)
+            if r < 0, packetsRead == 0, indexFollowsData, isHTTP, !canSeekBack {
+                throw MediaError.readFailed(input: input, reason: "the server ignores byte ranges and the index is at the end of the file, after the data (serve it with byte ranges, or move the index to the front: ffmpeg -i IN -c copy -movflags +faststart OUT)")
             }
             if r == SCANOUT_AVERROR_EOF {
                 reachedEnd = true
@@ -295,12 +295,7 @@ public final class Demuxer {
         return pb.pointee.seekable & AVIO_SEEKABLE_NORMAL != 0
     }
 
-    /// Why the packets of an input that cannot seek back are out of reach.
-    private var cannotReachDataReason: String {
-        let http = input.hasPrefix("http://") || input.hasPrefix("https://")
-        return (http ? "the server ignores byte ranges" : "the input cannot seek back")
-            + " and the index is at the end of the file, after the data (serve it with byte ranges, or move the index to the front: ffmpeg -i IN -c copy -movflags +faststart OUT)"
-    }
+    private var isHTTP: Bool { input.hasPrefix("http://") || input.hasPrefix("https://") }
 
     /// A truncated MP4 ends reads with EIO/INVALIDDATA before EOF; the file's end tells it apart
     /// from a read error.
