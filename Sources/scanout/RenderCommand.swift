@@ -16,6 +16,7 @@ struct Render: ParsableCommand {
 
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
     @Option(help: "Frame numbers and ranges, comma-separated (0,150,299 or 0-299).") var frames: String?
+    @Option(help: "Keep every Nth frame of --frames (0-299 --every 30: 0, 30, ..., 270).") var every: Int = 1
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
     @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
     @Option(help: "Renderer: cpu (bit-exact reference), gl (GLES on EGL, llvmpipe included), auto (gl, else cpu).") var renderer: RendererOption = .cpu
@@ -32,6 +33,8 @@ struct Render: ParsableCommand {
 
     func validate() throws {
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
+        guard every >= 1 else { throw ValidationError("--every must be 1 or more, not \(every)") }
+        if every > 1 && frames == nil { throw ValidationError("--every needs --frames") }
         _ = try parseFrameList(frames)
         if renderer == .cpu, size == nil, overlay != nil || scale != .fit || background != "000000" {
             throw ValidationError("--scale, --background and --overlay need --size (the canvas) with --renderer cpu")
@@ -48,7 +51,7 @@ struct Render: ParsableCommand {
             try CaptureGate.check(policy: content.policy, purpose: .snapshot)
             if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
             let input = mediaInput(content.input)
-            let numbers = try parseFrameList(frames)
+            let numbers = try parseFrameList(frames).enumerated().filter { $0.offset % every == 0 }.map(\.element)
             let times = try parseList(at, as: Double.self, option: "--at")
             var decoding = try options.decoder
             if renderer == .gl {

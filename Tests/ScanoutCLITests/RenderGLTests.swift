@@ -43,6 +43,27 @@ struct RenderGLTests {
         #expect(bad.stderrText.contains("--frames: '9-2' is neither a frame number nor a range like 0-299"))
     }
 
+    @Test("--every N keeps every Nth frame of --frames, each the frame asked for; bad values refused")
+    func every() throws {
+        let scratch = try Scratch()
+        let r = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "0-95", "--every", "30", "--out", scratch.url.path])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).sorted()
+        #expect(written == ["frame-000000.png", "frame-000030.png", "frame-000060.png", "frame-000090.png"])
+        for n in [0, 30, 60, 90] {
+            let px = try rgb24(ofPNG: scratch.path("frame-\(String(repeating: "0", count: 6 - String(n).count))\(n).png"))
+            var code = 0
+            for bit in 0..<10 where px[(16 * 320 + bit * 32 + 16) * 3] > 128 { code |= 1 << bit }
+            #expect(code == n)
+        }
+        let zero = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--frames", "0-9", "--every", "0", "--out", scratch.url.path])
+        #expect(zero.status == 1)
+        #expect(zero.stderrText.contains("--every must be 1 or more, not 0"))
+        let noFrames = try CLI.run(["render", try Fixtures.path("counter.mp4"), "--at", "1", "--every", "2", "--out", scratch.url.path])
+        #expect(noFrames.status == 1)
+        #expect(noFrames.stderrText.contains("--every needs --frames"))
+    }
+
     @Test("auto says which renderer it used")
     func autoReportsRenderer() throws {
         let scratch = try Scratch()
