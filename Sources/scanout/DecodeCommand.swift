@@ -41,6 +41,10 @@ struct Decode: ParsableCommand {
             let orientation = noAutorotate ? Orientation.identity : reader.video.orientation
             var count = 0
             let path = (output == "-" && y4m) ? "pipe:.y4m" : output
+            let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
+            let start = monotonicNanoseconds()
+            defer { progress.finish() }
+            let total = frames.map { min($0, reader.video.declaredFrameCount ?? $0) } ?? reader.video.declaredFrameCount
             while count < (frames ?? Int.max), try reader.next(into: frame) {
                 var out = try frame.upright(orientation)
                 if let target, target != frame.pixelFormat {
@@ -52,8 +56,10 @@ struct Decode: ParsableCommand {
                 }
                 try writer!.write(out)
                 count += 1
+                progress.update(frameProgressText(count, of: total, since: start))
             }
             try writer?.finish()
+            progress.finish()
             if count == 0 { throw MediaError.noFrames(input: input) }
             // Damage is reported in its own single line instead of the summary.
             if let damage = reader.damage() { throw damage }

@@ -30,12 +30,16 @@ struct FrameMD5: ParsableCommand {
             let frame = VideoFrame()
             let orientation = noAutorotate ? Orientation.identity : reader.video.orientation
             var n: Int64 = 0
+            let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
+            let start = monotonicNanoseconds()
+            defer { progress.finish() }
             do {
                 while try reader.next(into: frame) {
                     let frame = try frame.upright(orientation)
                     if n == 0 { try out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
                     try out.write(checksum.line(for: frame, fallbackTimestamp: n))
                     n += 1
+                    progress.update(frameProgressText(Int(n), of: reader.video.declaredFrameCount, since: start))
                 }
             } catch {
                 // The frames hashed before the failure are written: they say where it stopped.

@@ -143,7 +143,7 @@ struct Play: ParsableCommand {
             defer { try? outputGuard?.stop() }
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = transfers
-            let line = ProgressLine()
+            let line = ProgressLine(quiet: options.quiet)
             let stats = try session.run(shouldStop: { interrupted() || captureError != nil }) { p in
                 line.update(progressText(p))
             }
@@ -216,28 +216,50 @@ func formatFixed(_ v: Double, _ digits: Int) -> String {
     return s
 }
 
-/// A status line on stderr: rewritten in place on a terminal, one line a second otherwise.
+/// A status line on stderr: rewritten in place on a terminal, one line a second otherwise
+/// (`terminalOnly`: nothing when stderr is not a terminal); nothing at all when `quiet`.
 final class ProgressLine {
     private let tty = isatty(2) != 0
+    private let enabled: Bool
     private var lastPlain: UInt64 = 0
+    private var lastTTY: UInt64 = 0
     private var shown = false
 
+    init(quiet: Bool = false, terminalOnly: Bool = false) {
+        enabled = !quiet && (tty || !terminalOnly)
+    }
+
+    private var latest: String?
+
     func update(_ text: String) {
+        guard enabled else { return }
+        let now = monotonicNanoseconds()
         if tty {
+            latest = text
+            // A terminal is redrawn at most ten times a second.
+            guard !shown || now - lastTTY >= 100_000_000 else { return }
+            lastTTY = now
             StandardError.write("\r\u{1B}[K" + text)
             shown = true
-        } else {
-            let now = monotonicNanoseconds()
-            if now - lastPlain >= 1_000_000_000 {
-                lastPlain = now
-                StandardError.write(text + "\n")
-            }
+        } else if now - lastPlain >= 1_000_000_000 {
+            lastPlain = now
+            StandardError.write(text + "\n")
         }
     }
 
+    /// Ends the line on a terminal, showing the last state.
     func finish() {
-        if tty && shown { StandardError.write("\n") }
+        if tty && shown { StandardError.write("\r\u{1B}[K" + (latest ?? "") + "\n") }
+        shown = false
     }
+}
+
+/// "frame 120 / 300 (40%)  95.2 fps" for a job over many frames.
+func frameProgressText(_ done: Int, of total: Int?, since start: UInt64) -> String {
+    let seconds = Double(monotonicNanoseconds() - start) / 1e9
+    let fps = seconds > 0 ? Double(done) / seconds : 0
+    let of = total.map { $0 > 0 ? " / \($0) (\(min(100, done * 100 / $0))%)" : "" } ?? ""
+    return "frame \(done)\(of)  \(format1(fps)) fps"
 }
 
 /// The signal that asked playback to stop (SIGINT or SIGTERM), 0 while none has.

@@ -88,11 +88,17 @@ extension Render {
         try makeDirectory(out)
         let png = PNGEncoder()
         let rendering = try makeRenderer(orientation: orientation)
+        let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
+        let start = monotonicNanoseconds()
+        var written = 0
+        defer { progress.finish() }
         func write(_ done: [(RenderRequest, RGBImage)]) throws {
             for (r, image) in done {
                 let path = out.hasSuffix("/") ? out + r.name : out + "/" + r.name
                 try png.write(image, to: path)
                 print("\(path)  frame \(r.number)  pts \(r.pts)  \(image.width)x\(image.height)")
+                written += 1
+                progress.update(frameProgressText(written, of: requests.count, since: start))
             }
         }
         for var r in requests.sorted(by: { $0.number < $1.number }) {

@@ -52,6 +52,9 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print FFmpeg's warnings and errors as they happen, and the decoder decision.")
     var verbose = false
 
+    @Flag(name: .shortAndLong, help: "No progress line (shown only when stderr is a terminal, except by play).")
+    var quiet = false
+
     @Option(help: "Decoder: auto (native, then hw, then sw, the first available), native, hw (VA-API or NVDEC), sw. Wins over the input's ?playerType= hint.")
     var playerType: PlayerType = .auto
 
