@@ -10,7 +10,7 @@ struct Decode: ParsableCommand {
     )
 
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
-    @Option(name: .shortAndLong, help: "Output file: .y4m for YUV4MPEG2, anything else raw; '-' for stdout (raw, or Y4M with --y4m).")
+    @Option(name: [.customShort("o"), .customLong("out")], help: "File to write: .y4m for YUV4MPEG2, anything else raw; '-' for stdout (raw, or Y4M with --y4m).")
     var output: String
     @Option(help: "Pixel format of the output (ffmpeg's names: yuv420p, nv12, yuv420p10le, ...).")
     var pixelFormat: String?

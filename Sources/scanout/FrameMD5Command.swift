@@ -11,7 +11,7 @@ struct FrameMD5: ParsableCommand {
     )
 
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
-    @Option(name: .shortAndLong, help: "Write here instead of stdout.") var output: String = "-"
+    @Option(name: [.customShort("o"), .customLong("out")], help: "File to write instead of stdout.") var output: String = "-"
     @Flag(help: "Hash frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions

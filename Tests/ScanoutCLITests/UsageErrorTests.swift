@@ -40,3 +40,24 @@ struct UsageErrorTests {
         #expect(try CLI.run(["--version"], timeout: 30).status == 0)
     }
 }
+
+/// One meaning per option name: `--output` is a screen (play, serve), `--out` (`-o`) a file or
+/// folder to write (decode, framemd5, render).
+@Suite struct OptionNameTests {
+    @Test("decode and framemd5 write to --out / -o; --output is not a file option there")
+    func outIsAFile() throws {
+        let scratch = try Scratch()
+        let clip = try Fixtures.path("counter.mp4")
+        let md5 = try CLI.run(["framemd5", clip, "--out", scratch.path("a.md5")])
+        #expect(md5.status == 0)
+        #expect(FileManager.default.fileExists(atPath: scratch.path("a.md5")))
+        let decode = try CLI.run(["decode", clip, "--out", scratch.path("a.y4m"), "--frames", "2"])
+        #expect(decode.status == 0)
+        #expect(FileManager.default.fileExists(atPath: scratch.path("a.y4m")))
+        for command in ["framemd5", "decode"] {
+            let r = try CLI.run([command, clip, "--out", scratch.path("b"), "--output", scratch.path("c")])
+            #expect(r.status == 1)
+            #expect(r.stderrText.contains("Unknown option '--output'"), "\(r.stderrText)")
+        }
+    }
+}
