@@ -164,3 +164,16 @@ final class HardwareCodec {
 
     var lastError: String? { errorLines.last }
 }
+
+/// A hardware decoder built on a `HardwareCodec`: the packet side, the counts and the flush are
+/// the codec's; the decoder adds what its backend does with each picture (`receive`).
+protocol HardwareCodecDecoder: Decoder {
+    var codec: HardwareCodec { get }
+}
+
+extension HardwareCodecDecoder {
+    var stats: DecodeStats { codec.stats }
+    func send(_ packet: Packet?) throws { try codec.send(packet) }
+    func flush() { codec.flush() }
+    var lastError: String? { codec.lastError }
+}

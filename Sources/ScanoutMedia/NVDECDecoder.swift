@@ -105,11 +105,11 @@ private let chooseCUDAFormat: @convention(c) (UnsafeMutablePointer<AVCodecContex
 /// `libcuda.so.1` is reached at run time (`CUDADriver`), never linked. The `export@N` fault acts
 /// where the picture is wrapped for the GPU consumer, the others as for VA-API. One thread; not
 /// Sendable.
-final class NVDECDecoder: Decoder {
+final class NVDECDecoder: HardwareCodecDecoder {
     let kind = "hw"
     let device: NVDECDevice
     let label: String
-    private let codec: HardwareCodec
+    let codec: HardwareCodec
     private let hwFrame = VideoFrame()
 
     init(for demuxer: Demuxer, device: NVDECDevice, options: DecoderOptions, faults: FaultPlan) throws {
@@ -125,10 +125,6 @@ final class NVDECDecoder: Decoder {
         label = "NVDEC cuda:\(device.ordinal) (\(device.name))"
     }
 
-    var stats: DecodeStats { codec.stats }
-
-    func send(_ packet: Packet?) throws { try codec.send(packet) }
-
     func receive(into frame: VideoFrame) throws -> Bool {
         guard try codec.receive(into: hwFrame, format: .cuda) else { return false }
         try codec.delivery.checkExport()
@@ -142,7 +138,4 @@ final class NVDECDecoder: Decoder {
         return true
     }
 
-    func flush() { codec.flush() }
-
-    var lastError: String? { codec.lastError }
 }

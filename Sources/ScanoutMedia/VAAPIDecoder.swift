@@ -189,11 +189,11 @@ private let chooseVAAPIFormat: @convention(c) (UnsafeMutablePointer<AVCodecConte
 ///
 /// This path has not run on real hardware in this project's CI (no VA-API device there); the
 /// software stand-in (`SCANOUT_FAULTS=hw-standin`) exercises everything around it.
-final class VAAPIDecoder: Decoder {
+final class VAAPIDecoder: HardwareCodecDecoder {
     let kind = "hw"
     let device: VAAPIDevice
     let label: String
-    private let codec: HardwareCodec
+    let codec: HardwareCodec
     private let hwFrame = VideoFrame()
 
     init(for demuxer: Demuxer, device: VAAPIDevice, options: DecoderOptions, faults: FaultPlan) throws {
@@ -207,10 +207,6 @@ final class VAAPIDecoder: Decoder {
                                   getFormat: chooseVAAPIFormat, options: options, faults: faults)
         label = "VA-API \(device.path) (\(device.vendor))"
     }
-
-    var stats: DecodeStats { codec.stats }
-
-    func send(_ packet: Packet?) throws { try codec.send(packet) }
 
     /// Receives a surface, syncs and exports it, and hands it out (downloaded for a CPU
     /// destination), with the export as `frame.surface`.
@@ -234,9 +230,6 @@ final class VAAPIDecoder: Decoder {
         return true
     }
 
-    func flush() { codec.flush() }
-
-    var lastError: String? { codec.lastError }
 
     /// The export as an `ExportedSurface`, which takes the descriptors (each object's once).
     private static func surface(from desc: VADRMPRIMESurfaceDescriptor, keepAlive: VideoFrame, label: String) -> ExportedSurface {
