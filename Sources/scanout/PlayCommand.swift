@@ -144,12 +144,13 @@ struct Play: ParsableCommand {
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = transfers
             let line = ProgressLine(quiet: options.quiet)
+            let cpuBefore = selfUsage().cpu
             let stats = try session.run(shouldStop: { interrupted() || captureError != nil }) { p in
                 line.update(progressText(p))
             }
             line.finish()
             if let captureError { throw captureError }
-            print(summary(stats: stats, display: display))
+            print(summary(stats: stats, display: display, cpuSeconds: selfUsage().cpu - cpuBefore))
             if let headless, let display = display as? HeadlessDisplay {
                 print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")
             }
@@ -174,10 +175,15 @@ struct Play: ParsableCommand {
         return decision + (reader.fallback.map { "; then \($0)" } ?? "")
     }
 
-    func summary(stats s: PlaybackStats, display: any Display) -> String {
-        """
+    /// The closing summary. The rates are ones `bench` and ffmpeg's `-benchmark` can be compared
+    /// with: frames over wall time, and the process's CPU time (every thread, libavcodec's
+    /// included) per frame; the time spent waiting inside the decoder call is not a rate, since
+    /// the decoder's threads work outside it.
+    func summary(stats s: PlaybackStats, display: any Display, cpuSeconds: Double) -> String {
+        let frames = Double(max(s.framesDecoded, 1))
+        return """
         summary: \(s.framesPresented) frames presented, \(s.framesDropped) dropped, \(s.framesDecoded) decoded, \(s.decodeErrors.errorCount) decode errors
-        decode: \(format1(s.decodeFPS)) fps (\(format2(s.decodeSeconds * 1000 / Double(max(s.framesDecoded, 1)))) ms/frame); present: \(format2(s.presentSeconds * 1000 / Double(max(s.framesPresented, 1)))) ms/frame on \(display.description)
+        rate: \(format1(s.wallSeconds > 0 ? Double(s.framesDecoded) / s.wallSeconds : 0)) fps (frames decoded / wall time), CPU \(format2(cpuSeconds * 1000 / frames)) ms/frame (all threads); waiting on the decoder \(format2(s.decodeSeconds * 1000 / frames)) ms/frame, present \(format2(s.presentSeconds * 1000 / Double(max(s.framesPresented, 1)))) ms/frame on \(display.description)
         time: \(format2(s.mediaSeconds)) s of media in \(format2(s.wallSeconds)) s\(untimed ? " (untimed)" : "; pacing p50 \(format2(s.pacingPercentile(50))) ms, p99 \(format2(s.pacingPercentile(99))) ms")
         copies: \(s.transfers.summary(frames: s.framesPresented))
         """
@@ -186,7 +192,8 @@ struct Play: ParsableCommand {
 
 func progressText(_ p: PlaybackProgress) -> String {
     let dur = p.duration.map { " / " + clockTime($0) } ?? ""
-    return "\(clockTime(p.position))\(dur)  frame \(p.stats.framesPresented)  dropped \(p.stats.framesDropped)  decode \(format1(p.stats.decodeFPS)) fps"
+    let fps = p.stats.wallSeconds > 0 ? Double(p.stats.framesDecoded) / p.stats.wallSeconds : 0
+    return "\(clockTime(p.position))\(dur)  frame \(p.stats.framesPresented)  dropped \(p.stats.framesDropped)  \(format1(fps)) fps"
 }
 
 func clockTime(_ s: Double) -> String {

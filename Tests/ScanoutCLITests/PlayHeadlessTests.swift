@@ -55,3 +55,27 @@ struct PlayHeadlessTests {
         #expect((choice["passedOver"] as? [Any])?.isEmpty == true)
     }
 }
+
+/// play's figures are ones bench and ffmpeg can be compared with: frames over wall time, and
+/// CPU time per frame of every thread, not the wait inside the decoder call.
+@Suite struct PlaySummaryRateTests {
+    @Test("the rate is frames decoded over wall time: about 30 fps for a 30 fps clip played in real time")
+    func rateIsFramesOverWallTime() throws {
+        let r = try CLI.run(["play", try Fixtures.path("counter.mp4"), "--output", "headless"])
+        #expect(r.status == 0, "\(r.stderrText)")
+        let lines = r.stdoutText.split(separator: "\n").map(String.init)
+        let rate = try #require(lines.first { $0.hasPrefix("rate: ") })
+        let time = try #require(lines.first { $0.hasPrefix("time: ") })
+        func number(after prefix: String, in line: String) -> Double? {
+            guard let range = line.range(of: prefix) else { return nil }
+            return Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+        }
+        let fps = try #require(number(after: "rate: ", in: rate))
+        let wall = try #require(number(after: " s of media in ", in: time))
+        let cpu = try #require(number(after: "CPU ", in: rate))
+        #expect(abs(fps - 96 / wall) <= 0.02 * fps, "\(rate) / \(time)")
+        #expect(fps > 25 && fps < 31, "\(rate)")
+        #expect(cpu > 0)
+        #expect(rate.contains("ms/frame (all threads)"))
+    }
+}
