@@ -29,6 +29,18 @@ extension Display {
     public var acceptsGPUFrames: Bool { false }
     public func countTransfers(in transfers: FrameTransfers?) {}
 
+    /// `options` for decoding into this display: hardware frames stay in GPU memory when it takes
+    /// them so, and its uploads go into the same counter as the decoder's downloads (`options`'
+    /// own, or a new one). What `play` and the player engine both assemble.
+    public func decoding(_ options: DecoderOptions) -> DecoderOptions {
+        var o = options
+        if acceptsGPUFrames { o.destination = .gpu }
+        let transfers = o.transfers ?? FrameTransfers()
+        o.transfers = transfers
+        countTransfers(in: transfers)
+        return o
+    }
+
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         try present(frame, orientation: layout.orientation)
     }

@@ -143,7 +143,7 @@ final class HardwareCodec {
         let keep = hwFrame.clone()
         let surfaceFormat = surfaceFormat, streamFormat = streamFormat
         try delivery.deliver(memory, props: hwFrame, format: hwFrame.pixelFormat, reference: keep, into: frame) { target in
-            try Self.download(keep, surfaceFormat: surfaceFormat, streamFormat: streamFormat, into: target, scratch: VideoFrame())
+            try Self.download(keep, surfaceFormat: surfaceFormat, streamFormat: streamFormat, into: target)
         }
         stats.framesDecoded += 1
         if hwFrame.hasDecodeErrors { stats.concealedFrames += 1 }
@@ -151,8 +151,8 @@ final class HardwareCodec {
     }
 
     /// `av_hwframe_transfer_data` into `surfaceFormat`, then the exact unpack into `streamFormat`.
-    static func download(_ hwFrame: VideoFrame, surfaceFormat: PixelFormat, streamFormat: PixelFormat, into frame: VideoFrame, scratch: VideoFrame) throws {
-        scratch.unref()
+    static func download(_ hwFrame: VideoFrame, surfaceFormat: PixelFormat, streamFormat: PixelFormat, into frame: VideoFrame) throws {
+        let scratch = VideoFrame()
         scratch.pointer.pointee.format = surfaceFormat.rawValue
         let t = av_hwframe_transfer_data(scratch.pointer, hwFrame.pointer, 0)
         guard t >= 0 else { throw HardwareFailure.importFailed("av_hwframe_transfer_data: \(ffmpegErrorString(t))") }

@@ -50,7 +50,6 @@ public final class PlayerEngine {
         self.display = display
         self.clock = clock
         let configuration = Self.adopt(configuration, for: display, transfers: nil)
-        display.countTransfers(in: configuration.decoder.transfers)
         self.configuration = configuration
         self.emit = emit
         preparer = ItemPreparer(mode: backgroundPreparation ? .background : .inline)
@@ -60,13 +59,12 @@ public final class PlayerEngine {
         session.transfers = configuration.decoder.transfers
     }
 
-    /// `c` with the pipeline's own decoder settings: hardware frames stay in GPU memory for a
-    /// display that takes them so, and every copy between CPU and GPU memory is counted in one
-    /// counter for the life of the engine (`transfers`, kept across configuration changes).
+    /// `c` with the pipeline's own decoder settings (`Display.decoding`), one copy counter for
+    /// the life of the engine (`transfers`, kept across configuration changes).
     private static func adopt(_ c: PlayerConfiguration, for display: any Display, transfers: FrameTransfers?) -> PlayerConfiguration {
         var c = c
-        if display.acceptsGPUFrames { c.decoder.destination = .gpu }
-        c.decoder.transfers = c.decoder.transfers ?? transfers ?? FrameTransfers()
+        c.decoder.transfers = c.decoder.transfers ?? transfers
+        c.decoder = display.decoding(c.decoder)
         return c
     }
 

@@ -93,12 +93,9 @@ struct Play: ParsableCommand {
             // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
             // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
             // them); every copy between CPU and GPU memory is counted for the summary.
-            let transfers = FrameTransfers()
-            var decoderOptions = try options.decoder(nativePlane: native)
-            decoderOptions.transfers = transfers
+            var decoderOptions = display.decoding(try options.decoder(nativePlane: native))
+            let transfers = decoderOptions.transfers
             if display.acceptsGPUFrames {
-                decoderOptions.destination = .gpu
-                display.countTransfers(in: transfers)
                 // On a screen, the stand-in for VA-API exports into the screen's own GBM buffers,
                 // which a plane or the GLES renderer takes as they are (this thread decodes and draws).
                 decoderOptions.surfaceAllocator = kms?.renderer.gbmDevice.map { GBMSurfaceAllocator(device: $0) }
