@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "scanout", targets: ["scanout"]),
         .library(name: "ScanoutMedia", targets: ["ScanoutMedia"]),
         .library(name: "ScanoutRender", targets: ["ScanoutRender"]),
+        .library(name: "ScanoutKMS", targets: ["ScanoutKMS"]),
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
         .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
         .library(name: "ScanoutPolicy", targets: ["ScanoutPolicy"]),
@@ -37,11 +38,14 @@ let package = Package(
 
         .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI"]),
         .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims"]),
-        .target(name: "ScanoutDisplay", dependencies: ["ScanoutMedia", "ScanoutRender", "CDRM"]),
+        // Atomic KMS in Swift values: the device protocol, libdrm, modes, properties, output filters.
+        .target(name: "ScanoutKMS", dependencies: ["CDRM"]),
+        .target(name: "ScanoutDisplay", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender"]),
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.
+        // It links neither FFmpeg nor EGL: the display asks it through `OutputFilter`.
         .target(name: "ScanoutPolicy", dependencies: [
-            "ScanoutDisplay",
+            "ScanoutKMS",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
@@ -54,7 +58,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutService",
+            "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -62,9 +66,9 @@ let package = Package(
         .target(name: "ScanoutTestSupport", dependencies: ["ScanoutMedia"], path: "Tests/ScanoutTestSupport"),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPolicyTests", dependencies: [
-            "ScanoutPolicy", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport",
+            "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),

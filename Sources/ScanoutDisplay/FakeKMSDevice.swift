@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ScanoutKMS
 
 /// A KMS device in memory, for tests: configurable connectors, encoders, CRTCs and planes; every
 /// commit is recorded; commits can be refused on demand; flip events and hotplug are simulated.

@@ -1,51 +1,9 @@
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutRender
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Why the KMS display could not start or go on. `description` is one line naming the device or
-/// connector and the cause.
-public enum KMSDisplayError: Error, Equatable, CustomStringConvertible {
-    case noDevice(path: String, reason: String)
-    case noCard(directory: String)
-    case permissionDenied(path: String)
-    case noAtomic(path: String, driver: String)
-    case masterHeld(path: String, holders: [String])
-    case noConnectedConnector(path: String, connectors: [String])
-    case connectorNotFound(name: String, path: String, available: [String])
-    case connectorDisconnected(name: String, path: String)
-    case noCRTC(connector: String)
-    case noPrimaryPlane(connector: String)
-    case commitRejected(path: String, outputs: [String], error: KMSError)
-    case noWriteback(path: String)
-    case flipTimeout(path: String, crtcID: UInt32, milliseconds: Int32)
-    case bufferFailed(String)
-
-    public var description: String {
-        switch self {
-        case let .noDevice(path, reason): "cannot open KMS device \(path): \(reason)"
-        case let .noCard(directory): "no KMS device: \(directory) has no card that opens (use --output headless)"
-        case let .permissionDenied(path): "permission denied opening \(path): run as root or add the user to the 'video' group"
-        case let .noAtomic(path, driver): "\(path) (\(driver)) does not support atomic modesetting"
-        case let .masterHeld(path, holders):
-            "cannot become DRM master of \(path): another process is master"
-                + (holders.isEmpty ? "" : " (processes with it open: \(holders.joined(separator: ", ")))")
-                + "; stop the compositor or switch to a free VT"
-        case let .noConnectedConnector(path, connectors):
-            "no connected screen on \(path)" + (connectors.isEmpty ? "" : " (connectors: \(connectors.joined(separator: ", ")))")
-        case let .connectorNotFound(name, path, available):
-            "no connector \(name) on \(path) (it has \(available.joined(separator: ", ")))"
-        case let .connectorDisconnected(name, path): "connector \(name) on \(path) has no screen connected"
-        case let .noCRTC(connector): "no free CRTC can drive \(connector)"
-        case let .noPrimaryPlane(connector): "no primary plane with XRGB8888 for the CRTC of \(connector)"
-        case let .commitRejected(path, outputs, error): "\(path) refused the commit for \(outputs.joined(separator: ", ")): \(error)"
-        case let .noWriteback(path): "\(path) has no writeback connector to capture the screen with"
-        case let .flipTimeout(path, crtc, ms): "\(path): no page-flip event from CRTC \(crtc) within \(ms) ms"
-        case let .bufferFailed(why): "scanout buffer: \(why)"
-        }
-    }
-}
 
 /// Which way a frame reached the screen.
 public enum KMSFramePath: String, Sendable, Equatable {
@@ -241,13 +199,12 @@ public final class KMSDisplay: Display {
 
     /// Put hardware-decoded frames (those carrying a DMA-BUF export) on planes when possible.
     public var nativePlanes = false
-    /// Asked once per output and frame (the connector as last read, CLOCK_MONOTONIC ns): nil shows
-    /// the frame, a reason censors it (the output shows the background instead). This is where a
-    /// content policy's `OutputGuard` plugs in.
-    public var outputFilter: ((KMSConnector, UInt64) -> String?)?
-    /// Every event read from the device, after the display has handled it (hotplug is also how
-    /// the kernel reports a `Content Protection` change).
-    public var onDeviceEvent: ((KMSEvent) -> Void)?
+    /// Asked once per output and frame (the connector as last read, CLOCK_MONOTONIC ns) whether
+    /// the output shows the frame or the background (censored); every device event is forwarded to
+    /// it. This is where a content policy's `OutputGuard` plugs in.
+    public var outputFilter: (any OutputFilter)? {
+        didSet { outputFilter?.handle(.hotplug, connectors: connectors) }
+    }
     /// The connectors as last read (at start and after each hotplug).
     public private(set) var connectors: [KMSConnector] = []
 
@@ -264,12 +221,18 @@ public final class KMSDisplay: Display {
     /// Draws `frame` into a free buffer of every output and flips to it.
     public func presentComposited(_ frame: VideoFrame, orientation: Orientation) throws {
         try handleHotplugIfNeeded()
+        try drawAndCommit(frame, orientation: orientation, censored: censorReasons())
+    }
+
+    /// Draws `frame` (or the background, where `censored` names a reason) into a free buffer of
+    /// every output and flips to it.
+    private func drawAndCommit(_ frame: VideoFrame, orientation: Orientation, censored: [UInt32: String]) throws {
         var request = AtomicRequest()
         var touched: [Output] = []
         for output in outputs {
             try ensureBuffers(output)
             let index = freeBuffer(output)
-            if let reason = censorReason(output) {
+            if let reason = censored[output.connectorID] {
                 try renderer.drawCensored(into: output.buffers[index])
                 lastCensorReason[output.name] = reason
                 counters.censored += 1
@@ -296,12 +259,17 @@ public final class KMSDisplay: Display {
     public func presentNative(_ frame: DMABufFrame, keepAlive: AnyObject, orientation: Orientation,
                               fallback: () throws -> VideoFrame?) throws -> KMSFramePath {
         try handleHotplugIfNeeded()
-        if let reason = nativeRefusal(frame, orientation: orientation) {
-            return try composite(fallback, because: reason)
+        // Judged once per output and frame, whichever path the frame then takes.
+        let censored = censorReasons()
+        func composite(because reason: String) throws -> KMSFramePath {
+            try self.composite(fallback, orientation: orientation, censored: censored, because: reason)
+        }
+        if let reason = nativeRefusal(frame, orientation: orientation, censored: censored) {
+            return try composite(because: reason)
         }
         let output = outputs[0]
         let res = try device.resources()
-        guard let crtcIndex = res.crtcIndex(of: output.crtcID) else { return try composite(fallback, because: "CRTC gone") }
+        guard let crtcIndex = res.crtcIndex(of: output.crtcID) else { return try composite(because: "CRTC gone") }
         let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: Rational(1, 1),
                                           orientation: .identity, outputWidth: output.mode.width, outputHeight: output.mode.height,
                                           mode: renderer.compositor.scaling)
@@ -312,7 +280,7 @@ public final class KMSDisplay: Display {
                 && (frame.modifier == nil || p.modifiers[frame.fourcc].map { $0.contains(frame.modifier!) } ?? true)
         }
         guard !candidates.isEmpty else {
-            return try composite(fallback, because: "no plane takes \(DRMFourCC.name(frame.fourcc))\(fullScreen ? "" : " scaled to \(rect)")")
+            return try composite(because: "no plane takes \(DRMFourCC.name(frame.fourcc))\(fullScreen ? "" : " scaled to \(rect)")")
         }
         let fb: UInt32
         do {
@@ -320,7 +288,7 @@ public final class KMSDisplay: Display {
                 width: frame.width, height: frame.height, format: frame.fourcc, modifier: frame.modifier,
                 planes: frame.planes.map { KMSFramebufferPlane(memory: .dmaBuf(fd: $0.fd), offset: $0.offset, pitch: $0.pitch) }))
         } catch {
-            return try composite(fallback, because: "the framebuffer was refused: \(error)")
+            return try composite(because: "the framebuffer was refused: \(error)")
         }
         var lastError = "no plane"
         for plane in candidates {
@@ -350,32 +318,42 @@ public final class KMSDisplay: Display {
             return .native
         }
         try? device.removeFramebuffer(fb)
-        return try composite(fallback, because: "TEST_ONLY refused it: \(lastError)")
+        return try composite(because: "TEST_ONLY refused it: \(lastError)")
     }
 
     /// Why `frame` cannot go on a plane as it is, or nil when it may be tried.
-    private func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation) -> String? {
+    private func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation, censored: [UInt32: String]) -> String? {
         if outputs.count != 1 { return "\(outputs.count) outputs (a plane shows one)" }
-        if outputFilter != nil, let reason = censorReason(outputs[0]) { return "censored (\(reason))" }
+        if let reason = censored[outputs[0].connectorID] { return "censored (\(reason))" }
         if !orientation.isIdentity { return "rotation needs composition" }
         if renderer.compositor.overlay != nil { return "an overlay image needs composition" }
         return nil
     }
 
-    private func composite(_ fallback: () throws -> VideoFrame?, because reason: String) throws -> KMSFramePath {
+    /// Draws the frame a plane did not take, turned as it would have been shown, with the verdicts
+    /// already made for this frame.
+    private func composite(_ fallback: () throws -> VideoFrame?, orientation: Orientation, censored: [UInt32: String],
+                           because reason: String) throws -> KMSFramePath {
         counters.nativeRejected += 1
         lastNativeRejection = reason
         guard let frame = try fallback() else {
             throw KMSDisplayError.bufferFailed("the frame could not go on a plane (\(reason)) and there is no picture to composite")
         }
-        try presentComposited(frame, orientation: .identity)
+        try drawAndCommit(frame, orientation: orientation, censored: censored)
         return .composited
     }
 
-    /// Why `output` may not show the content now, or nil.
-    private func censorReason(_ output: Output) -> String? {
-        guard let filter = outputFilter, let c = connectors.first(where: { $0.id == output.connectorID }) else { return nil }
-        return filter(c, monotonicNowNs())
+    /// Why each output may not show the content now, by connector id: the filter's verdict, asked
+    /// once per output for this frame.
+    private func censorReasons() -> [UInt32: String] {
+        guard let filter = outputFilter else { return [:] }
+        let now = monotonicNowNs()
+        var reasons: [UInt32: String] = [:]
+        for output in outputs {
+            guard let c = connectors.first(where: { $0.id == output.connectorID }) else { continue }
+            reasons[output.connectorID] = filter.censorDescription(for: c, at: now)
+        }
+        return reasons
     }
 
     /// The last reason each output was censored for, by output name.
@@ -428,11 +406,13 @@ public final class KMSDisplay: Display {
     }
 
     /// `TEST_ONLY` first (unless done), then the real commit with a flip event per CRTC, after
-    /// the previous flips of these outputs completed; with capture, the writeback too.
+    /// the previous flips of these outputs completed; with capture, the writeback too. The output
+    /// filter's connector property changes ride along when a `TEST_ONLY` commit (allowing a
+    /// modeset) takes them; refused, the frame goes without them. Either way the filter is told.
     private func commit(_ request: AtomicRequest, outputs touched: [Output], tested: Bool = false) throws {
         guard !touched.isEmpty else { return }
         var request = request
-        let modeset = touched.contains { $0.needsModeset }
+        var modeset = touched.contains { $0.needsModeset }
         var wbConnector: UInt32?
         if let wb = writeback {
             if modeset { request.set(wb.connectorID, "CRTC_ID", UInt64(touched[0].crtcID)) }
@@ -440,7 +420,22 @@ public final class KMSDisplay: Display {
             wbConnector = wb.connectorID
         }
         let names = touched.map(\.name)
-        if !tested || wbConnector != nil {
+        let changes = outputFilter?.propertyChanges() ?? []
+        var changesRefused: KMSError?
+        var withChangesTested = false
+        if !changes.isEmpty {
+            var withChanges = request
+            withChanges.add(changes)
+            do {
+                try device.atomicCommit(withChanges, flags: [.testOnly, .allowModeset])
+                request = withChanges
+                modeset = true
+                withChangesTested = true
+            } catch let e as KMSError {
+                changesRefused = e
+            }
+        }
+        if !withChangesTested && (!tested || wbConnector != nil) {
             do {
                 try device.atomicCommit(request, flags: modeset ? [.testOnly, .allowModeset] : [.testOnly, .nonBlock])
             } catch let e as KMSError {
@@ -459,6 +454,7 @@ public final class KMSDisplay: Display {
             o.flipPending = true
             o.needsModeset = false
         }
+        if !changes.isEmpty { outputFilter?.propertyChangesCommitted(changes, error: changesRefused) }
         if let fence, let wb = writeback {
             guard try fence.wait(timeoutMs: 5000) else { throw KMSDisplayError.bufferFailed("writeback capture did not complete in 5 s") }
             let image = try renderer.read(wb.buffer)
@@ -500,7 +496,7 @@ public final class KMSDisplay: Display {
                 hotplugPending = true
                 if let res = try? device.resources() { connectors = res.connectors }
             }
-            onDeviceEvent?(event)
+            outputFilter?.handle(event, connectors: connectors)
         }
     }
 
@@ -592,11 +588,16 @@ public final class KMSDisplay: Display {
             request.set(c.id, "CRTC_ID", c.properties["CRTC_ID"] ?? 0)
             request.set(c.id, "WRITEBACK_FB_ID", 0)
         }
+        // What the filter still wants (HDCP released at the end of an item) goes with the restore.
+        let changes = outputFilter?.propertyChanges() ?? []
+        request.add(changes)
         do {
             try device.atomicCommit(request, flags: [.testOnly, .allowModeset])
             try device.atomicCommit(request, flags: [.allowModeset])
             restoreReport = "restored the previous state of \(outputs.map(\.name).joined(separator: ", "))"
+            if !changes.isEmpty { outputFilter?.propertyChangesCommitted(changes, error: nil) }
         } catch {
+            if !changes.isEmpty { outputFilter?.propertyChangesCommitted(changes, error: error as? KMSError ?? .commitRejected(errno: 0, reason: "\(error)")) }
             var off = AtomicRequest()
             for o in outputs {
                 off.set(o.planeID, "FB_ID", 0)

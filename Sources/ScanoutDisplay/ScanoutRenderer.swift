@@ -1,3 +1,4 @@
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutRender
 

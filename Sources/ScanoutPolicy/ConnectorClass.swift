@@ -1,4 +1,4 @@
-import ScanoutDisplay
+import ScanoutKMS
 
 /// What kind of sink a connector leads to, which decides the rules that apply to it.
 public enum ConnectorClass: String, Sendable, Equatable, CaseIterable {

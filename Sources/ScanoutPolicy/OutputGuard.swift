@@ -1,4 +1,4 @@
-import ScanoutDisplay
+import ScanoutKMS
 
 // Per output and per frame: may this connector show the content, or must the display draw a
 // censored frame (black or a slate) instead? The rules, in order:
@@ -7,15 +7,17 @@ import ScanoutDisplay
 //  2. External and virtual connectors (and unknown types) are censored when the policy denies
 //     external output. Internal panels are part of the device and keep showing.
 //  3. When the policy needs HDCP, every connector that is not internal needs an authenticated link:
-//     the guard sets `Content Protection` = Desired (and `HDCP Content Type`) with an atomic commit
-//     (TEST_ONLY first) and shows only once the kernel reports Enabled at the required type.
+//     the guard asks for `Content Protection` = Desired (and `HDCP Content Type`), which the
+//     display adds to its next atomic commit (TEST_ONLY first), and shows only once the kernel
+//     reports Enabled at the required type.
 //     A connector without the properties cannot do HDCP and stays censored; a link that falls back
 //     to Desired is censored on the next frame; one that is not Enabled within the timeout is
 //     censored with a timeout reason (and shown if the kernel enables it later).
 //  4. Otherwise: show.
 //
 // When the policy no longer needs HDCP (the item ended, or an unprotected one plays), the guard
-// sets `Content Protection` back to Undesired wherever it asked for it.
+// asks for `Content Protection` back to Undesired wherever it was set to Desired. The guard never
+// commits itself: the display is the device's one writer (`OutputFilter.propertyChanges`).
 
 /// `Content Protection` values (`DRM_MODE_CONTENT_PROTECTION_*`).
 public enum ContentProtection: UInt64, Sendable {
@@ -68,12 +70,7 @@ public enum CensorReason: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Show the frame, or draw a censored frame (black or a slate: the display decides) instead.
-public enum OutputVerdict: Sendable, Equatable {
-    case show
-    case censor(CensorReason)
-
-    public var shows: Bool { self == .show }
-}
+public typealias OutputVerdict = OutputFilterVerdict<CensorReason>
 
 /// A change of an output's verdict, published once per change.
 public enum OutputGuardEvent: Sendable, Equatable {
@@ -122,7 +119,7 @@ public struct OutputGuardCounters: Sendable, Equatable {
     public var hdcpTimeouts = 0
     /// Enabled links that fell back to Desired.
     public var hdcpLinkLosses = 0
-    /// Commits asking for (or releasing) HDCP that the device refused.
+    /// Connectors whose HDCP request (or release) the device refused.
     public var hdcpCommitFailures = 0
 
     public init() {}
@@ -139,15 +136,17 @@ public enum OutputGuardError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// Decides, per output and per frame, whether the content may be shown, and drives HDCP through
-/// the KMS device. Not `Sendable`: the display loop that owns the device calls it, on its thread;
-/// `onEvent` is called on that thread, inside the call that caused the change.
+/// Decides, per output and per frame, whether the content may be shown, and says which HDCP
+/// property values the display should commit. Not `Sendable`: the display loop that owns the
+/// device calls it, on its thread; `onEvent` is called on that thread, inside the call that caused
+/// the change.
 ///
-/// A display loop calls `play(policy:)` when an item starts, `handle(event:)` for every event it
-/// reads from the device (or `update(from:)` when it re-reads the resources itself), and
-/// `verdict(for:at:)` once per output per frame with the connector as last read (its properties
-/// carry the kernel's `Content Protection` state).
-public final class OutputGuard {
+/// A display (`KMSDisplay.outputFilter = guard`) calls `handle(_:connectors:)` for every event it
+/// reads from the device, `verdict(for:at:)` once per output per frame with the connector as last
+/// read (its properties carry the kernel's `Content Protection` state), then commits
+/// `propertyChanges()` with its frame and reports back (`propertyChangesCommitted`). The player
+/// calls `play(policy:)` when an item starts.
+public final class OutputGuard: OutputFilter {
     public struct Configuration: Sendable, Equatable {
         /// How long HDCP may take to become Enabled before the reason becomes a timeout.
         public var hdcpTimeoutNs: UInt64
@@ -162,11 +161,16 @@ public final class OutputGuard {
     public private(set) var counters = OutputGuardCounters()
     /// Called once per verdict change.
     public var onEvent: ((OutputGuardEvent) -> Void)?
+    /// The first connector whose release (`Content Protection` back to Undesired) the device
+    /// refused, since the guard was made.
+    public private(set) var releaseFailure: OutputGuardError?
 
-    private let device: any KMSDevice
     private var tracks: [UInt32: Track] = [:]
-    /// Connectors on which this guard set `Content Protection` to Desired.
+    /// Connectors on which a commit set `Content Protection` to Desired for this guard.
     private var requested: Set<UInt32> = []
+    /// Property values to commit, in the order asked for; a later value of the same property of the
+    /// same connector replaces an earlier one.
+    private var pending: [ConnectorPropertyChange] = []
 
     private enum Phase: Equatable {
         case idle
@@ -184,9 +188,8 @@ public final class OutputGuard {
         var framesCensored = 0
     }
 
-    public init(device: any KMSDevice, policy: ContentPolicy = .unrestricted, configuration: Configuration = Configuration(),
+    public init(policy: ContentPolicy = .unrestricted, configuration: Configuration = Configuration(),
                 onEvent: ((OutputGuardEvent) -> Void)? = nil) {
-        self.device = device
         self.policy = policy
         self.configuration = configuration
         self.onEvent = onEvent
@@ -194,14 +197,14 @@ public final class OutputGuard {
 
     // MARK: Items
 
-    /// A new item starts playing under `policy`. When it needs no HDCP, Content Protection is set
-    /// back to Undesired wherever this guard asked for it; when it needs a stronger HDCP type, the
-    /// links are asked for again. Throws `OutputGuardError.releaseFailed` (for the first output
-    /// that failed) after trying every output.
-    public func play(policy newPolicy: ContentPolicy) throws {
+    /// A new item starts playing under `policy`. When it needs no HDCP, Content Protection goes
+    /// back to Undesired (with the display's next commit) wherever this guard asked for it; when it
+    /// needs a stronger HDCP type, the links are asked for again. A refused release is counted and
+    /// kept in `releaseFailure`.
+    public func play(policy newPolicy: ContentPolicy) {
         let old = policy
         policy = newPolicy
-        guard newPolicy.hdcp != .none else { return try releaseHDCP() }
+        guard newPolicy.hdcp != .none else { return releaseHDCP() }
         for id in tracks.keys {
             switch tracks[id]!.phase {
             case .failed:
@@ -217,8 +220,8 @@ public final class OutputGuard {
     }
 
     /// The item ended: nothing is restricted any more, and HDCP is released.
-    public func stop() throws {
-        try play(policy: .unrestricted)
+    public func stop() {
+        play(policy: .unrestricted)
     }
 
     // MARK: Device changes
@@ -227,12 +230,17 @@ public final class OutputGuard {
     /// in or out (whose HDCP state starts over). A connector whose Content Protection was set back
     /// to Undesired behind the guard's back (another client, a driver reset) is asked again.
     public func update(from resources: KMSResources) {
-        let present = Set(resources.connectors.map(\.id))
+        update(connectors: resources.connectors)
+    }
+
+    private func update(connectors: [KMSConnector]) {
+        let present = Set(connectors.map(\.id))
         for id in tracks.keys where !present.contains(id) {
             tracks[id] = nil
             requested.remove(id)
         }
-        for c in resources.connectors {
+        pending.removeAll { !present.contains($0.connectorID) }
+        for c in connectors {
             _ = observe(c)
             if policy.hdcp != .none, requested.contains(c.id),
                c.properties[ContentProtection.property] == ContentProtection.undesired.rawValue {
@@ -245,15 +253,15 @@ public final class OutputGuard {
     }
 
     /// Handles an event read from the device: a hotplug (which is also how the kernel reports a
-    /// Content Protection change) re-reads the resources.
-    public func handle(event: KMSEvent) throws {
-        if case .hotplug = event { update(from: try device.resources()) }
+    /// Content Protection change) brings the connectors as the display re-read them.
+    public func handle(_ event: KMSEvent, connectors: [KMSConnector]) {
+        if case .hotplug = event { update(connectors: connectors) }
     }
 
     // MARK: Verdicts
 
-    /// The verdict for `connector`'s next frame at `nowNs` (CLOCK_MONOTONIC, nanoseconds).
-    /// `connector` is as the display last read it. May commit to the device (asking for HDCP).
+    /// The verdict for `connector`'s next frame at `nowNs` (the display's clock, nanoseconds).
+    /// `connector` is as the display last read it. May ask for HDCP (`propertyChanges`).
     public func verdict(for connector: KMSConnector, at nowNs: UInt64) -> OutputVerdict {
         _ = observe(connector)
         var track = tracks[connector.id]!
@@ -317,15 +325,8 @@ public final class OutputGuard {
         case let .failed(error):
             return .censor(.hdcpRequestFailed(output: t.name, error: error))
         case .idle:
-            do {
-                try requestHDCP(c)
-                t.phase = .waiting(sinceNs: now, afterLoss: false, timedOut: false)
-            } catch {
-                let kms = error as? KMSError ?? .commitRejected(errno: 0, reason: "\(error)")
-                counters.hdcpCommitFailures += 1
-                t.phase = .failed(kms)
-                return .censor(.hdcpRequestFailed(output: t.name, error: kms))
-            }
+            requestHDCP(c)
+            t.phase = .waiting(sinceNs: now, afterLoss: false, timedOut: false)
         case .waiting, .enabled:
             break
         }
@@ -363,38 +364,52 @@ public final class OutputGuard {
         return true
     }
 
-    /// Sets Content Protection = Desired and the content type, TEST_ONLY first. i915 treats a
-    /// change of either property as a modeset, so the commit allows one.
-    private func requestHDCP(_ c: KMSConnector) throws {
-        var r = AtomicRequest()
-        r.set(c.id, ContentProtection.property, ContentProtection.desired.rawValue)
+    /// Asks for Content Protection = Desired and the content type. i915 treats a change of either
+    /// property as a modeset, so the display's commit allows one.
+    private func requestHDCP(_ c: KMSConnector) {
+        want(c.id, ContentProtection.property, ContentProtection.desired.rawValue)
         if let type = policy.hdcp.contentType, c.properties[ContentProtection.contentTypeProperty] != nil {
-            r.set(c.id, ContentProtection.contentTypeProperty, type)
+            want(c.id, ContentProtection.contentTypeProperty, type)
         }
-        try device.atomicCommit(r, flags: [.testOnly, .allowModeset])
-        try device.atomicCommit(r, flags: [.allowModeset])
-        requested.insert(c.id)
     }
 
-    /// Content Protection back to Undesired wherever this guard asked for it.
-    private func releaseHDCP() throws {
-        var firstError: OutputGuardError?
-        for id in requested.sorted() {
-            var r = AtomicRequest()
-            r.set(id, ContentProtection.property, ContentProtection.undesired.rawValue)
-            do {
-                try device.atomicCommit(r, flags: [.testOnly, .allowModeset])
-                try device.atomicCommit(r, flags: [.allowModeset])
-            } catch {
-                counters.hdcpCommitFailures += 1
-                let kms = error as? KMSError ?? .commitRejected(errno: 0, reason: "\(error)")
-                let name = tracks[id]?.name ?? "connector \(id)"
-                if firstError == nil { firstError = .releaseFailed(output: name, error: kms) }
+    /// Content Protection back to Undesired wherever a commit set it to Desired; requests not
+    /// committed yet are dropped.
+    private func releaseHDCP() {
+        pending.removeAll()
+        for id in requested.sorted() { want(id, ContentProtection.property, ContentProtection.undesired.rawValue) }
+        for id in tracks.keys { tracks[id]!.phase = .idle }
+    }
+
+    private func want(_ connectorID: UInt32, _ property: String, _ value: UInt64) {
+        pending.removeAll { $0.connectorID == connectorID && $0.property == property }
+        pending.append(ConnectorPropertyChange(connectorID: connectorID, property: property, value: value))
+    }
+
+    // MARK: Commits (the display's)
+
+    public func propertyChanges() -> [ConnectorPropertyChange] { pending }
+
+    /// A refused request censors its output with the kernel's reason (and is tried again after a
+    /// re-plug or for a new item, not every frame); a refused release is kept in `releaseFailure`.
+    public func propertyChangesCommitted(_ changes: [ConnectorPropertyChange], error: KMSError?) {
+        pending.removeAll { changes.contains($0) }
+        let protection = changes.filter { $0.property == ContentProtection.property }
+        for change in protection {
+            let id = change.connectorID
+            let releasing = change.value == ContentProtection.undesired.rawValue
+            guard let error else {
+                if releasing { requested.remove(id) } else { requested.insert(id) }
+                continue
+            }
+            counters.hdcpCommitFailures += 1
+            if releasing {
+                requested.remove(id)
+                if releaseFailure == nil { releaseFailure = .releaseFailed(output: tracks[id]?.name ?? "connector \(id)", error: error) }
+            } else if tracks[id] != nil {
+                tracks[id]!.phase = .failed(error)
             }
         }
-        requested.removeAll()
-        for id in tracks.keys { tracks[id]!.phase = .idle }
-        if let firstError { throw firstError }
     }
 
     /// Creates or refreshes the connector's track; a screen plugged in or out starts HDCP over.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutPolicy
@@ -123,21 +124,16 @@ struct Play: ParsableCommand {
             // The policy on every screen, every frame: the guard says show or censor per output.
             var outputGuard: OutputGuard?
             if let kms {
-                let g = OutputGuard(device: kms.device, policy: content.policy) { event in
+                let g = OutputGuard(policy: content.policy) { event in
                     switch event {
                     case let .outputRestricted(output, reason): StandardError.write("policy: outputRestricted \(output): \(reason)\n")
                     case let .outputUnrestricted(output): StandardError.write("policy: \(output) shows the content again\n")
                     }
                 }
-                g.update(from: KMSResources(connectors: kms.connectors, encoders: [], crtcs: [], planes: []))
-                kms.outputFilter = { connector, now in
-                    if case let .censor(reason) = g.verdict(for: connector, at: now) { return reason.description }
-                    return nil
-                }
-                kms.onDeviceEvent = { event in try? g.handle(event: event) }
+                kms.outputFilter = g
                 outputGuard = g
             }
-            defer { try? outputGuard?.stop() }
+            defer { outputGuard?.stop() }
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = transfers
             let line = ProgressLine(quiet: options.quiet)

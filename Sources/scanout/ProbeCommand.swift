@@ -1,5 +1,6 @@
 import ArgumentParser
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutRender
 

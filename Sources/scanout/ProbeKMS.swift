@@ -1,5 +1,6 @@
 import Foundation
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutRender
 import ScanoutMedia
 

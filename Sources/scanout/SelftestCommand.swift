@@ -1,4 +1,5 @@
 import ArgumentParser
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutRender
 import ScanoutDisplay

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutService

@@ -1,4 +1,5 @@
 @testable import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutRender

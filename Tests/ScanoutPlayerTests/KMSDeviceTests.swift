@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ScanoutDisplay
+@testable import ScanoutKMS
 import Testing
 
 /// A clock the test sets by hand, for flip timestamps.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 @testable import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutRender
 import ScanoutTestSupport
@@ -318,6 +319,22 @@ private final class Token {}
         #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == DRMFourCC.nv12)
         // 320x240 fitted to 640x480: the plane scales it to the whole screen.
         #expect(device.value(of: 41, "SRC_W") == 320 << 16 && device.value(of: 41, "CRTC_W") == 640)
+    }
+
+    @Test func aRotatedHardwareFrameIsCompositedTurned() throws {
+        let device = twoPorts()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        display.nativePlanes = true
+        let reader = try standInReader()
+        let frame = VideoFrame()
+        _ = try reader.next(into: frame)
+        let turned = Orientation(rotation: 90)
+        try display.present(frame, orientation: turned)
+        #expect(display.counters.nativeRejected == 1 && display.lastNativeRejection == "rotation needs composition")
+        // The composited picture is turned as the plane would have had to show it.
+        let shown = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
+        #expect(shown == (try CPUCompositor().compose(frame, orientation: turned, width: 640, height: 480)))
+        #expect(shown != (try CPUCompositor().compose(frame, orientation: .identity, width: 640, height: 480)))
     }
 
     @Test func aRefusedPlaneCompositesTheSameFrames() throws {

@@ -1,4 +1,5 @@
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutTestSupport

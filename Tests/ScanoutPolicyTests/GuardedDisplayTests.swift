@@ -1,4 +1,5 @@
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutPolicy
 import ScanoutTestSupport
@@ -31,18 +32,11 @@ private final class GuardedScreen {
     let display: KMSDisplay
     let guardian: OutputGuard
     let renderer = MemoryScanoutRenderer()
-    var now: UInt64 = 1_000_000_000
 
     init(policy: ContentPolicy) throws {
         display = try KMSDisplay(device: device, renderer: renderer)
-        guardian = OutputGuard(device: device, policy: policy, configuration: .init(hdcpTimeoutNs: 2_000_000_000))
-        guardian.update(from: try device.resources())
-        let g = guardian
-        display.outputFilter = { [unowned self] c, _ in
-            if case let .censor(r) = g.verdict(for: c, at: self.now) { return r.description }
-            return nil
-        }
-        display.onDeviceEvent = { try? g.handle(event: $0) }
+        guardian = OutputGuard(policy: policy, configuration: .init(hdcpTimeoutNs: 2_000_000_000))
+        display.outputFilter = guardian
     }
 
     /// Whether each output (by name) shows a picture (anything but the black background).
@@ -80,6 +74,10 @@ private func firstFrame() throws -> VideoFrame {
         // Asked for, not yet Enabled: censored; the panel needs no HDCP.
         #expect(try screen.showing(f) == ["HDMI-A-1": false, "eDP-1": true])
         #expect(screen.device.value(of: 30, "Content Protection") == 1)
+        // The display is the one writer: the request rides on its frame commit, TEST_ONLY first.
+        let carrying = screen.device.commits.filter { $0.request.value(of: 30, "Content Protection") == 1 }
+        #expect(carrying.map(\.flags) == [[.testOnly, .allowModeset], [.allowModeset, .pageFlipEvent]])
+        #expect(carrying.allSatisfy { $0.request.value(of: 40, "FB_ID") != nil && $0.request.value(of: 30, "HDCP Content Type") == 0 })
         // The kernel enables the link (and says so with a uevent): the next frame shows.
         try screen.device.simulatePropertyChange(objectID: 30, "Content Protection", to: 2, hotplugEvent: true)
         #expect(try screen.showing(f) == ["HDMI-A-1": true, "eDP-1": true])
@@ -88,5 +86,25 @@ private func firstFrame() throws -> VideoFrame {
         #expect(try screen.showing(f) == ["HDMI-A-1": false, "eDP-1": true])
         #expect(screen.display.lastCensorReason["HDMI-A-1"]?.contains("HDCP link lost") == true)
         #expect(screen.display.counters.censored == 2)
+    }
+
+    @Test func aCensoredHardwareFrameIsJudgedAndCountedOnce() throws {
+        let device = FakeKMSDevice.singleScreen()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        display.nativePlanes = true
+        let guardian = OutputGuard(policy: ContentPolicy(externalOutput: .deny, hdcp: .none, capture: .allow))
+        display.outputFilter = guardian
+        let options = DecoderOptions(playerType: .native,
+                                     environment: SelectorEnvironment(nativePlane: .available, faults: FaultPlan(standIn: true)))
+        let reader = try FrameReader(input: try Fixtures.path("counter.mp4"), decoderOptions: options)
+        let frame = VideoFrame()
+        for _ in 0..<3 {
+            _ = try reader.next(into: frame)
+            #expect(frame.surface != nil)
+            try display.present(frame, orientation: .identity)
+        }
+        #expect(display.counters.censored == 3 && display.counters.native == 0)
+        #expect(guardian.counters.framesCensored == ["HDMI-A-1": 3])
+        #expect(guardian.status(of: "HDMI-A-1")?.framesCensored == 3)
     }
 }

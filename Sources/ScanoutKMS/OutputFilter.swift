@@ -1,0 +1,77 @@
+// The seam between a KMS display and a content policy: the display asks, per output and per frame,
+// whether the connector may show the content, and forwards what the device reports. The filter
+// never commits to the device itself: the display is the one writer.
+
+/// Show the frame on an output, or draw a censored frame (the background) instead, for `reason`.
+public enum OutputFilterVerdict<Reason: Sendable & Equatable & CustomStringConvertible>: Sendable, Equatable {
+    case show
+    case censor(Reason)
+
+    public var shows: Bool { self == .show }
+
+    /// The reason's one-line description, nil when the frame is shown.
+    public var censorDescription: String? {
+        if case let .censor(reason) = self { return reason.description }
+        return nil
+    }
+}
+
+/// A connector property value an output filter wants the device to hold (`Content Protection` =
+/// Desired, for example).
+public struct ConnectorPropertyChange: Sendable, Equatable {
+    public var connectorID: UInt32
+    public var property: String
+    public var value: UInt64
+
+    public init(connectorID: UInt32, property: String, value: UInt64) {
+        self.connectorID = connectorID
+        self.property = property
+        self.value = value
+    }
+}
+
+extension AtomicRequest {
+    /// Adds every change, in order.
+    public mutating func add(_ changes: [ConnectorPropertyChange]) {
+        for c in changes { set(c.connectorID, c.property, c.value) }
+    }
+}
+
+/// Decides per output and per frame whether a connector may show the content. A KMS display holds
+/// one (`KMSDisplay.outputFilter`) and calls it on the playback loop's thread only, once per output
+/// per frame; not `Sendable`.
+public protocol OutputFilter: AnyObject {
+    associatedtype Reason: Sendable & Equatable & CustomStringConvertible
+
+    /// The verdict for `connector`'s next frame at `nowNs` (the display's clock, nanoseconds).
+    /// `connector` is as the display last read it: its properties carry the kernel's state.
+    func verdict(for connector: KMSConnector, at nowNs: UInt64) -> OutputFilterVerdict<Reason>
+
+    /// Every event read from the device, after the display has handled it, with the connectors as
+    /// last read (a hotplug re-reads them; it is also how the kernel reports a property change such
+    /// as `Content Protection`). The display also calls it with `.hotplug` when the filter is
+    /// attached, so that the filter starts from the connectors as they are.
+    func handle(_ event: KMSEvent, connectors: [KMSConnector])
+
+    /// The connector property values the filter wants the device to take, asked once per commit
+    /// after the verdicts. The display adds them to that commit's atomic request (tested with
+    /// `TEST_ONLY` first, allowing a modeset, since a driver may treat such a change as one) and
+    /// reports the outcome with `propertyChangesCommitted`; until then they are asked for again.
+    func propertyChanges() -> [ConnectorPropertyChange]
+
+    /// How the commit carrying `changes` went: `error` nil when the device took them, else the
+    /// kernel's refusal (the frame was then committed without them).
+    func propertyChangesCommitted(_ changes: [ConnectorPropertyChange], error: KMSError?)
+}
+
+extension OutputFilter {
+    /// A filter that only judges asks for no property changes.
+    public func propertyChanges() -> [ConnectorPropertyChange] { [] }
+    public func propertyChangesCommitted(_ changes: [ConnectorPropertyChange], error: KMSError?) {}
+
+    /// The verdict's reason in one line, nil when `connector` shows the frame: what a display that
+    /// holds `any OutputFilter` draws by.
+    public func censorDescription(for connector: KMSConnector, at nowNs: UInt64) -> String? {
+        verdict(for: connector, at: nowNs).censorDescription
+    }
+}
