@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
         .library(name: "ScanoutPolicy", targets: ["ScanoutPolicy"]),
         .library(name: "ScanoutService", targets: ["ScanoutService"]),
+        // Test doubles: the fake KMS device, a manual clock, a memory renderer.
+        .library(name: "ScanoutTesting", targets: ["ScanoutTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -57,6 +59,9 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // Test doubles for every layer's tests (and for users' own): FakeKMSDevice, ManualClock,
+        // MemoryScanoutRenderer.
+        .target(name: "ScanoutTesting", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         .executableTarget(name: "scanout", dependencies: [
             "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -66,9 +71,9 @@ let package = Package(
         .target(name: "ScanoutTestSupport", dependencies: ["ScanoutMedia"], path: "Tests/ScanoutTestSupport"),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTesting", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPolicyTests", dependencies: [
-            "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTestSupport",
+            "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTesting", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -89,6 +89,8 @@ public final class KMSDisplay: Display {
     public let device: KMSDevice
     public var renderer: ScanoutRenderer
     public let options: Options
+    /// The time the output filter is asked at: the clock the playback session paces with.
+    public let clock: any PlaybackClock
     public private(set) var counters = Counters()
     /// The vblank timestamp (CLOCK_MONOTONIC ns) of the last completed flip.
     public private(set) var lastFlipTimestampNs: UInt64?
@@ -109,10 +111,12 @@ public final class KMSDisplay: Display {
     private var restored = false
 
     /// Chooses the outputs on `device`; nothing is shown until the first `present`.
-    public init(device: KMSDevice, renderer: ScanoutRenderer, options: Options = Options()) throws {
+    public init(device: KMSDevice, renderer: ScanoutRenderer, options: Options = Options(),
+                clock: any PlaybackClock = MonotonicClock()) throws {
         self.device = device
         self.renderer = renderer
         self.options = options
+        self.clock = clock
         let res = try device.resources()
         saved = res
         connectors = res.connectors
@@ -199,7 +203,7 @@ public final class KMSDisplay: Display {
 
     /// Put hardware-decoded frames (those carrying a DMA-BUF export) on planes when possible.
     public var nativePlanes = false
-    /// Asked once per output and frame (the connector as last read, CLOCK_MONOTONIC ns) whether
+    /// Asked once per output and frame (the connector as last read, `clock`'s time) whether
     /// the output shows the frame or the background (censored); every device event is forwarded to
     /// it. This is where a content policy's `OutputGuard` plugs in.
     public var outputFilter: (any OutputFilter)? {
@@ -347,7 +351,7 @@ public final class KMSDisplay: Display {
     /// once per output for this frame.
     private func censorReasons() -> [UInt32: String] {
         guard let filter = outputFilter else { return [:] }
-        let now = monotonicNowNs()
+        let now = clock.now()
         var reasons: [UInt32: String] = [:]
         for output in outputs {
             guard let c = connectors.first(where: { $0.id == output.connectorID }) else { continue }
@@ -616,12 +620,6 @@ public final class KMSDisplay: Display {
         if let wb = writeback { try? device.removeFramebuffer(wb.fb) }
         writeback = nil
     }
-}
-
-func monotonicNowNs() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
 /// The page-flip events' vblank timestamps pace playback on a KMS screen: the presentation clock

@@ -15,7 +15,7 @@ extension KMSDisplay {
     /// screen), DRM master, the chosen renderer on GBM, and the outputs `options` asks for.
     /// `note` receives one line for each choice made on the user's behalf (renderer fallback).
     public static func open(devicePath: String?, renderer choice: RendererChoice = .auto, compositor: Compositor = Compositor(),
-                            options: Options = Options(), directory: String = "/dev/dri",
+                            options: Options = Options(), clock: any PlaybackClock = MonotonicClock(), directory: String = "/dev/dri",
                             note: (String) -> Void = { _ in }) throws -> KMSDisplay {
         let path: String
         if let devicePath {
@@ -50,6 +50,6 @@ extension KMSDisplay {
             }
         }
         renderer.compositor = compositor
-        return try KMSDisplay(device: device, renderer: renderer, options: options)
+        return try KMSDisplay(device: device, renderer: renderer, options: options, clock: clock)
     }
 }

@@ -8,11 +8,11 @@ public final class ScanoutBuffer {
     public let width: Int
     public let height: Int
     public let framebuffer: KMSFramebufferDescription
-    let backing: AnyObject
+    package let backing: AnyObject
     /// What the renderer keeps per buffer (a GL render target).
     var target: AnyObject?
 
-    init(width: Int, height: Int, framebuffer: KMSFramebufferDescription, backing: AnyObject) {
+    package init(width: Int, height: Int, framebuffer: KMSFramebufferDescription, backing: AnyObject) {
         self.width = width
         self.height = height
         self.framebuffer = framebuffer
@@ -55,7 +55,7 @@ extension ScanoutRenderer {
     }
 
     /// Fills XRGB8888 rows with the background colour.
-    func fillBackground(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int) {
+    package func fillBackground(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int) {
         let bg = compositor.background
         let value = (UInt32(bg.r) << 16 | UInt32(bg.g) << 8 | UInt32(bg.b)).littleEndian
         for y in 0..<height { (base + y * stride).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: width) }
@@ -156,49 +156,5 @@ public final class GLScanoutRenderer: ScanoutRenderer {
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
         return try bo.readRGB()
-    }
-}
-
-/// Buffers in plain memory with the CPU compositor, for a `FakeKMSDevice`: the pixels a frame
-/// would put on the screen can be read back in tests.
-public final class MemoryScanoutRenderer: ScanoutRenderer {
-    public let name = "memory"
-    private let cpu = CPUCompositor()
-    public var compositor: Compositor {
-        get { cpu.compositor }
-        set { cpu.compositor = newValue }
-    }
-    /// Buffers made so far.
-    public private(set) var buffersMade = 0
-
-    final class Canvas { var bytes: [UInt8]; init(_ n: Int) { bytes = [UInt8](repeating: 0, count: n) } }
-
-    public init() {}
-
-    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
-        buffersMade += 1
-        return ScanoutBuffer(width: width, height: height,
-                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: DRMFourCC.xrgb8888,
-                                                                    planes: [KMSFramebufferPlane(memory: .gemHandle(UInt32(buffersMade)), pitch: UInt32(4 * width))]),
-                             backing: Canvas(4 * width * height))
-    }
-
-    public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer { try makeBuffer(width: width, height: height) }
-
-    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
-        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
-        try canvas.bytes.withUnsafeMutableBytes {
-            try cpu.compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
-        }
-    }
-
-    public func drawCensored(into buffer: ScanoutBuffer) throws {
-        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
-        canvas.bytes.withUnsafeMutableBytes { fillBackground($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height) }
-    }
-
-    public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
-        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
-        return RGBImage(xrgb: canvas.bytes, width: buffer.width, height: buffer.height, stride: 4 * buffer.width)
     }
 }

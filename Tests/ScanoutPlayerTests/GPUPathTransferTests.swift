@@ -4,6 +4,7 @@ import ScanoutMedia
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport
+import ScanoutTesting
 import Testing
 
 /// Copies of decoded pictures between CPU and GPU memory on the hardware path, counted through the
@@ -20,7 +21,7 @@ import Testing
             crtcs: [KMSCRTC(id: 10, properties: FakeKMSDevice.crtcProperties)],
             planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
                      KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [DRMFourCC.nv12], properties: FakeKMSDevice.planeProperties)],
-            clock: { 5_000 })
+            clock: ManualClock(start: 5_000))
     }
 
     static func reader(_ destination: FrameDestination, _ transfers: FrameTransfers, type: PlayerType = .native) throws -> FrameReader {

@@ -3,13 +3,8 @@ import Glibc
 #endif
 import ScanoutDisplay
 @testable import ScanoutKMS
+import ScanoutTesting
 import Testing
-
-/// A clock the test sets by hand, for flip timestamps.
-private final class StepClock {
-    var now: UInt64 = 1_000
-    func read() -> UInt64 { now }
-}
 
 /// A first modeset on the fake's single screen: CRTC 10 on, mode blob, connector 30 → CRTC 10,
 /// primary plane 40 showing `fb`.
@@ -140,8 +135,8 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
     }
 
     @Test func flipEventsCarryIncreasingSequencesAndInjectedTimestamps() throws {
-        let clock = StepClock()
-        let device = FakeKMSDevice.singleScreen(clock: clock.read)
+        let clock = ManualClock(start: 1_000)
+        let device = FakeKMSDevice.singleScreen(clock: clock)
         let a = device.addFramebuffer(format: DRMFourCC.xrgb8888)
         let b = device.addFramebuffer(format: DRMFourCC.xrgb8888)
         try device.atomicCommit(try modeset(device, fb: a), flags: [.allowModeset, .pageFlipEvent])
@@ -151,7 +146,7 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
         var stamps: [UInt64] = []
         var sequences: [UInt64] = []
         for i in 0..<5 {
-            clock.now = 1_000 + UInt64(i + 1) * 16_666_667
+            clock.time = 1_000 + UInt64(i + 1) * 16_666_667
             try device.atomicCommit(flip(fb: i % 2 == 0 ? b : a), flags: [.nonBlock, .pageFlipEvent])
             // A test-only commit and a commit without the flag add no event.
             try device.atomicCommit(flip(fb: a), flags: .testOnly)

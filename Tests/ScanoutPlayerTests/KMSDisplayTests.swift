@@ -6,12 +6,13 @@ import ScanoutKMS
 import ScanoutMedia
 import ScanoutRender
 import ScanoutTestSupport
+import ScanoutTesting
 import Testing
 
 /// Two screens' worth of hardware: HDMI-A-1 (connected, 640x480@60 preferred and 320x240@60) and
 /// DP-1 (disconnected), encoders 20/21, CRTCs 10/11, primary planes 40/43 (XR24), overlay 41 (NV12,
 /// XR24) on CRTC 10, and a writeback connector 32 when asked.
-private func twoPorts(writeback: Bool = false, clock: @escaping () -> UInt64 = { 5_000 }) -> FakeKMSDevice {
+private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = ManualClock(start: 5_000)) -> FakeKMSDevice {
     let modes = [KMSMode(width: 640, height: 480, refresh: 60, preferred: true), KMSMode(width: 320, height: 240, refresh: 60)]
     var connectors = [
         KMSConnector(id: 30, typeName: "HDMI-A", typeID: 1, connection: .connected, modes: modes, encoderIDs: [20],
@@ -82,12 +83,12 @@ private final class Token {}
     }
 
     @Test func laterFramesAreNonBlockingFlipsPacedByFlipEvents() throws {
-        var now: UInt64 = 7_000
-        let device = twoPorts(clock: { now })
-        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        let clock = ManualClock(start: 7_000)
+        let device = twoPorts(clock: clock)
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), clock: clock)
         var shownFBs: [UInt64] = []
         for (i, f) in try frames(5).enumerated() {
-            now = 7_000 + UInt64(i) * 16_666_667
+            clock.time = 7_000 + UInt64(i) * 16_666_667
             try display.present(f, orientation: .identity)
             shownFBs.append(device.value(of: 40, "FB_ID")!)
         }

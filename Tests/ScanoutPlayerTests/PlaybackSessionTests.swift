@@ -3,6 +3,7 @@ import ScanoutKMS
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutTestSupport
+import ScanoutTesting
 import Testing
 
 /// A display that records when each frame was shown and can take time to show it.

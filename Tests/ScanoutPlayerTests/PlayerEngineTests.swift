@@ -4,6 +4,7 @@ import ScanoutMedia
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport
+import ScanoutTesting
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import ScanoutKMS
 import ScanoutMedia
 import ScanoutPolicy
 import ScanoutTestSupport
+import ScanoutTesting
 import Testing
 
 /// An HDMI screen with Content Protection (Undesired) and an eDP panel, one CRTC and primary plane
@@ -32,9 +33,10 @@ private final class GuardedScreen {
     let display: KMSDisplay
     let guardian: OutputGuard
     let renderer = MemoryScanoutRenderer()
+    let clock = ManualClock()
 
     init(policy: ContentPolicy) throws {
-        display = try KMSDisplay(device: device, renderer: renderer)
+        display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
         guardian = OutputGuard(policy: policy, configuration: .init(hdcpTimeoutNs: 2_000_000_000))
         display.outputFilter = guardian
     }
@@ -86,6 +88,18 @@ private func firstFrame() throws -> VideoFrame {
         #expect(try screen.showing(f) == ["HDMI-A-1": false, "eDP-1": true])
         #expect(screen.display.lastCensorReason["HDMI-A-1"]?.contains("HDCP link lost") == true)
         #expect(screen.display.counters.censored == 2)
+    }
+
+    @Test func theGuardJudgesAtTheDisplaysClock() throws {
+        let screen = try GuardedScreen(policy: ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .allow))
+        let f = try firstFrame()
+        _ = try screen.showing(f)
+        #expect(screen.display.lastCensorReason["HDMI-A-1"]?.contains("waiting for HDCP") == true)
+        // Two seconds on the injected clock (none on the wall clock) and the request has timed out.
+        screen.clock.advance(by: 2_000_000_000)
+        #expect(try screen.showing(f) == ["HDMI-A-1": false, "eDP-1": true])
+        #expect(screen.display.lastCensorReason["HDMI-A-1"]?.contains("was not enabled within 2.0 s") == true)
+        #expect(screen.guardian.status(of: "HDMI-A-1")?.hdcp == .timedOut)
     }
 
     @Test func aCensoredHardwareFrameIsJudgedAndCountedOnce() throws {

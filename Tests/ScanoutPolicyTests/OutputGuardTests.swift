@@ -4,6 +4,7 @@ import Glibc
 import ScanoutDisplay
 import ScanoutKMS
 import ScanoutPolicy
+import ScanoutTesting
 import Testing
 
 // The guard against the fake KMS device, driven frame by frame as a display loop drives it: read

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ScanoutKMS
+import ScanoutMedia
 
 /// A KMS device in memory, for tests: configurable connectors, encoders, CRTCs and planes; every
 /// commit is recorded; commits can be refused on demand; flip events and hotplug are simulated.
@@ -50,16 +51,16 @@ public final class FakeKMSDevice: KMSDevice {
     /// Active rejections, with the errno each one reports.
     public var rejections: [(rule: Rejection, errno: Int32)] = []
 
-    private let clock: () -> UInt64
+    private let clock: any PlaybackClock
     private var events: [KMSEvent] = []
     private var sequences: [UInt32: UInt64] = [:]
     private var pendingFlips: Set<UInt32> = []
     private var destroyedBlobs: Set<UInt32> = []
     private var nextID: UInt32
 
-    /// `clock` gives the flip timestamps (ns); by default CLOCK_MONOTONIC.
+    /// `clock` gives the flip timestamps (ns): the one the display and the session are given.
     public init(connectors: [KMSConnector], encoders: [KMSEncoder], crtcs: [KMSCRTC], planes: [KMSPlane],
-                clock: @escaping () -> UInt64 = FakeKMSDevice.monotonicNow, path: String = "/dev/dri/fake0") {
+                clock: any PlaybackClock = MonotonicClock(), path: String = "/dev/dri/fake0") {
         self.path = path
         self.connectors = connectors
         self.encoders = encoders
@@ -68,12 +69,6 @@ public final class FakeKMSDevice: KMSDevice {
         self.clock = clock
         let ids = connectors.map(\.id) + encoders.map(\.id) + crtcs.map(\.id) + planes.map(\.id)
         nextID = max(1000, (ids.max() ?? 0) + 1)
-    }
-
-    public static func monotonicNow() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     /// Properties a plane has in the fake unless told otherwise.
@@ -87,7 +82,7 @@ public final class FakeKMSDevice: KMSDevice {
     /// One screen, "HDMI-A-1" (id 30), offering 1920x1080@60 (preferred), 1280x720@60 and
     /// 1280x720@50; encoder 20; CRTC 10; primary plane 40 (XR24, AR24), overlay plane 41 (NV12,
     /// P010, XR24), cursor plane 42 (AR24).
-    public static func singleScreen(clock: @escaping () -> UInt64 = FakeKMSDevice.monotonicNow) -> FakeKMSDevice {
+    public static func singleScreen(clock: any PlaybackClock = MonotonicClock()) -> FakeKMSDevice {
         let modes = [
             KMSMode(width: 1920, height: 1080, refresh: 60, preferred: true),
             KMSMode(width: 1280, height: 720, refresh: 60),
@@ -206,7 +201,7 @@ public final class FakeKMSDevice: KMSDevice {
             guard !flags.contains(.testOnly) else { return }
             for a in request.assignments { setProperty(a.objectID, a.property, a.value) }
             if flags.contains(.pageFlipEvent) {
-                let now = clock()
+                let now = clock.now()
                 for crtc in flipCRTCs {
                     let sequence = (sequences[crtc] ?? 0) + 1
                     sequences[crtc] = sequence

@@ -1,12 +1,14 @@
-import ScanoutMedia
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Time for the playback loop, in nanoseconds on a monotonic scale.
+/// Time for the playback loop and the display, in nanoseconds on a monotonic scale. One clock is
+/// injected everywhere time is read (the session's pacing, the KMS display's verdicts and flip
+/// timestamps in the fake), so that a test's manual clock (`ScanoutTesting.ManualClock`) drives
+/// them all.
 ///
-/// The real clock sleeps; a test's manual clock just moves, so pacing and drop decisions can be
-/// checked without waiting.
+/// The real clock sleeps; a manual clock just moves, so pacing and drop decisions can be checked
+/// without waiting.
 public protocol PlaybackClock: AnyObject {
     func now() -> UInt64
     /// Returns once `now() >= deadline`.
@@ -24,13 +26,4 @@ public final class MonotonicClock: PlaybackClock {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
-}
-
-/// A clock that only moves when told to, or when something sleeps on it. For tests.
-public final class ManualClock: PlaybackClock {
-    public private(set) var time: UInt64
-    public init(start: UInt64 = 1_000_000_000) { time = start }
-    public func now() -> UInt64 { time }
-    public func sleep(until deadline: UInt64) { time = max(time, deadline) }
-    public func advance(by nanoseconds: UInt64) { time += nanoseconds }
 }

@@ -1,0 +1,53 @@
+import ScanoutDisplay
+import ScanoutKMS
+import ScanoutMedia
+import ScanoutRender
+
+/// Buffers in plain memory with the CPU compositor, for a `FakeKMSDevice`: the pixels a frame
+/// would put on the screen can be read back in tests.
+public final class MemoryScanoutRenderer: ScanoutRenderer {
+    public let name = "memory"
+    private let cpu = CPUCompositor()
+    public var compositor: Compositor {
+        get { cpu.compositor }
+        set { cpu.compositor = newValue }
+    }
+    /// Buffers made so far.
+    public private(set) var buffersMade = 0
+    /// Frames drawn so far, and censored frames (the background) drawn so far.
+    public private(set) var framesDrawn = 0
+    public private(set) var censoredDrawn = 0
+
+    final class Canvas { var bytes: [UInt8]; init(_ n: Int) { bytes = [UInt8](repeating: 0, count: n) } }
+
+    public init() {}
+
+    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
+        buffersMade += 1
+        return ScanoutBuffer(width: width, height: height,
+                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: DRMFourCC.xrgb8888,
+                                                                    planes: [KMSFramebufferPlane(memory: .gemHandle(UInt32(buffersMade)), pitch: UInt32(4 * width))]),
+                             backing: Canvas(4 * width * height))
+    }
+
+    public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer { try makeBuffer(width: width, height: height) }
+
+    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        framesDrawn += 1
+        try canvas.bytes.withUnsafeMutableBytes {
+            try cpu.compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
+        }
+    }
+
+    public func drawCensored(into buffer: ScanoutBuffer) throws {
+        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        censoredDrawn += 1
+        canvas.bytes.withUnsafeMutableBytes { fillBackground($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height) }
+    }
+
+    public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
+        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        return RGBImage(xrgb: canvas.bytes, width: buffer.width, height: buffer.height, stride: 4 * buffer.width)
+    }
+}
