@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ScanoutDisplay
 import ScanoutKMS
 import ScanoutPolicy
 import ScanoutTesting

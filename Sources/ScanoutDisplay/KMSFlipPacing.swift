@@ -1,0 +1,67 @@
+import ScanoutKMS
+import ScanoutMedia
+import ScanoutRender
+
+// Flip pacing: each output commits a new frame only after its previous flip's event arrived
+// (so a non-blocking commit never meets EBUSY), and the events' vblank timestamps pace playback.
+
+extension KMSDisplay {
+    /// Blocks until no output in `list` has a flip pending, handling events as they come.
+    func waitForFlips(_ list: [Output]) throws {
+        while let pending = list.first(where: \.flipPending) {
+            if try !device.waitForEvents(timeoutMs: options.flipTimeoutMs) {
+                throw KMSDisplayError.flipTimeout(path: device.path, crtcID: pending.crtcID, milliseconds: options.flipTimeoutMs)
+            }
+            try drainEvents()
+        }
+    }
+
+    /// Handles every pending event (flip completions, hotplug) without blocking.
+    public func drainEvents() throws {
+        while let event = try device.nextEvent() {
+            switch event {
+            case let .flipComplete(crtcID, _, timestampNs):
+                guard let o = outputs.first(where: { $0.crtcID == crtcID }) else { continue }
+                o.flipPending = false
+                counters.flips += 1
+                lastFlipTimestampNs = timestampNs
+                if let q = o.queued {
+                    o.onScreen = q
+                    o.queued = nil
+                    releaseNative(o, keepQueued: false)
+                } else if let n = o.nativeQueued {
+                    o.nativeOnScreen = n   // the one it replaces is removed with its last reference
+                    o.nativeQueued = nil
+                    o.onScreen = nil
+                }
+            case .hotplug:
+                hotplugPending = true
+                if let res = try? device.resources() { resources = res }
+            }
+            outputFilter?.handle(event, connectors: connectors)
+        }
+    }
+}
+
+/// The page-flip events' vblank timestamps pace playback on a KMS screen: the presentation clock
+/// aims each frame at the vblank nearest its time.
+extension KMSDisplay: VBlankSource {
+    public var vblankSource: (any VBlankSource)? { self }
+
+    /// From the first output's mode timing (pixel clock / (htotal × vtotal)), else its refresh.
+    public var refreshInterval: UInt64 {
+        guard let mode = outputs.first?.mode else { return 16_666_667 }
+        if let t = mode.timing, t.clock > 0, t.htotal > 0, t.vtotal > 0 {
+            return UInt64(t.htotal) * UInt64(t.vtotal) * 1_000_000 / UInt64(t.clock)
+        }
+        return 1_000_000_000 / UInt64(max(mode.refresh, 1))
+    }
+
+    public var lastVBlank: UInt64? { lastFlipTimestampNs }
+
+    /// Shows `frame` with the item's scaling mode (the compositor's, for this frame on).
+    public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
+        if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }
+        try present(frame, orientation: layout.orientation)
+    }
+}
