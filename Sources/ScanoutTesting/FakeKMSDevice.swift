@@ -48,6 +48,8 @@ public final class FakeKMSDevice: KMSDevice {
     public private(set) var blobs: [UInt32: [UInt8]] = [:]
     /// Registered framebuffers: id → fourcc.
     public private(set) var framebuffers: [UInt32: UInt32] = [:]
+    /// Calls of `resources()` (each one is a connector and plane re-read on a real device).
+    public private(set) var resourceReads = 0
     /// Active rejections, with the errno each one reports.
     public var rejections: [(rule: Rejection, errno: Int32)] = []
 
@@ -162,7 +164,8 @@ public final class FakeKMSDevice: KMSDevice {
     // MARK: KMSDevice
 
     public func resources() throws -> KMSResources {
-        KMSResources(connectors: connectors, encoders: encoders, crtcs: crtcs, planes: planes)
+        resourceReads += 1
+        return KMSResources(connectors: connectors, encoders: encoders, crtcs: crtcs, planes: planes)
     }
 
     public let path: String

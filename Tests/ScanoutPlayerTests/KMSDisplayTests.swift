@@ -317,6 +317,8 @@ private final class Token {}
             shown += 1
         }
         #expect(display.counters.native == 4 && display.counters.composited == 0)
+        // The planes were read once, at start: none re-read per frame.
+        #expect(device.resourceReads == 1)
         #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == DRMFourCC.nv12)
         // 320x240 fitted to 640x480: the plane scales it to the whole screen.
         #expect(device.value(of: 41, "SRC_W") == 320 << 16 && device.value(of: 41, "CRTC_W") == 640)
