@@ -16,25 +16,9 @@ public enum OutputFilterVerdict<Reason: Sendable & Equatable & CustomStringConve
     }
 }
 
-/// A connector property value an output filter wants the device to hold (`Content Protection` =
-/// Desired, for example).
-public struct ConnectorPropertyChange: Sendable, Equatable {
-    public var connectorID: UInt32
-    public var property: String
-    public var value: UInt64
-
-    public init(connectorID: UInt32, property: String, value: UInt64) {
-        self.connectorID = connectorID
-        self.property = property
-        self.value = value
-    }
-}
-
 extension AtomicRequest {
-    /// Adds every change, in order.
-    public mutating func add(_ changes: [ConnectorPropertyChange]) {
-        for c in changes { set(c.connectorID, c.property, c.value) }
-    }
+    /// Adds every assignment, in order.
+    public mutating func add(_ more: [Assignment]) { assignments += more }
 }
 
 /// Decides per output and per frame whether a connector may show the content. A KMS display holds
@@ -53,21 +37,22 @@ public protocol OutputFilter: AnyObject {
     /// attached, so that the filter starts from the connectors as they are.
     func handle(_ event: KMSEvent, connectors: [KMSConnector])
 
-    /// The connector property values the filter wants the device to take, asked once per commit
+    /// The connector property values (`Content Protection` = Desired, for example) the filter wants
+    /// the device to take, asked once per commit
     /// after the verdicts. The display adds them to that commit's atomic request (tested with
     /// `TEST_ONLY` first, allowing a modeset, since a driver may treat such a change as one) and
     /// reports the outcome with `propertyChangesCommitted`; until then they are asked for again.
-    func propertyChanges() -> [ConnectorPropertyChange]
+    func propertyChanges() -> [AtomicRequest.Assignment]
 
     /// How the commit carrying `changes` went: `error` nil when the device took them, else the
     /// kernel's refusal (the frame was then committed without them).
-    func propertyChangesCommitted(_ changes: [ConnectorPropertyChange], error: KMSError?)
+    func propertyChangesCommitted(_ changes: [AtomicRequest.Assignment], error: KMSError?)
 }
 
 extension OutputFilter {
     /// A filter that only judges asks for no property changes.
-    public func propertyChanges() -> [ConnectorPropertyChange] { [] }
-    public func propertyChangesCommitted(_ changes: [ConnectorPropertyChange], error: KMSError?) {}
+    public func propertyChanges() -> [AtomicRequest.Assignment] { [] }
+    public func propertyChangesCommitted(_ changes: [AtomicRequest.Assignment], error: KMSError?) {}
 
     /// The verdict's reason in one line, nil when `connector` shows the frame: what a display that
     /// holds `any OutputFilter` draws by.

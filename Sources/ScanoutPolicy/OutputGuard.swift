@@ -170,7 +170,7 @@ public final class OutputGuard: OutputFilter {
     private var requested: Set<UInt32> = []
     /// Property values to commit, in the order asked for; a later value of the same property of the
     /// same connector replaces an earlier one.
-    private var pending: [ConnectorPropertyChange] = []
+    private var pending: [AtomicRequest.Assignment] = []
 
     private enum Phase: Equatable {
         case idle
@@ -239,7 +239,7 @@ public final class OutputGuard: OutputFilter {
             tracks[id] = nil
             requested.remove(id)
         }
-        pending.removeAll { !present.contains($0.connectorID) }
+        pending.removeAll { !present.contains($0.objectID) }
         for c in connectors {
             _ = observe(c)
             if policy.hdcp != .none, requested.contains(c.id),
@@ -382,21 +382,21 @@ public final class OutputGuard: OutputFilter {
     }
 
     private func want(_ connectorID: UInt32, _ property: String, _ value: UInt64) {
-        pending.removeAll { $0.connectorID == connectorID && $0.property == property }
-        pending.append(ConnectorPropertyChange(connectorID: connectorID, property: property, value: value))
+        pending.removeAll { $0.objectID == connectorID && $0.property == property }
+        pending.append(AtomicRequest.Assignment(objectID: connectorID, property: property, value: value))
     }
 
     // MARK: Commits (the display's)
 
-    public func propertyChanges() -> [ConnectorPropertyChange] { pending }
+    public func propertyChanges() -> [AtomicRequest.Assignment] { pending }
 
     /// A refused request censors its output with the kernel's reason (and is tried again after a
     /// re-plug or for a new item, not every frame); a refused release is kept in `releaseFailure`.
-    public func propertyChangesCommitted(_ changes: [ConnectorPropertyChange], error: KMSError?) {
+    public func propertyChangesCommitted(_ changes: [AtomicRequest.Assignment], error: KMSError?) {
         pending.removeAll { changes.contains($0) }
         let protection = changes.filter { $0.property == ContentProtection.property }
         for change in protection {
-            let id = change.connectorID
+            let id = change.objectID
             let releasing = change.value == ContentProtection.undesired.rawValue
             guard let error else {
                 if releasing { requested.remove(id) } else { requested.insert(id) }
