@@ -324,6 +324,30 @@ let frame30 = 1e9 / 30
         #expect(h.engine.snapshot().framesDropped == 0)
     }
 
+    @Test func whenEveryItemVanishesAtTheEndOfOneOnlyTheLastFailureIsNotSkipped() throws {
+        // The end of an item tries the next ones as a load does: the last failure, after which
+        // nothing is tried, is not "skipped"; the slate goes up and the service reports down.
+        let scratch = try Scratch()
+        let a = scratch.path("a.mp4"), b = scratch.path("b.mp4")
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: a)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: b)
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
+        h.engine.setRepeat(.all)
+        try FileManager.default.removeItem(atPath: b)
+        try h.engine.play()
+        try FileManager.default.removeItem(atPath: a)  // the open item keeps its descriptor
+        h.run { h.engine.state == .error }
+        let errors = h.mainEvents.filter { if case .error = $0 { return true } else { return false } }
+        #expect(errors == [
+            .error(message: MediaError.notFound(input: b).description, item: 1, skipped: true),
+            .error(message: MediaError.notFound(input: a).description, item: 0, skipped: false),
+        ])
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+        #expect(h.engine.reasons.contains(.noSource))
+        #expect(h.engine.snapshot().itemsFailed == 2)
+    }
+
     @Test func itemLayoutCarriesScalingAndRotation() throws {
         let h = Harness()
         let rotated = try Fixtures.path("rotated.mp4")  // stream turned 90°
