@@ -29,6 +29,11 @@ public final class PlayerEngine {
     public private(set) var reasons: ServiceReasons = [.noSource]
     /// Items that failed to open or decode since the start.
     public private(set) var itemsFailed = 0
+    /// Frames drawn censored, by output name (a content policy's verdicts, counted by the output).
+    public private(set) var framesCensored: [String: Int] = [:]
+    /// Called when an item becomes current, before its first frame is shown (the output applies
+    /// the item's content policy here).
+    public var onItemChanged: ((PlaylistItem) -> Void)?
     public let session: PlaybackSession
 
     private var current: PreparedItem?
@@ -100,6 +105,7 @@ public final class PlayerEngine {
         s.decodeMsPerFrame = st.framesDecoded > 0 ? st.decodeSeconds * 1000 / Double(st.framesDecoded) : 0
         s.presentMsPerFrame = st.framesPresented > 0 ? st.presentSeconds * 1000 / Double(st.framesPresented) : 0
         s.itemsFailed = itemsFailed
+        s.framesCensored = framesCensored
         s.transfers = st.transfers
         return s
     }
@@ -277,6 +283,27 @@ public final class PlayerEngine {
         emit(.outputChanged(description: display.description))
     }
 
+    /// Reports that `output` stopped showing the content (`reason`), or shows it again (nil).
+    public func reportOutputCensored(output: String, reason: String?) {
+        emit(.outputCensored(output: output, reason: reason))
+    }
+
+    /// Reports the HDCP link state of `output` (as a content policy's guard sees it).
+    public func reportHDCPChanged(output: String, state: String) {
+        emit(.hdcpChanged(output: output, state: state))
+    }
+
+    /// Counts one frame of `output` drawn censored.
+    public func countCensoredFrame(output: String) {
+        framesCensored[output, default: 0] += 1
+        session.observer?.frameCensored(output: output)
+    }
+
+    /// Reports something that went wrong beside playback (the output's policy machinery).
+    public func reportWarning(_ message: String) {
+        emit(.warning(message))
+    }
+
     /// Reports a switch of decoder mid-stream (the decoder selector's `decoderFallback`).
     public func reportDecoderFallback(from: String, to: String, reason: String, frame: Int) {
         emit(.decoderFallback(from: from, to: to, reason: reason, frame: frame))
@@ -414,6 +441,7 @@ public final class PlayerEngine {
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
+        onItemChanged?(p.item)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         emit(.itemChanged(index: p.index, source: p.item.source))
         emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
