@@ -17,8 +17,9 @@ import Testing
 
 /// Screens on the fake KMS device, 320x240 each, one CRTC and primary plane per screen:
 /// HDMI-A-1 (external), and eDP-1 (an internal panel) when `panel`. `overlay`: HDMI-A-1's CRTC
-/// also has an overlay plane (41) taking NV12, which the kernel refuses when `refusing`.
-func fakeScreens(panel: Bool = true, overlay: Bool = false, refusing: Bool = false) -> FakeKMSDevice {
+/// also has an overlay plane (41) taking NV12, which the kernel refuses when `refusing`. `hdcp`:
+/// HDMI-A-1 has the Content Protection properties (Undesired, type 0).
+func fakeScreens(panel: Bool = true, overlay: Bool = false, refusing: Bool = false, hdcp: Bool = false) -> FakeKMSDevice {
     let modes = [KMSMode(width: 320, height: 240, refresh: 60, preferred: true)]
     let screens = panel ? [("HDMI-A", 0), ("eDP", 1)] : [("HDMI-A", 0)]
     var planes = screens.map { _, i in
@@ -30,8 +31,8 @@ func fakeScreens(panel: Bool = true, overlay: Bool = false, refusing: Bool = fal
     }
     let device = FakeKMSDevice(
         connectors: screens.map { type, i in
-            KMSConnector(id: UInt32(30 + i), typeName: type, typeID: 1, connection: .connected, modes: modes,
-                         encoderIDs: [UInt32(20 + i)], properties: FakeKMSDevice.connectorProperties)
+            KMSConnector(id: UInt32(30 + i), typeName: type, typeID: 1, connection: .connected, modes: modes, encoderIDs: [UInt32(20 + i)],
+                         properties: FakeKMSDevice.connectorProperties.merging(hdcp && i == 0 ? ["Content Protection": 0, "HDCP Content Type": 0] : [:]) { a, _ in a })
         },
         encoders: screens.map { _, i in KMSEncoder(id: UInt32(20 + i), possibleCRTCs: 1 << UInt32(i)) },
         crtcs: screens.map { _, i in KMSCRTC(id: UInt32(10 + i), properties: FakeKMSDevice.crtcProperties) },
@@ -51,9 +52,12 @@ final class InProcessService: Sendable {
     let api: ControlAPI
     private let recorded = EventLog()
 
-    init(keys: String?, faults: FaultPlan = FaultPlan(), device: @escaping @Sendable () -> FakeKMSDevice = { fakeScreens() }) async throws {
+    /// `playlist`: the kiosk config's, loaded (and played) at start.
+    init(keys: String?, playlist: [PlaylistItem] = [], faults: FaultPlan = FaultPlan(),
+         device: @escaping @Sendable () -> FakeKMSDevice = { fakeScreens() }) async throws {
         var config = ServiceConfig()
         config.keys = keys
+        config.playlist = playlist
         config.unixSocket = nil
         config.faults = faults
         let server = ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test")) {

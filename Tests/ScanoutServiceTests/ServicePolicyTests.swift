@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import ScanoutPlayer
+import ScanoutService
 import ScanoutTestSupport
 import Testing
 
@@ -85,6 +86,55 @@ struct ServicePolicyTests {
             let load = try await keyless.request(client, .post, "/load", ["source": clip, "token": token])
             #expect(load.status == 403)
             #expect((load.json["error"] as? String)?.contains("needs keys") == true)
+        }
+    }
+
+    @Test("the kiosk config's items take tokens: an item whose token is expired is left out, the others play under their policy")
+    func kioskPlaylistTokens() async throws {
+        let publisher = try await TokenPublisher()
+        let clip = try Fixtures.path("counter.mp4")
+        let expired = try await publisher.token(expiresIn: -120)
+        let deny = try await publisher.token(url: clip, externalOutput: "deny")
+        // As the config file spells them.
+        let file = publisher.scratch.path("scanout.json")
+        let json: [String: Any] = ["keys": publisher.keyFile, "output": "headless",
+                                   "playlist": [["source": clip, "token": expired], ["token": deny, "playerType": "sw"]]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: file))
+        let config = try ServiceConfig.load(file: file)
+        #expect(config.keys == publisher.keyFile)
+        #expect(config.playlist == [PlaylistItem(source: clip, token: expired), PlaylistItem(source: "", playerType: .sw, token: deny)])
+        let service = try await InProcessService(keys: config.keys, playlist: config.playlist)
+        defer { service.player.shutdown() }
+        try await service.wait { service.player.snapshot.framesCensored["HDMI-A-1", default: 0] >= 10 }
+        let s = service.player.snapshot
+        #expect(s.playlist == [PlaylistItem(source: clip, playerType: .sw, token: deny)])
+        #expect(s.state == .playing)
+        #expect(s.framesCensored["HDMI-A-1", default: 0] >= 10)
+        #expect(s.framesCensored["eDP-1"] == nil)
+    }
+
+    @Test("a token that needs HDCP: hdcpChanged pending on HDMI-A-1, censored until the link is up; the panel shows")
+    func hdcpPolicyReportsTheLinkState() async throws {
+        let publisher = try await TokenPublisher()
+        let clip = try Fixtures.path("counter.mp4")
+        let token = try await publisher.token(hdcp: "type0")
+        let service = try await InProcessService(keys: publisher.keyFile) { fakeScreens(hdcp: true) }
+        defer { service.player.shutdown() }
+        try await Application(router: service.api.router()).test(.router) { client in
+            #expect(try await service.request(client, .post, "/load", ["source": clip, "token": token]).status == 200)
+            try await service.wait { service.player.snapshot.framesCensored["HDMI-A-1", default: 0] >= 10 }
+            let hdcp = service.events.compactMap { e -> String? in
+                if case let .hdcpChanged(output, state) = e { return "\(output) \(state)" } else { return nil }
+            }
+            #expect(hdcp.first == "HDMI-A-1 pending")
+            #expect(!hdcp.contains { $0.hasPrefix("eDP-1") })
+            let censored = service.events.compactMap { e -> String? in
+                if case let .outputCensored(output, reason?) = e { return "\(output): \(reason)" } else { return nil }
+            }
+            #expect(censored.first?.hasPrefix("HDMI-A-1: HDMI-A-1: waiting for HDCP type0") == true)
+            let brightest = try await service.brightestOnScreen()
+            #expect(brightest["HDMI-A-1"] == 0)
+            #expect(brightest["eDP-1", default: 0] > 128)
         }
     }
 }
