@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
         .library(name: "ScanoutPlayer", targets: ["ScanoutPlayer"]),
         .library(name: "ScanoutPolicy", targets: ["ScanoutPolicy"]),
+        .library(name: "ScanoutPipeline", targets: ["ScanoutPipeline"]),
         .library(name: "ScanoutService", targets: ["ScanoutService"]),
         // Test doubles: the fake KMS device, a manual clock, a memory renderer.
         .library(name: "ScanoutTesting", targets: ["ScanoutTesting"]),
@@ -50,9 +51,11 @@ let package = Package(
             "ScanoutKMS",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
+        // The pipeline `play`, `render` and `serve` share: display, decoder options, content policy.
+        .target(name: "ScanoutPipeline", dependencies: ["ScanoutPlayer", "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutRender"]),
         // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
         .target(name: "ScanoutService", dependencies: [
-            "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender",
+            "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -63,12 +66,14 @@ let package = Package(
         // MemoryScanoutRenderer.
         .target(name: "ScanoutTesting", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutService",
+            "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Fixtures, subprocesses, scratch directories and frame checksums for every test target.
-        .target(name: "ScanoutTestSupport", dependencies: ["ScanoutMedia"], path: "Tests/ScanoutTestSupport"),
+        .target(name: "ScanoutTestSupport", dependencies: [
+            "ScanoutMedia", .product(name: "JWTKit", package: "jwt-kit"),
+        ], path: "Tests/ScanoutTestSupport"),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTesting", "ScanoutTestSupport"]),
@@ -78,7 +83,10 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
         ]),
-        .testTarget(name: "ScanoutServiceTests", dependencies: ["ScanoutService", "ScanoutPlayer", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutServiceTests", dependencies: [
+            "ScanoutService", "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutTesting", "ScanoutTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
         .testTarget(name: "ScanoutCLITests", dependencies: [
             "scanout", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),

@@ -27,7 +27,9 @@ public final class PreparedItem {
     /// Opens `item` and decodes its first frame. Typed failure: the item's `MediaError`.
     static func open(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) -> Result<PreparedItem, MediaError> {
         do {
-            let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder)
+            var decoder = decoder
+            if let type = item.playerType { decoder.playerType = type }
+            let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder, contentHint: item.contentHint)
             let first = VideoFrame()
             guard try reader.next(into: first) else { return .failure(.noFrames(input: item.source)) }
             return .success(PreparedItem(index: index, item: item, reader: reader, firstFrame: first))

@@ -54,6 +54,12 @@ public protocol PlaybackObserver: AnyObject {
     func frameDecoded(seconds: Double, bytes: Int)
     func framePresented(seconds: Double)
     func frameDropped()
+    /// One frame of `output` was drawn censored (a content policy).
+    func frameCensored(output: String)
+}
+
+extension PlaybackObserver {
+    public func frameCensored(output: String) {}
 }
 
 /// What one step of the loop did.

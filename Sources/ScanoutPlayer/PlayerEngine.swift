@@ -13,7 +13,7 @@ import ScanoutRender
 /// Events go to `emit` synchronously, in the order things happen.
 public final class PlayerEngine {
     public let clock: any PlaybackClock
-    public private(set) var display: any Display
+    public let display: any Display
     public var configuration: PlayerConfiguration {
         didSet {
             configuration = Self.adopt(configuration, for: display, transfers: oldValue.decoder.transfers)
@@ -29,6 +29,11 @@ public final class PlayerEngine {
     public private(set) var reasons: ServiceReasons = [.noSource]
     /// Items that failed to open or decode since the start.
     public private(set) var itemsFailed = 0
+    /// Frames drawn censored, by output name (a content policy's verdicts, counted by the output).
+    public private(set) var framesCensored: [String: Int] = [:]
+    /// Called when an item becomes current, before its first frame is shown (the output applies
+    /// the item's content policy here).
+    public var onItemChanged: ((PlaylistItem) -> Void)?
     public let session: PlaybackSession
 
     private var current: PreparedItem?
@@ -100,6 +105,7 @@ public final class PlayerEngine {
         s.decodeMsPerFrame = st.framesDecoded > 0 ? st.decodeSeconds * 1000 / Double(st.framesDecoded) : 0
         s.presentMsPerFrame = st.framesPresented > 0 ? st.presentSeconds * 1000 / Double(st.framesPresented) : 0
         s.itemsFailed = itemsFailed
+        s.framesCensored = framesCensored
         s.transfers = st.transfers
         return s
     }
@@ -115,28 +121,17 @@ public final class PlayerEngine {
         if current != nil, [.ready, .playing, .paused, .buffering].contains(state) {
             // Something is on screen: it stays until an item of the new playlist is ready, and
             // stays for good when none can be opened.
-            var i = start
-            var failures = 0
-            var firstError: MediaError?
-            while failures < items.count {
-                switch PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions) {
-                case .success(let p):
-                    release()
-                    playlist = items
-                    set(.preparing)
-                    become(p, gapless: false)
-                    set(.ready)
-                    if autoplay { try play(userInitiated: false) }
-                    return
-                case .failure(let e):
-                    failures += 1
-                    itemsFailed += 1
-                    if firstError == nil { firstError = e }
-                    emit(.error(message: e.description, item: i, skipped: failures < items.count))
-                    i = (i + 1) % items.count
-                }
+            let attempt = firstPlayable(from: start, count: items.count, next: { ($0 + 1) % items.count }) { i in
+                PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
             }
-            throw items.count == 1 ? PlayerError.media(item: start, firstError!) : PlayerError.noPlayableItem(failures: failures)
+            guard let p = attempt.item else { throw attempt.error(count: items.count)! }
+            release()
+            playlist = items
+            set(.preparing)
+            become(p, gapless: false)
+            set(.ready)
+            if autoplay { try play(userInitiated: false) }
+            return
         }
         release()
         playlist = items
@@ -283,17 +278,30 @@ public final class PlayerEngine {
         if wasPlaying { prepareUpcoming() } else { set(.ready) }
     }
 
-    /// Swaps the output (a screen plugged in or out); playback goes on.
-    public func replaceDisplay(_ d: any Display) {
-        display = d
-        session.display = d
-        reasons.remove(.noOutput)
-        emit(.outputChanged(description: d.description))
-    }
-
     /// Announces the current output (at start-up).
     public func announceOutput() {
         emit(.outputChanged(description: display.description))
+    }
+
+    /// Reports that `output` stopped showing the content (`reason`), or shows it again (nil).
+    public func reportOutputCensored(output: String, reason: String?) {
+        emit(.outputCensored(output: output, reason: reason))
+    }
+
+    /// Reports the HDCP link state of `output` (as a content policy's guard sees it).
+    public func reportHDCPChanged(output: String, state: String) {
+        emit(.hdcpChanged(output: output, state: state))
+    }
+
+    /// Counts one frame of `output` drawn censored.
+    public func countCensoredFrame(output: String) {
+        framesCensored[output, default: 0] += 1
+        session.observer?.frameCensored(output: output)
+    }
+
+    /// Reports something that went wrong beside playback (the output's policy machinery).
+    public func reportWarning(_ message: String) {
+        emit(.warning(message))
     }
 
     /// Reports a switch of decoder mid-stream (the decoder selector's `decoderFallback`).
@@ -433,6 +441,7 @@ public final class PlayerEngine {
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
+        onItemChanged?(p.item)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         emit(.itemChanged(index: p.index, source: p.item.source))
         emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
@@ -440,53 +449,75 @@ public final class PlayerEngine {
         if p.video.durationSeconds != durationBefore || !gapless { emit(.durationChanged(p.video.durationSeconds)) }
     }
 
+    /// The outcome of trying items in turn: the first that opened, or how many failed and why.
+    private struct Attempt {
+        var item: PreparedItem?
+        var failures = 0
+        var firstError: PlayerError?
+
+        /// What a caller throws when nothing opened: the item's own error for a playlist of one.
+        func error(count: Int) -> PlayerError? {
+            guard item == nil, failures > 0 else { return nil }
+            return count == 1 ? firstError : .noPlayableItem(failures: failures)
+        }
+    }
+
+    /// Opens item `start`, then the ones `next` names after it, until one opens or every item of
+    /// a playlist of `count` failed once. Each failure is counted and reported (`error`, skipped
+    /// when another item is tried after it). The one retry loop of `load`, `prepareCurrent` and
+    /// `advance`.
+    private func firstPlayable(from start: Int?, count: Int, next: (Int) -> Int?,
+                               open: (Int) -> Result<PreparedItem, MediaError>) -> Attempt {
+        var attempt = Attempt()
+        var candidate = start
+        while let i = candidate, attempt.failures < count {
+            switch open(i) {
+            case .success(let p):
+                attempt.item = p
+                return attempt
+            case .failure(let e):
+                attempt.failures += 1
+                itemsFailed += 1
+                if attempt.firstError == nil { attempt.firstError = .media(item: i, e) }
+                candidate = next(i)
+                let skipped = candidate != nil && attempt.failures < count
+                emit(.error(message: e.description, item: i, skipped: skipped))
+            }
+        }
+        return attempt
+    }
+
     /// preparing → ready with item `start`, or the first playable item after it (bad ones reported
     /// and skipped); error (slate, retry later) when none can be played.
     private func prepareCurrent(_ start: Int, userInitiated: Bool) throws {
         set(.preparing)
-        var i = start
-        var failures = 0
-        var firstError: PlayerError?
-        while failures < playlist.count {
-            switch takePrepared(i) {
-            case .success(let p):
-                become(p, gapless: false)
-                setReasons(reasons.subtracting(.noSource))
-                set(.ready)
-                return
-            case .failure(let e):
-                failures += 1
-                itemsFailed += 1
-                if firstError == nil { firstError = .media(item: i, e) }
-                emit(.error(message: e.description, item: i, skipped: failures < playlist.count))
-                i = (i + 1) % playlist.count
-            }
+        let count = playlist.count
+        let attempt = firstPlayable(from: start, count: count, next: { ($0 + 1) % count }, open: takePrepared)
+        if let p = attempt.item {
+            become(p, gapless: false)
+            setReasons(reasons.subtracting(.noSource))
+            set(.ready)
+            return
         }
         index = start
         enterFailure()
-        throw playlist.count == 1 ? firstError! : PlayerError.noPlayableItem(failures: failures)
+        throw attempt.error(count: count)!
     }
 
     /// At the end of the current item: the next one (already prepared, so the switch shows no gap),
     /// or `ended`.
     private func advance() {
         guard let i = index else { return }
-        var candidate = following(i)
-        var failures = 0
-        while let n = candidate, failures < playlist.count {
-            switch takePrepared(n) {
-            case .success(let p):
-                become(p, gapless: true)
-                prepareUpcoming()
-                return
-            case .failure(let e):
-                failures += 1
-                itemsFailed += 1
-                emit(.error(message: e.description, item: n, skipped: true))
-                candidate = repeatMode == .none ? (n + 1 < playlist.count ? n + 1 : nil) : (n + 1) % playlist.count
-            }
+        let count = playlist.count
+        let wrap = repeatMode != .none
+        let attempt = firstPlayable(from: following(i), count: count,
+                                    next: { wrap ? ($0 + 1) % count : ($0 + 1 < count ? $0 + 1 : nil) }, open: takePrepared)
+        if let p = attempt.item {
+            become(p, gapless: true)
+            prepareUpcoming()
+            return
         }
-        if failures >= playlist.count || (failures > 0 && repeatMode != .none) {
+        if attempt.failures >= count || (attempt.failures > 0 && wrap) {
             enterFailure()
             return
         }

@@ -29,11 +29,23 @@ public struct PlaylistItem: Equatable, Sendable {
     public var scaling: ScalingMode?
     /// Extra clockwise rotation, degrees (0, 90, 180, 270), on top of the stream's own orientation.
     public var rotation: Int
+    /// The decoder for this item; nil: the player's.
+    public var playerType: PlayerType?
+    /// The decoder the content suggests (a content token's `playerType` claim); the item's or
+    /// the player's own choice wins over it, as the URL's `?playerType=` hint does.
+    public var contentHint: PlayerType?
+    /// The content token the item was authorised with, nil for none. The player does not read
+    /// it; the output looks the item's policy up by it.
+    public var token: String?
 
-    public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0) {
+    public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0, playerType: PlayerType? = nil,
+                contentHint: PlayerType? = nil, token: String? = nil) {
         self.source = source
         self.scaling = scaling
         self.rotation = rotation
+        self.playerType = playerType
+        self.contentHint = contentHint
+        self.token = token
     }
 
     /// The stream's orientation followed by this item's rotation.
@@ -124,6 +136,10 @@ public enum PlayerEvent: Equatable, Sendable {
     /// Decoding moved from one decoder to another (e.g. "hw" → "sw") at frame `frame`.
     case decoderFallback(from: String, to: String, reason: String, frame: Int)
     case outputChanged(description: String)
+    /// `output` stopped showing the content (a content policy's `reason`), or shows it again (nil).
+    case outputCensored(output: String, reason: String?)
+    /// The HDCP link of `output` changed state.
+    case hdcpChanged(output: String, state: String)
     /// The service as a whole is up (reasons empty) or down (why).
     case serviceState(up: Bool, reasons: ServiceReasons)
 
@@ -147,6 +163,8 @@ public enum PlayerEvent: Equatable, Sendable {
         case .error: return "error"
         case .decoderFallback: return "decoderFallback"
         case .outputChanged: return "outputChanged"
+        case .outputCensored: return "outputCensored"
+        case .hdcpChanged: return "hdcpChanged"
         case .serviceState: return "serviceState"
         }
     }
@@ -196,6 +214,8 @@ public struct PlayerSnapshot: Sendable {
     public var decodeMsPerFrame = 0.0
     public var presentMsPerFrame = 0.0
     public var itemsFailed = 0
+    /// Frames drawn censored, by output name.
+    public var framesCensored: [String: Int] = [:]
     /// Copies of decoded pictures between CPU and GPU memory, and the ones that stayed on the GPU.
     public var transfers = TransferCounts()
     public init() {}

@@ -3,7 +3,9 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ScanoutPipeline
 import ScanoutPlayer
+import ScanoutPolicy
 import ScanoutRender
 import Synchronization
 
@@ -85,10 +87,14 @@ public final class ControlAPI: Sendable {
     public let logLevel: LogLevelControl
     let logger: Logger
     private let config: Mutex<ServiceConfig>
+    /// Verifies items' content tokens before they are loaded.
+    public let authorizer: ContentAuthorizer
 
-    public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, logLevel: LogLevelControl, logger: Logger) {
+    public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
+                logLevel: LogLevelControl, logger: Logger) {
         self.player = player
         self.metrics = metrics
+        self.authorizer = authorizer
         self.config = Mutex(config)
         self.logLevel = logLevel
         self.logger = logger
@@ -123,29 +129,25 @@ public final class ControlAPI: Sendable {
         router.get("/events") { [self] _, _ in events() }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "scaling", "rotation", "playlist", "start", "autoplay", "repeat"])
+            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "playlist", "start", "autoplay", "repeat"])
             var items: [PlaylistItem]
-            if let source = try o.string("source") {
-                guard !source.isEmpty else { throw APIError.badRequest("source", "must not be empty") }
-                guard !o.has("playlist") else { throw APIError.badRequest("playlist", "give either source or playlist, not both") }
-                items = [PlaylistItem(source: source)]
-                let scaling = try o.string("scaling", allowed: ScalingModeNames.all)
-                let rotation = try o.int("rotation") ?? 0
-                guard [0, 90, 180, 270].contains(rotation) else { throw APIError.badRequest("rotation", "must be 0, 90, 180 or 270 (got \(rotation))") }
-                items[0].scaling = scaling.flatMap(ScalingModeNames.mode)
-                items[0].rotation = rotation
+            var field = "playlist"
+            if o.has("source") || o.has("token") {
+                guard !o.has("playlist") else { throw APIError.badRequest("playlist", "give either source (or token) or playlist, not both") }
+                items = [try parseItem(&o)]
+                field = ""
             } else if let list = try o.array("playlist") {
                 items = try parsePlaylist(list, field: "playlist")
                 guard !items.isEmpty else { throw APIError.badRequest("playlist", "must not be empty") }
             } else {
-                throw APIError.badRequest("source", "is required (or playlist)")
+                throw APIError.badRequest("source", "is required (or token, or playlist)")
             }
             let start = try o.int("start", range: 0...Int.max) ?? 0
             guard start < items.count else { throw APIError(.notFound, "start: item \(start) does not exist (the playlist has \(items.count))", field: "start") }
             let autoplay = try o.bool("autoplay") ?? true
             let repeatMode = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)).flatMap(RepeatMode.init(rawValue:))
             try o.rejectUnknown()
-            let playlist = items
+            let playlist = try await authorize(items, field: field)
             let snapshot = try await perform { e in
                 if let repeatMode { e.setRepeat(repeatMode) }
                 try e.load(playlist, start: start, autoplay: autoplay)
@@ -187,12 +189,13 @@ public final class ControlAPI: Sendable {
         }
         router.put("/playlist") { [self] request, context in
             var o = try await body(request, context, fields: ["items", "start", "autoplay"])
-            let items = try parsePlaylist(try o.array("items", required: true)!, field: "items")
-            guard !items.isEmpty else { throw APIError.badRequest("items", "must not be empty") }
+            let parsed = try parsePlaylist(try o.array("items", required: true)!, field: "items")
+            guard !parsed.isEmpty else { throw APIError.badRequest("items", "must not be empty") }
             let start = try o.int("start", range: 0...Int.max) ?? 0
-            guard start < items.count else { throw APIError(.notFound, "start: item \(start) does not exist (the playlist has \(items.count))", field: "start") }
+            guard start < parsed.count else { throw APIError(.notFound, "start: item \(start) does not exist (the playlist has \(parsed.count))", field: "start") }
             let autoplay = try o.bool("autoplay") ?? true
             try o.rejectUnknown()
+            let items = try await authorize(parsed, field: "items")
             let s = try await perform { e in try e.load(items, start: start, autoplay: autoplay); return e.snapshot() }
             return jsonResponse(["items": s.playlist.map(itemJSON), "item": s.index ?? NSNull(), "repeat": s.repeatMode.rawValue])
         }
@@ -227,7 +230,10 @@ public final class ControlAPI: Sendable {
             config.withLock { $0 = updated }
             logLevel.current = updated.logLevel
             _ = try await perform { e in
-                e.configuration = updated.playerConfiguration
+                // The decoder settings are the output's (native planes, GPU frames), not runtime fields.
+                var player = updated.playerConfiguration
+                player.decoder = e.configuration.decoder
+                e.configuration = player
                 if repeatGiven { e.setRepeat(updated.repeatMode) }
                 return 0
             }
@@ -286,6 +292,40 @@ public final class ControlAPI: Sendable {
     /// Commands without parameters accept an empty body or `{}` only.
     private func empty(_ request: Request, _ context: ServiceRequestContext) async throws {
         _ = try await body(request, context, fields: [])
+    }
+
+    /// `items` with their content tokens verified: each source becomes the authorised input (the
+    /// token's `url` when the item names none) and the token's `playerType` claim its content
+    /// hint. A token that does not verify, or whose policy forbids what the output does, refuses
+    /// the whole request (403, the item's `token` field named); with `onRefused`, that item is
+    /// left out instead and reported.
+    func authorize(_ items: [PlaylistItem], field: String,
+                   onRefused: ((String, any Error) -> Void)? = nil) async throws -> [PlaylistItem] {
+        var out: [PlaylistItem] = []
+        for (i, item) in items.enumerated() {
+            let name = field.isEmpty ? "token" : "\(field)[\(i)].token"
+            do {
+                let a = try await authorizer.authorize(input: item.source.isEmpty ? nil : item.source, token: item.token)
+                var authorised = item
+                authorised.source = a.input
+                authorised.contentHint = a.contentHint
+                out.append(authorised)
+            } catch {
+                let refusal = Self.refusal(error, field: name, source: field.isEmpty ? "source" : "\(field)[\(i)].source")
+                guard let onRefused else { throw refusal }
+                onRefused(refusal.field ?? name, error)
+            }
+        }
+        return out
+    }
+
+    /// A content-authorisation failure as an answer: 400 when the item names no input, 403 when
+    /// the token or its policy refuses it, the token's field and what is wrong named.
+    static func refusal(_ error: any Error, field: String, source: String) -> APIError {
+        if case AuthorizationError.noInput = error {
+            return APIError(.badRequest, "\(source): \(AuthorizationError.noInput)", field: source)
+        }
+        return APIError(.forbidden, "\(field): \(error)", field: field)
     }
 
     /// Runs a command on the player; its refusals become 4xx answers naming the field.

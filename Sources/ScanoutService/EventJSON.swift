@@ -26,6 +26,7 @@ enum WireFormat {
             "bytesRead": s.bytesRead,
             "decodeErrors": s.decodeErrors,
             "itemsFailed": s.itemsFailed,
+            "framesCensored": s.framesCensored,
             "pacingP50Ms": s.pacingP50Ms,
             "pacingP99Ms": s.pacingP99Ms,
             "decodeMsPerFrame": s.decodeMsPerFrame,
@@ -70,6 +71,10 @@ enum WireFormat {
             o["from"] = from; o["to"] = to; o["reason"] = reason; o["frame"] = frame
         case .outputChanged(let d):
             o["output"] = d
+        case .outputCensored(let output, let reason):
+            o["output"] = output; o["reason"] = reason ?? NSNull()
+        case .hdcpChanged(let output, let state):
+            o["output"] = output; o["state"] = state
         case .serviceState(let up, let reasons):
             o["up"] = up; o["reasons"] = reasons.names; o["reasonBits"] = reasons.rawValue
         }

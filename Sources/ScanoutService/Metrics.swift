@@ -20,6 +20,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
     let renderTime: CoreMetrics.Timer
     let serviceUp: CoreMetrics.Gauge
     let playing: CoreMetrics.Gauge
+    let factory: PrometheusMetricsFactory
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -36,6 +37,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         renderTime = CoreMetrics.Timer(label: "scanout_render_seconds", factory: factory)
         serviceUp = CoreMetrics.Gauge(label: "scanout_service_up", factory: factory)
         playing = CoreMetrics.Gauge(label: "scanout_playing", factory: factory)
+        self.factory = factory
         serviceUp.record(0)
         playing.record(0)
     }
@@ -53,6 +55,12 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
 
     public func frameDropped() {
         framesDropped.increment()
+    }
+
+    /// A frame of `output` drawn censored by the content policy (`scanout_frames_censored_total`,
+    /// by output; the registry hands back the same counter for the same output).
+    public func frameCensored(output: String) {
+        CoreMetrics.Counter(label: "scanout_frames_censored_total", dimensions: [("output", output)], factory: factory).increment()
     }
 
     /// Follows the events that metrics count.

@@ -3,7 +3,9 @@ import Hummingbird
 import Logging
 import NIOCore
 import ScanoutDisplay
+import ScanoutPipeline
 import ScanoutPlayer
+import ScanoutPolicy
 import ServiceLifecycle
 
 /// The daemon: a Player on its own thread, the control API on TCP (127.0.0.1:PORT by default) and
@@ -14,17 +16,29 @@ public struct ScanoutServer: Sendable {
     public let config: ServiceConfig
     public let logger: Logger
     public let logLevel: LogLevelControl
-    let makeDisplay: @Sendable () -> any Display
+    let makePipeline: @Sendable () -> PlaybackPipeline
 
-    public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makeDisplay: @escaping @Sendable () -> any Display) {
+    /// `makePipeline` opens the output; it is called on the player's thread, which owns the
+    /// pipeline from then on.
+    public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makePipeline: @escaping @Sendable () -> PlaybackPipeline) {
         self.config = config
         self.logLevel = logLevel
         self.logger = logger
-        self.makeDisplay = makeDisplay
+        self.makePipeline = makePipeline
     }
 
-    public func run() async throws {
-        let player = Player(configuration: config.playerConfiguration, makeDisplay: makeDisplay)
+    /// The player behind its pipeline, the metrics and the control API, wired and with the
+    /// configured playlist loaded; nothing listens yet. What `run` serves, and what in-process
+    /// tests drive. Throws when the key file cannot be used.
+    public func assemble() async throws -> (player: Player, api: ControlAPI) {
+        let authorizer = try ContentAuthorizer(keysFile: config.keys)
+        let slot = PipelineSlot()
+        let make = makePipeline
+        let player = Player(configuration: config.playerConfiguration) {
+            let pipeline = make()
+            slot.pipeline = pipeline
+            return pipeline.display
+        }
         let metrics = PlayerMetrics()
         let log = logger
         player.events.addListener { n in
@@ -41,9 +55,32 @@ public struct ScanoutServer: Sendable {
         }
         _ = try await player.perform { engine in
             engine.session.observer = metrics
+            slot.take()?.serve(engine, authorizer: authorizer)
             return 0
         }
-        let api = ControlAPI(player: player, metrics: metrics, config: config, logLevel: logLevel, logger: logger)
+        let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger)
+        if !config.playlist.isEmpty {
+            let repeatMode = config.repeatMode, autoplay = config.autoplay
+            do {
+                // Items whose token does not verify are left out (and named in the log).
+                let items = try await api.authorize(config.playlist, field: "playlist") { field, error in
+                    logger.error("\(field): \(error); the item is left out")
+                }
+                _ = try await player.perform { e in
+                    e.setRepeat(repeatMode)
+                    try e.load(items, autoplay: autoplay)
+                    return 0
+                }
+            } catch {
+                logger.error("initial playlist: \(error)")
+            }
+        }
+        return (player, api)
+    }
+
+    public func run() async throws {
+        let (player, api) = try await assemble()
+        let log = logger
         var services: [any Service] = [PlayerService(player: player, logger: logger)]
         let tcp = Application(
             router: api.router(),
@@ -65,18 +102,6 @@ public struct ScanoutServer: Sendable {
         // Shut down first (services stop in reverse order): ends the event streams, which would
         // otherwise keep their connections, and the listeners' graceful shutdown, open.
         services.append(EventStreamCloser(player: player))
-        if !config.playlist.isEmpty {
-            let items = config.playlist, autoplay = config.autoplay, repeatMode = config.repeatMode
-            do {
-                _ = try await player.perform { e in
-                    e.setRepeat(repeatMode)
-                    try e.load(items, autoplay: autoplay)
-                    return 0
-                }
-            } catch {
-                logger.error("initial playlist: \(error)")
-            }
-        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -97,6 +122,17 @@ public struct ScanoutServer: Sendable {
             }
             unlink(path)
         }
+    }
+}
+
+/// The pipeline, from the player's thread where it is made to the first job on the same thread,
+/// which hands it to the engine. `@unchecked Sendable`: both touch it on the player's thread only,
+/// the job after the display was made.
+private final class PipelineSlot: @unchecked Sendable {
+    var pipeline: PlaybackPipeline?
+    func take() -> PlaybackPipeline? {
+        defer { pipeline = nil }
+        return pipeline
     }
 }
 

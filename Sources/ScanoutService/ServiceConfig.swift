@@ -11,8 +11,9 @@ import ScanoutRender
 ///
 ///     host, port, unixSocket (null: none), token        — where the API listens; bearer token for
 ///                                                         requests from non-local addresses
+///     keys                                               — the content-token key file (also SCANOUT_KEYS)
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
-///     playlist [ "path or URL" | {source, scaling, rotation} ], repeat ("none"|"one"|"all"), autoplay
+///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation} ], repeat ("none"|"one"|"all"), autoplay
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
@@ -22,6 +23,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var port = 8480
     public var unixSocket: String? = ServiceConfig.defaultSocketPath
     public var token: String?
+    /// The key file that verifies content tokens (and holds the default policy); nil: none.
+    public var keys: String?
     public var output = "auto"
     public var outputWidth: Int?
     public var outputHeight: Int?
@@ -88,6 +91,10 @@ public struct ServiceConfig: Sendable, Equatable {
             guard !v.isEmpty else { throw .badRequest("token", "must not be empty") }
             token = v
         }
+        if let v = try o.string("keys") {
+            guard !v.isEmpty else { throw .badRequest("keys", "must not be empty") }
+            keys = v
+        }
         if let v = try o.string("output", allowed: Self.outputs) { output = v }
         if let v = try o.string("outputSize") {
             let parts = v.split(separator: "x").compactMap { Int($0) }
@@ -111,7 +118,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
-    static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "output", "outputSize", "playlist", "repeat", "autoplay",
+    static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend"]
 
@@ -132,7 +139,7 @@ public struct ServiceConfig: Sendable, Equatable {
     public var json: [String: Any] {
         [
             "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil,
-            "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
+            "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
@@ -152,7 +159,7 @@ public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
     public var description: String { "config \(file): \(message)" }
 }
 
-/// Playlist entries: a string (the source) or an object {source, scaling, rotation}.
+/// Playlist entries: a string (the source) or an object {source, token, playerType, scaling, rotation}.
 func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistItem] {
     var out: [PlaylistItem] = []
     for (i, entry) in items.enumerated() {
@@ -162,21 +169,33 @@ func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistI
             out.append(PlaylistItem(source: s))
             continue
         }
-        guard let d = entry as? [String: Any] else { throw .badRequest(path, "must be a string or an object with \"source\"") }
+        guard let d = entry as? [String: Any] else { throw .badRequest(path, "must be a string or an object with \"source\" or \"token\"") }
         var o = JSONObject(values: d, path: path)
-        let source = try o.string("source", required: true)!
-        guard !source.isEmpty else { throw .badRequest("\(path).source", "must not be empty") }
-        let scaling = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)).map { ScalingMode(rawValue: $0)! }
-        let rotation = try o.int("rotation") ?? 0
-        guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest("\(path).rotation", "must be 0, 90, 180 or 270 (got \(rotation))") }
+        out.append(try parseItem(&o))
         try o.rejectUnknown()
-        out.append(PlaylistItem(source: source, scaling: scaling, rotation: rotation))
     }
     return out
 }
 
+/// One item's fields of `o` (a playlist entry, or the body of a single-item load): `source`
+/// (may be left out when `token`, a content token, names the URL), `playerType`, `scaling`,
+/// `rotation`. An item without a source gets it when its token is verified.
+func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
+    let source = try o.string("source")
+    if let source, source.isEmpty { throw .badRequest(o.name("source"), "must not be empty") }
+    let token = try o.string("token")
+    if let token, token.isEmpty { throw .badRequest(o.name("token"), "must not be empty") }
+    guard source != nil || token != nil else { throw .badRequest(o.name("source"), "is required (or a token whose url claim names it)") }
+    let playerType = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)).map { PlayerType(rawValue: $0)! }
+    let scaling = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)).map { ScalingMode(rawValue: $0)! }
+    let rotation = try o.int("rotation") ?? 0
+    guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest(o.name("rotation"), "must be 0, 90, 180 or 270 (got \(rotation))") }
+    return PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token)
+}
+
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {
-    ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation]
+    ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
+     "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil]
 }
 
 extension Error {

@@ -24,9 +24,8 @@ struct Decode: ParsableCommand {
         options.installLog()
         try runReporting {
             // Before anything is opened or written: content whose policy denies capture is refused.
-            let content = try policy.authorize(input: input)
-            try CaptureGate.check(policy: content.policy, purpose: .file)
-            if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
+            let content = try policy.authorize(input: input, capture: .file)
+            if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }
             let input = mediaInput(content.input)
             var target: PixelFormat?
             if let name = pixelFormat {

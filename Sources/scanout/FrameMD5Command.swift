@@ -20,9 +20,8 @@ struct FrameMD5: ParsableCommand {
         options.installLog()
         try runReporting {
             // Before anything is opened or written: content whose policy denies capture is refused.
-            let content = try policy.authorize(input: input)
-            try CaptureGate.check(policy: content.policy, purpose: .file)
-            if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
+            let content = try policy.authorize(input: input, capture: .file)
+            if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }
             let input = mediaInput(content.input)
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
             var checksum = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)

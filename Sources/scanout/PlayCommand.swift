@@ -2,6 +2,7 @@ import ArgumentParser
 import ScanoutDisplay
 import ScanoutKMS
 import ScanoutMedia
+import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutPolicy
 import ScanoutRender
@@ -40,37 +41,11 @@ struct Play: ParsableCommand {
         if capture != nil && output == .headless { throw ValidationError("--capture needs a KMS output with a writeback connector") }
     }
 
-    var compositor: Compositor { Compositor(scaling: scale, background: RGBColor(hex: background)!) }
-
-    /// The renderer `--renderer` asks for on the headless output, and why (printed).
-    func headlessRenderer() throws -> HeadlessDisplay.RendererDecision {
-        var egl = EGLDisplayContext.Options()
-        if let forced = eglPlatform.platform { egl.headlessPlatforms = [forced] }
-        let decision = try HeadlessDisplay.makeRenderer(renderer.kms, compositor: compositor, eglOptions: egl)
-        StandardError.write(decision.line + "\n")
-        return decision
-    }
-
-    /// The KMS display, or nil for headless (with the reason printed). KMS asked for explicitly
-    /// (`--output kms`, `--card`, `--connector`, `--capture`) fails instead of falling back.
-    func makeKMSDisplay() throws -> KMSDisplay? {
-        let explicit = output == .kms || card != nil || !connector.isEmpty || capture != nil
-        let choice = OutputSelector.choose(requested: output.rawValue)
-        if output == .headless || (choice.kind == .headless && !explicit) {
-            StandardError.write("output: headless (\(choice.reason))\n")
-            return nil
-        }
-        do {
-            let display = try KMSDisplay.open(devicePath: card ?? choice.devicePath, renderer: renderer.kms,
-                                              compositor: compositor,
-                                              options: KMSDisplay.Options(connectors: connector, mode: mode, capture: capture != nil),
-                                              note: { StandardError.write($0 + "\n") })
-            StandardError.write("output: \(display.description)\n")
-            return display
-        } catch let e as KMSDisplayError where !explicit {
-            StandardError.write("output: headless (KMS unavailable: \(e))\n")
-            return nil
-        }
+    /// The output as the options describe it; the pipeline opens it.
+    var outputSettings: OutputSettings {
+        OutputSettings(kind: OutputSettings.Kind(rawValue: output.rawValue)!, card: card, connectors: connector, mode: mode,
+                       renderer: renderer.kms, eglPlatforms: eglPlatform.platform.map { [$0] } ?? HeadlessPlatform.allCases,
+                       compositor: Compositor(scaling: scale, background: RGBColor(hex: background)!), capture: capture != nil)
     }
 
     func run() throws {
@@ -80,62 +55,42 @@ struct Play: ParsableCommand {
         try runReporting {
             // The token is verified before anything is shown; its policy is what each KMS output's
             // OutputGuard enforces, frame by frame.
-            let content = try policy.authorize(input: input)
-            let input = mediaInput(content.input)
-            if capture != nil { try CaptureGate.check(policy: content.policy, purpose: .writeback) }
-            let kms = try makeKMSDisplay()
-            let headless = try kms == nil ? headlessRenderer() : nil
-            let display: any Display = kms ?? HeadlessDisplay(renderer: headless!.renderer)
-            // A KMS screen makes the native player type possible: the decoder's DMA-BUFs go on a
-            // plane when one takes them (TEST_ONLY decides, frame by frame).
-            let native: Capability = kms == nil ? .unavailable("no KMS display (headless output)") : .available
-            kms?.nativePlanes = true
-            let tokenHint = content.token.flatMap { PlayerType(rawValue: $0.playerType.rawValue) }.flatMap { $0 == .auto ? nil : $0 }
+            let item = try policy.authorize(input: input, capture: capture != nil ? .writeback : nil)
+            let input = mediaInput(item.input)
+            let pipeline = try PlaybackPipeline.open(outputSettings) { StandardError.write($0 + "\n") }
+            defer { if let report = pipeline.close() { StandardError.write("output: \(report)\n") } }
+            let display = pipeline.display
             // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
             // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
             // them); every copy between CPU and GPU memory is counted for the summary.
-            var decoderOptions = display.decoding(try options.decoder(nativePlane: native))
-            let transfers = decoderOptions.transfers
-            if display.acceptsGPUFrames {
-                // On a screen, the stand-in for VA-API exports into the screen's own GBM buffers,
-                // which a plane or the GLES renderer takes as they are (this thread decodes and draws).
-                decoderOptions.surfaceAllocator = kms?.renderer.gbmDevice.map { GBMSurfaceAllocator(device: $0) }
-            }
+            let decoderOptions = pipeline.decoding(try options.decoder(nativePlane: pipeline.nativePlane))
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoderOptions,
-                                         contentHint: tokenHint)
+                                         contentHint: item.contentHint)
             let v = reader.video
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
-            StandardError.write(describePolicy(content) + "\n")
-            defer {
-                if let kms {
-                    kms.restore()
-                    if let report = kms.restoreReport { StandardError.write("output: \(report)\n") }
+            StandardError.write(describePolicy(item.authorization) + "\n")
+            pipeline.onReport = { report in
+                switch report {
+                case let .censored(output, reason): StandardError.write("policy: outputRestricted \(output): \(reason)\n")
+                case let .shown(output): StandardError.write("policy: \(output) shows the content again\n")
+                case let .hdcpChanged(output, state): StandardError.write("policy: \(output) HDCP \(state.rawValue)\n")
+                case let .failed(message): StandardError.write("policy: \(message)\n")
+                case .frameCensored: break
                 }
             }
+            // The policy on every screen, every frame: the guard says show or censor per output.
+            pipeline.apply(policy: item.policy)
             var captureError: Error?
-            if let kms, let dir = capture {
+            if let kms = pipeline.kms, let dir = capture {
                 try makeDirectory(dir)
                 let png = PNGEncoder()
                 kms.onCapture = { index, image in
                     do { try png.write(image, to: dir + "/capture-" + pad6(index) + ".png") } catch { captureError = error }
                 }
             }
-            kms?.onOutputsChanged = { StandardError.write("output: \($0)\n") }
-            // The policy on every screen, every frame: the guard says show or censor per output.
-            var outputGuard: OutputGuard?
-            if let kms {
-                let g = OutputGuard(policy: content.policy) { event in
-                    switch event {
-                    case let .outputRestricted(output, reason): StandardError.write("policy: outputRestricted \(output): \(reason)\n")
-                    case let .outputUnrestricted(output): StandardError.write("policy: \(output) shows the content again\n")
-                    }
-                }
-                kms.outputFilter = g
-                outputGuard = g
-            }
-            defer { outputGuard?.stop() }
+            pipeline.kms?.onOutputsChanged = { StandardError.write("output: \($0)\n") }
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
-            session.transfers = transfers
+            session.transfers = decoderOptions.transfers
             let line = ProgressLine(quiet: options.quiet)
             let cpuBefore = selfUsage().cpu
             let stats = try session.run(shouldStop: { interrupted() || captureError != nil }) { p in
@@ -144,16 +99,16 @@ struct Play: ParsableCommand {
             line.finish()
             if let captureError { throw captureError }
             print(summary(stats: stats, display: display, cpuSeconds: selfUsage().cpu - cpuBefore))
-            if let headless, let display = display as? HeadlessDisplay {
+            if let headless = pipeline.headlessRenderer, let display = display as? HeadlessDisplay {
                 print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")
             }
             print(decoderLine(reader))
-            if let kms {
+            if let kms = pipeline.kms {
                 let c = kms.counters
                 print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")
             }
             if let status = signalExitStatus() {
-                // The screen is restored (the defers above) and the summary printed; the status
+                // The screen is restored (the defer above) and the summary printed; the status
                 // is the one a shell expects of a program a signal stopped.
                 StandardError.write("scanout: stopped by signal\n")
                 throw ExitCode(status)

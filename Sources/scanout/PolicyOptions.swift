@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import ScanoutPipeline
 import ScanoutPolicy
 
 /// The content-policy options of every command that opens media: the content token and the keys
@@ -13,19 +14,17 @@ struct PolicyOptions: ParsableArguments {
     var keys: String?
 
     /// The media to open and its policy: `input` (which may be nil when the token names the URL)
-    /// under the token's policy, or the default policy without a token.
-    func authorize(input: String?) throws -> ContentAuthorization {
-        let config = try configuration()
+    /// under the token's policy, or the default policy without a token. With `capture`, content
+    /// whose policy denies capture is refused before anything is opened.
+    func authorize(input: String?, capture: CapturePurpose? = nil) throws -> AuthorizedItem {
+        let authorizer = try ContentAuthorizer(keysFile: keysFile)
         let tokenText = try readToken()
-        let now = Date().timeIntervalSince1970
-        return try waitFor { try await config.authorize(input: input, token: tokenText, now: now) }
+        return try waitFor { try await authorizer.authorize(input: input, token: tokenText, capture: capture) }
     }
 
     /// The key file named by --keys or SCANOUT_KEYS; none: no keys, everything unrestricted.
-    private func configuration() throws -> PolicyConfiguration {
-        let env = ProcessInfo.processInfo.environment["SCANOUT_KEYS"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let path = keys ?? env else { return PolicyConfiguration() }
-        return try PolicyConfiguration.load(path: path)
+    private var keysFile: String? {
+        keys ?? ProcessInfo.processInfo.environment["SCANOUT_KEYS"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The token text: the option itself, or the contents of the file after '@'.

@@ -47,9 +47,8 @@ struct Render: ParsableCommand {
         options.installLog()
         try runReporting {
             // Before anything is opened or written: content whose policy denies capture is refused.
-            let content = try policy.authorize(input: input)
-            try CaptureGate.check(policy: content.policy, purpose: .snapshot)
-            if content.token != nil { StandardError.write(describePolicy(content) + "\n") }
+            let content = try policy.authorize(input: input, capture: .snapshot)
+            if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }
             let input = mediaInput(content.input)
             let numbers = try parseFrameList(frames).enumerated().filter { $0.offset % every == 0 }.map(\.element)
             let times = try parseList(at, as: Double.self, option: "--at")

@@ -4,6 +4,7 @@ import Logging
 import ScanoutDisplay
 import ScanoutKMS
 import ScanoutMedia
+import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutService
 
@@ -33,6 +34,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.", completion: CompletionWords.logLevel) var logLevel: String?
     @Option(help: "Decoder: auto (native, then hw, then sw), native, hw or sw.") var playerType: PlayerType?
     @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
+    @Option(help: "Key file that verifies the items' content tokens (default: the config's keys, else $SCANOUT_KEYS).") var keys: String?
     @Flag(help: "Load the playlist without starting it.") var paused = false
 
     /// The server runs on the concurrency pool; the main thread waits for it to finish.
@@ -52,33 +54,21 @@ struct Serve: ParsableCommand {
         FFmpegLog.install(printing: .quiet)
         let control = LogLevelControl(settings.logLevel)
         let logger = Logger.controlled("scanout", control: control)
-        let choice = OutputSelector.choose(requested: settings.output)
-        logger.notice("scanout \(ScanoutVersion.string): output \(choice.kind.rawValue) (\(choice.reason))")
+        logger.notice("scanout \(ScanoutVersion.string)")
         let w = settings.outputWidth, h = settings.outputHeight
-        let useKMS = choice.kind == .kms || settings.output == "kms"
-        let card = choice.devicePath
-        let rendererChoice = renderer.kms
+        let output = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, renderer: renderer.kms,
+                                    headlessWidth: w, headlessHeight: h)
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
-            // Made on the player's thread, which owns the display from then on.
-            if useKMS {
-                do {
-                    let kms = try KMSDisplay.open(devicePath: card, renderer: rendererChoice, note: { logger.notice("\($0)") })
-                    kms.onOutputsChanged = { logger.notice("output: \($0)") }
-                    logger.notice("output: \(kms.description)")
-                    return kms
-                } catch {
-                    logger.error("KMS output unavailable (\(error)); playing on the headless output")
-                }
-            }
-            var renderer: any HeadlessRenderer = CPUHeadlessRenderer()
+            // Made on the player's thread, which owns the pipeline from then on. A service keeps
+            // its API up: an output that cannot be opened is logged, and the headless one used.
             do {
-                let decision = try HeadlessDisplay.makeRenderer(rendererChoice)
-                logger.notice("\(decision.line)")
-                renderer = decision.renderer
+                let pipeline = try PlaybackPipeline.open(output) { logger.notice("\($0)") }
+                pipeline.kms?.onOutputsChanged = { logger.notice("output: \($0)") }
+                return pipeline
             } catch {
-                logger.error("GL renderer unavailable (\(error)); the CPU renderer draws the headless output")
+                logger.error("output unavailable (\(error)); playing on the headless output with the CPU renderer")
+                return PlaybackPipeline(display: HeadlessDisplay(outputWidth: w, outputHeight: h))
             }
-            return HeadlessDisplay(renderer: renderer, outputWidth: w, outputHeight: h)
         }
         do {
             try await server.run()
@@ -110,6 +100,11 @@ struct Serve: ParsableCommand {
         if paused { o["autoplay"] = false }
         if !sources.isEmpty { o["playlist"] = sources }
         if let token = ProcessInfo.processInfo.environment["SCANOUT_TOKEN"], !token.isEmpty { o["token"] = token }
+        if let keys {
+            o["keys"] = keys
+        } else if c.keys == nil, let env = ProcessInfo.processInfo.environment["SCANOUT_KEYS"], !env.isEmpty {
+            o["keys"] = env
+        }
         var object = JSONObject(values: o)
         do {
             try c.apply(&object, runtimeOnly: false)

@@ -1,41 +1,6 @@
 import Foundation
-import JWTKit
 import ScanoutTestSupport
 import Testing
-
-/// Content-token claims as a publisher would sign them (signed here with jwt-kit, as a publisher's
-/// server might).
-private struct PublisherClaims: JWTPayload {
-    var url: String?
-    var exp: Int
-    var policy: [String: String]
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
-
-/// A key file with one HS256 key (secret made now) and tokens signed with it.
-private struct Publisher {
-    let scratch: Scratch
-    let keyFile: String
-    let keys = JWTKeyCollection()
-
-    init() async throws {
-        scratch = try Scratch()
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
-        var g = SystemRandomNumberGenerator()
-        let secret = String((0..<40).map { _ in alphabet[Int(g.next() % UInt64(alphabet.count))] })
-        keyFile = scratch.path("keys.json")
-        let file: [String: Any] = ["keys": [["kid": "k1", "alg": "HS256", "secret": secret]]]
-        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: keyFile))
-        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: "k1")
-    }
-
-    func token(url: String? = nil, capture: String, expiresIn: Int = 3600) async throws -> String {
-        let exp = Int(Date().timeIntervalSince1970) + expiresIn
-        return try await keys.sign(PublisherClaims(url: url, exp: exp,
-                                                   policy: ["externalOutput": "allow", "hdcp": "none", "capture": capture]),
-                                   kid: "k1")
-    }
-}
 
 private func environment(_ extra: [String: String]) -> [String: String] {
     var env = ProcessInfo.processInfo.environment
@@ -50,7 +15,7 @@ private func exists(_ path: String) -> Bool { FileManager.default.fileExists(atP
 struct PolicyTests {
     @Test("capture: deny refuses framemd5, decode and render with exit 1, one line naming the policy, and no output")
     func captureDenyRefusesEveryCaptureCommand() async throws {
-        let p = try await Publisher()
+        let p = try await TokenPublisher()
         let clip = try Fixtures.path("counter.mp4")
         let token = try await p.token(capture: "deny")
         let out = p.scratch.path("out")
@@ -73,7 +38,7 @@ struct PolicyTests {
 
     @Test("capture: allow renders as without a token; the token comes from @FILE and the keys from SCANOUT_KEYS")
     func captureAllowWorks() async throws {
-        let p = try await Publisher()
+        let p = try await TokenPublisher()
         let clip = try Fixtures.path("counter.mp4")
         let tokenFile = p.scratch.path("token.jwt")
         try (try await p.token(url: clip, capture: "allow") + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
@@ -114,9 +79,9 @@ struct PolicyTests {
 
     @Test("refused tokens: wrong url, bad signature, expired, no keys, unreadable @FILE — exit 1 and one line")
     func refusedTokens() async throws {
-        let p = try await Publisher()
+        let p = try await TokenPublisher()
         let clip = try Fixtures.path("counter.mp4")
-        let other = try await Publisher()
+        let other = try await TokenPublisher()
         let cases: [(args: [String], message: String)] = [
             (["framemd5", clip, "--token", try await p.token(url: "https://cdn.example/other.mp4", capture: "allow"), "--keys", p.keyFile],
              "the content token is for https://cdn.example/other.mp4, not for \(clip)"),
@@ -145,7 +110,7 @@ struct PolicyTests {
 
     @Test("play verifies the token and reports its policy")
     func playReportsThePolicy() async throws {
-        let p = try await Publisher()
+        let p = try await TokenPublisher()
         let clip = try Fixtures.path("counter.mp4")
         let r = try CLI.run(["play", clip, "--untimed", "--output", "headless", "--token", try await p.token(url: clip, capture: "deny"),
                              "--keys", p.keyFile], environment: environment([:]))

@@ -83,6 +83,19 @@ final class Harness {
 
 let frame30 = 1e9 / 30
 
+/// A playlist of two copies of counter.mp4 in `scratch` (a.mp4, b.mp4) loaded with repeat all,
+/// and b.mp4 deleted since: for tests of files that vanish.
+func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String, String) {
+    let a = scratch.path("a.mp4"), b = scratch.path("b.mp4")
+    try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: a)
+    try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: b)
+    let h = Harness()
+    try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
+    h.engine.setRepeat(.all)
+    try FileManager.default.removeItem(atPath: b)
+    return (h, a, b)
+}
+
 @Suite struct PlayerEngineTests {
     @Test func stateSequenceAndEventOrderOfOnePlaythrough() throws {
         let h = Harness()
@@ -309,13 +322,7 @@ let frame30 = 1e9 / 30
 
     @Test func aFileThatVanishesIsSkippedAtItsTurnAndTheLoopGoesOn() throws {
         let scratch = try Scratch()
-        let a = scratch.path("a.mp4"), b = scratch.path("b.mp4")
-        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: a)
-        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: b)
-        let h = Harness()
-        try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
-        h.engine.setRepeat(.all)
-        try FileManager.default.removeItem(atPath: b)
+        let (h, _, b) = try loopOfTwoWithTheSecondGone(in: scratch)
         try h.engine.play()
         h.run { h.display.shown.count >= 192 }
         #expect(h.display.shown.prefix(192).map(\.code) == Array(0..<96) + Array(0..<96))
@@ -323,6 +330,24 @@ let frame30 = 1e9 / 30
         #expect(h.engine.index == 0)
         #expect(h.engine.state == .playing)
         #expect(h.engine.snapshot().framesDropped == 0)
+    }
+
+    @Test func whenEveryItemVanishesAtTheEndOfOneOnlyTheLastFailureIsNotSkipped() throws {
+        // The end of an item tries the next ones as a load does: the last failure, after which
+        // nothing is tried, is not "skipped"; the slate goes up and the service reports down.
+        let scratch = try Scratch()
+        let (h, a, b) = try loopOfTwoWithTheSecondGone(in: scratch)
+        try h.engine.play()
+        try FileManager.default.removeItem(atPath: a)  // the open item keeps its descriptor
+        h.run { h.engine.state == .error }
+        let errors = h.mainEvents.filter { if case .error = $0 { return true } else { return false } }
+        #expect(errors == [
+            .error(message: MediaError.notFound(input: b).description, item: 1, skipped: true),
+            .error(message: MediaError.notFound(input: a).description, item: 0, skipped: false),
+        ])
+        #expect(h.display.shown.map(\.code) == Array(0..<96))
+        #expect(h.engine.reasons.contains(.noSource))
+        #expect(h.engine.snapshot().itemsFailed == 2)
     }
 
     @Test func itemLayoutCarriesScalingAndRotation() throws {

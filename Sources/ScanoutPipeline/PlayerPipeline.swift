@@ -1,0 +1,23 @@
+import ScanoutPlayer
+import ScanoutPolicy
+
+extension PlaybackPipeline {
+    /// Puts this pipeline behind `engine` (whose display it is), on the engine's thread: items
+    /// decode with this output's decoder options (native planes on a screen), each item's policy
+    /// (its token's, looked up in `authorizer`; the default policy without one) goes on the outputs
+    /// when the item becomes current, and what the outputs report becomes engine events and
+    /// counters. The engine keeps the pipeline from then on.
+    public func serve(_ engine: PlayerEngine, authorizer: ContentAuthorizer) {
+        engine.configuration.decoder = decoding(engine.configuration.decoder)
+        onReport = { [unowned engine] report in
+            switch report {
+            case let .censored(output, reason): engine.reportOutputCensored(output: output, reason: reason)
+            case let .shown(output): engine.reportOutputCensored(output: output, reason: nil)
+            case let .frameCensored(output): engine.countCensoredFrame(output: output)
+            case let .hdcpChanged(output, state): engine.reportHDCPChanged(output: output, state: state.rawValue)
+            case let .failed(message): engine.reportWarning("content policy: \(message)")
+            }
+        }
+        engine.onItemChanged = { item in self.apply(policy: authorizer.policy(token: item.token)) }
+    }
+}
