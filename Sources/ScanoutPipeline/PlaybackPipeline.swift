@@ -66,6 +66,8 @@ public enum OutputReport: Sendable, Equatable {
     case hdcpChanged(output: String, state: HDCPLinkState)
     /// Something the policy asked of the device failed (releasing HDCP).
     case failed(String)
+    /// A writeback capture could not be written (the first failure only).
+    case captureFailed(String)
 }
 
 /// The playback pipeline behind `play`, `render` and `serve`, assembled once: the display and its
@@ -145,6 +147,29 @@ public final class PlaybackPipeline {
         o = display.decoding(o)
         if display.acceptsGPUFrames, let gbm = kms?.renderer.gbmDevice { o.surfaceAllocator = GBMSurfaceAllocator(device: gbm) }
         return o
+    }
+
+    // MARK: Capture
+
+    /// The first capture that could not be written (a full disk, say), nil while none failed.
+    public private(set) var captureError: (any Error)?
+
+    /// Writes every frame the writeback connector captures into `directory` (created if needed)
+    /// as capture-NNNNNN.png, numbered from 1 as the display commits them. Needs a KMS output
+    /// opened with `capture`. The first failure is kept in `captureError` and reported once.
+    public func capture(to directory: String) throws {
+        guard let kms else { throw KMSDisplayError.noWriteback(path: "the headless output") }
+        try makeDirectory(directory)
+        let png = PNGEncoder()
+        kms.onCapture = { [weak self] index, image in
+            guard let self, self.captureError == nil else { return }
+            do {
+                try png.write(image, to: directory + "/capture-" + pad6(index) + ".png")
+            } catch {
+                self.captureError = error
+                self.onReport?(.captureFailed("\(error)"))
+            }
+        }
     }
 
     // MARK: Content policy

@@ -16,6 +16,7 @@ extension PlaybackPipeline {
             case let .frameCensored(output): engine.countCensoredFrame(output: output)
             case let .hdcpChanged(output, state): engine.reportHDCPChanged(output: output, state: state.rawValue)
             case let .failed(message): engine.reportWarning("content policy: \(message)")
+            case let .captureFailed(message): engine.reportWarning("capture stopped: \(message)")
             }
         }
         engine.onItemChanged = { item in self.apply(policy: authorizer.policy(token: item.token)) }

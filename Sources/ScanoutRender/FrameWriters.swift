@@ -1,5 +1,25 @@
 import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
 import ScanoutMedia
+
+/// Creates `path` and its parents (`mkdir -p`).
+public func makeDirectory(_ path: String) throws {
+    var current = path.hasPrefix("/") ? "" : "."
+    for part in path.split(separator: "/") {
+        current += "/" + part
+        if mkdir(current, 0o755) != 0 && errno != EEXIST {
+            throw MediaError.outputFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+}
+
+/// `n` with leading zeros to six digits, as frame files are numbered (frame-000042.png).
+public func pad6(_ n: Int) -> String {
+    let s = String(n)
+    return s.count >= 6 ? s : String(repeating: "0", count: 6 - s.count) + s
+}
 
 /// Writes decoded frames to a file or stdout (`-`).
 public protocol FrameWriter: AnyObject {

@@ -305,7 +305,11 @@ public final class ControlAPI: Sendable {
         for (i, item) in items.enumerated() {
             let name = field.isEmpty ? "token" : "\(field)[\(i)].token"
             do {
-                let a = try await authorizer.authorize(input: item.source.isEmpty ? nil : item.source, token: item.token)
+                // Frames captured through writeback are frames copied: a policy that denies
+                // capture refuses the item while the service captures.
+                let capturing = config.withLock { $0.capture != nil }
+                let a = try await authorizer.authorize(input: item.source.isEmpty ? nil : item.source, token: item.token,
+                                                       capture: capturing ? .writeback : nil)
                 var authorised = item
                 authorised.source = a.input
                 authorised.contentHint = a.contentHint

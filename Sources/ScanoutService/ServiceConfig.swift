@@ -13,6 +13,9 @@ import ScanoutRender
 ///                                                         requests from non-local addresses
 ///     keys                                               — the content-token key file (also SCANOUT_KEYS)
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
+///     capture (a directory)                              — KMS: every frame shown, through the
+///                                                         writeback connector, as capture-NNNNNN.png;
+///                                                         content whose policy denies capture is refused
 ///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation} ], repeat ("none"|"one"|"all"), autoplay
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
@@ -28,6 +31,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var output = "auto"
     public var outputWidth: Int?
     public var outputHeight: Int?
+    /// KMS: the directory the writeback connector's captures go to; nil: no capture.
+    public var capture: String?
     public var playlist: [PlaylistItem] = []
     public var repeatMode: RepeatMode = .none
     public var autoplay = true
@@ -104,6 +109,11 @@ public struct ServiceConfig: Sendable, Equatable {
             outputWidth = parts[0]
             outputHeight = parts[1]
         }
+        if o.values.keys.contains("capture") {
+            let v = try o.string("capture", nullable: true)
+            if v?.isEmpty == true { throw .badRequest("capture", "must be a directory, or null for none") }
+            capture = v
+        }
         if let items = try o.array("playlist") { playlist = try parsePlaylist(items, field: "playlist") }
         if let v = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)) { repeatMode = RepeatMode(rawValue: v)! }
         if let v = try o.bool("autoplay") { autoplay = v }
@@ -118,7 +128,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
-    static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "playlist", "repeat", "autoplay",
+    static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend"]
 
@@ -140,6 +150,7 @@ public struct ServiceConfig: Sendable, Equatable {
         [
             "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil,
             "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
+            "capture": capture ?? NSNull(),
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,

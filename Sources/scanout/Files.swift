@@ -4,17 +4,6 @@ import Glibc
 import ScanoutMedia
 import ArgumentParser
 
-/// Creates `path` and its parents (`mkdir -p`).
-func makeDirectory(_ path: String) throws {
-    var current = path.hasPrefix("/") ? "" : "."
-    for part in path.split(separator: "/") {
-        current += "/" + part
-        if mkdir(current, 0o755) != 0 && errno != EEXIST {
-            throw MediaError.outputFailed(path: path, reason: String(cString: strerror(errno)))
-        }
-    }
-}
-
 /// The names in directory `path` (no "." or "..").
 func listDirectory(_ path: String) throws -> [String] {
     guard let dir = opendir(path) else { throw ValidationError("cannot read directory \(path): \(String(cString: strerror(errno)))") }

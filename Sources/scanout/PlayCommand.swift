@@ -75,29 +75,22 @@ struct Play: ParsableCommand {
                 case let .shown(output): StandardError.write("policy: \(output) shows the content again\n")
                 case let .hdcpChanged(output, state): StandardError.write("policy: \(output) HDCP \(state.rawValue)\n")
                 case let .failed(message): StandardError.write("policy: \(message)\n")
+                case .captureFailed: break  // the run stops and throws it
                 case .frameCensored: break
                 }
             }
             // The policy on every screen, every frame: the guard says show or censor per output.
             pipeline.apply(policy: item.policy)
-            var captureError: Error?
-            if let kms = pipeline.kms, let dir = capture {
-                try makeDirectory(dir)
-                let png = PNGEncoder()
-                kms.onCapture = { index, image in
-                    do { try png.write(image, to: dir + "/capture-" + pad6(index) + ".png") } catch { captureError = error }
-                }
-            }
-            pipeline.kms?.onOutputsChanged = { StandardError.write("output: \($0)\n") }
+            if let dir = capture { try pipeline.capture(to: dir) }
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = decoderOptions.transfers
             let line = ProgressLine(quiet: options.quiet)
             let cpuBefore = selfUsage().cpu
-            let stats = try session.run(shouldStop: { interrupted() || captureError != nil }) { p in
+            let stats = try session.run(shouldStop: { interrupted() || pipeline.captureError != nil }) { p in
                 line.update(progressText(p))
             }
             line.finish()
-            if let captureError { throw captureError }
+            if let captureError = pipeline.captureError { throw captureError }
             print(summary(stats: stats, display: display, cpuSeconds: selfUsage().cpu - cpuBefore))
             if let headless = pipeline.headlessRenderer, let display = display as? HeadlessDisplay {
                 print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")

@@ -254,11 +254,6 @@ func parseFrameList(_ text: String?) throws -> [Int] {
     }
 }
 
-func pad6(_ n: Int) -> String {
-    let s = String(n)
-    return s.count >= 6 ? s : String(repeating: "0", count: 6 - s.count) + s
-}
-
 func parseList<T: LosslessStringConvertible>(_ text: String?, as: T.Type, option: String) throws -> [T] {
     guard let text else { return [] }
     return try text.split(separator: ",").map {

@@ -27,6 +27,8 @@ struct Serve: ParsableCommand {
     @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
     @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.", completion: CompletionWords.output) var output: String?
     @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
+    @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png); content whose policy denies capture is refused.")
+    var capture: String?
     @Option(help: "Who draws the frames: auto, gl or cpu. KMS auto: GLES, else CPU. Headless auto: GLES on a GPU, the CPU on a software rasteriser (llvmpipe).")
     var renderer: RendererOption = .auto
     @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.", completion: CompletionWords.repeatMode) var repeatMode: String?
@@ -57,13 +59,18 @@ struct Serve: ParsableCommand {
         logger.notice("scanout \(ScanoutVersion.string)")
         let w = settings.outputWidth, h = settings.outputHeight
         let output = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, renderer: renderer.kms,
-                                    headlessWidth: w, headlessHeight: h)
+                                    capture: settings.capture != nil, headlessWidth: w, headlessHeight: h)
+        let captureDirectory = settings.capture
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
             // Made on the player's thread, which owns the pipeline from then on. A service keeps
             // its API up: an output that cannot be opened is logged, and the headless one used.
             do {
                 let pipeline = try PlaybackPipeline.open(output) { logger.notice("\($0)") }
                 pipeline.kms?.onOutputsChanged = { logger.notice("output: \($0)") }
+                if let captureDirectory {
+                    try pipeline.capture(to: captureDirectory)
+                    logger.notice("capture: every frame shown goes to \(captureDirectory)")
+                }
                 return pipeline
             } catch {
                 logger.error("output unavailable (\(error)); playing on the headless output with the CPU renderer")
@@ -94,6 +101,7 @@ struct Serve: ParsableCommand {
         if noSocket { o["unixSocket"] = NSNull() }
         if let output { o["output"] = output }
         if let outputSize { o["outputSize"] = outputSize }
+        if let capture { o["capture"] = capture }
         if let repeatMode { o["repeat"] = repeatMode }
         if let slate { o["slate"] = slate }
         if let logLevel { o["logLevel"] = logLevel }

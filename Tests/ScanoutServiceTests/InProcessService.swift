@@ -55,10 +55,13 @@ final class InProcessService: Sendable {
     private let recorded = EventLog()
 
     /// `playlist`: the kiosk config's, loaded (and played) at start.
-    init(keys: String?, playlist: [PlaylistItem] = [], faults: FaultPlan = FaultPlan(),
+    /// `capture`: the config's capture directory (the control API refuses content that denies
+    /// capture while it is set).
+    init(keys: String?, playlist: [PlaylistItem] = [], faults: FaultPlan = FaultPlan(), capture: String? = nil,
          device: @escaping @Sendable () -> FakeKMSDevice = { fakeScreens() }) async throws {
         var config = ServiceConfig()
         config.keys = keys
+        config.capture = capture
         config.playlist = playlist
         config.unixSocket = nil
         config.faults = faults

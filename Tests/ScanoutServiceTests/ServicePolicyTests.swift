@@ -67,6 +67,33 @@ struct ServicePolicyTests {
         }
     }
 
+    @Test("while the service captures, content whose policy denies capture is refused (403 naming the token); other content loads")
+    func captureDenyIsRefusedWhileCapturing() async throws {
+        let publisher = try await TokenPublisher()
+        let clip = try Fixtures.path("counter.mp4")
+        let noCapture = try await publisher.token(capture: "deny")
+        let allowed = try await publisher.token()
+        let capturing = try await InProcessService(keys: publisher.keyFile, capture: "/tmp/captures")
+        defer { capturing.player.shutdown() }
+        try await Application(router: capturing.api.router()).test(.router) { client in
+            let refused = try await capturing.request(client, .post, "/load", ["source": clip, "token": noCapture, "autoplay": false])
+            #expect(refused.status == 403)
+            #expect(refused.json["field"] as? String == "token")
+            #expect((refused.json["error"] as? String)?.contains("writeback capture refused: the content policy denies capture") == true)
+            let state = try await capturing.request(client, .get, "/state").json
+            #expect((state["playlist"] as? [Any])?.isEmpty == true)
+            let ok = try await capturing.request(client, .post, "/load", ["source": clip, "token": allowed, "autoplay": false])
+            #expect(ok.status == 200)
+        }
+        // Without capture, the same token plays.
+        let plain = try await InProcessService(keys: publisher.keyFile)
+        defer { plain.player.shutdown() }
+        try await Application(router: plain.api.router()).test(.router) { client in
+            let load = try await plain.request(client, .post, "/load", ["source": clip, "token": noCapture, "autoplay": false])
+            #expect(load.status == 200)
+        }
+    }
+
     @Test("a token's url is the item's source when the request names none; without keys a token is refused")
     func tokenURLIsTheSource() async throws {
         let publisher = try await TokenPublisher()
