@@ -285,6 +285,7 @@ public final class PlayerEngine {
 
     /// Swaps the output (a screen plugged in or out); playback goes on.
     public func replaceDisplay(_ d: any Display) {
+        d.overlay = display.overlay
         display = d
         session.display = d
         reasons.remove(.noOutput)
@@ -433,6 +434,7 @@ public final class PlayerEngine {
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
+        display.overlay = p.item.overlay ?? configuration.overlay
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         emit(.itemChanged(index: p.index, source: p.item.source))
         emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
@@ -518,6 +520,7 @@ public final class PlayerEngine {
             let reader = try FrameReader(input: path, demuxerOptions: configuration.demuxer)
             let f = VideoFrame()
             guard try reader.next(into: f) else { throw MediaError.noFrames(input: path) }
+            display.overlay = configuration.overlay
             try session.presentNow(f, layout: FrameLayout(orientation: reader.video.orientation, scaling: .fit))
             slateShown = true
         } catch {

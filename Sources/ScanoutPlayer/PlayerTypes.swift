@@ -29,11 +29,14 @@ public struct PlaylistItem: Equatable, Sendable {
     public var scaling: ScalingMode?
     /// Extra clockwise rotation, degrees (0, 90, 180, 270), on top of the stream's own orientation.
     public var rotation: Int
+    /// Drawn over this item's frames; nil: the player's overlay (`PlayerConfiguration.overlay`).
+    public var overlay: Overlay?
 
-    public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0) {
+    public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0, overlay: Overlay? = nil) {
         self.source = source
         self.scaling = scaling
         self.rotation = rotation
+        self.overlay = overlay
     }
 
     /// The stream's orientation followed by this item's rotation.
@@ -162,6 +165,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var slate: String?
     /// Scaling for items that name none.
     public var scaling: ScalingMode = .fit
+    /// Drawn over the frames of items that name no overlay of their own, and over the slate.
+    public var overlay: Overlay?
     /// Nanoseconds between two attempts to play again when every item failed.
     public var retryInterval: UInt64 = 5_000_000_000
     public var demuxer = DemuxerOptions()
@@ -170,7 +175,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
 
     public static func == (a: Self, b: Self) -> Bool {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
-            && a.scaling == b.scaling && a.retryInterval == b.retryInterval
+            && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.decoder.threads == b.decoder.threads
     }
 }

@@ -123,7 +123,7 @@ public final class ControlAPI: Sendable {
         router.get("/events") { [self] _, _ in events() }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "scaling", "rotation", "playlist", "start", "autoplay", "repeat"])
+            var o = try await body(request, context, fields: ["source", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat"])
             var items: [PlaylistItem]
             if let source = try o.string("source") {
                 guard !source.isEmpty else { throw APIError.badRequest("source", "must not be empty") }
@@ -134,6 +134,7 @@ public final class ControlAPI: Sendable {
                 guard [0, 90, 180, 270].contains(rotation) else { throw APIError.badRequest("rotation", "must be 0, 90, 180 or 270 (got \(rotation))") }
                 items[0].scaling = scaling.flatMap(ScalingModeNames.mode)
                 items[0].rotation = rotation
+                items[0].overlay = try OverlayConfig.parse(&o)
             } else if let list = try o.array("playlist") {
                 items = try parsePlaylist(list, field: "playlist")
                 guard !items.isEmpty else { throw APIError.badRequest("playlist", "must not be empty") }

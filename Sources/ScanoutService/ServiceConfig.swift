@@ -12,7 +12,8 @@ import ScanoutRender
 ///     host, port, unixSocket (null: none), token        — where the API listens; bearer token for
 ///                                                         requests from non-local addresses
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
-///     playlist [ "path or URL" | {source, scaling, rotation} ], repeat ("none"|"one"|"all"), autoplay
+///     playlist [ "path or URL" | {source, scaling, rotation, overlay} ], repeat ("none"|"one"|"all"), autoplay
+///     overlay {image, opacity, position}                 — a logo over every item that names none
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
@@ -30,6 +31,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var autoplay = true
     public var scaling: ScalingMode = .fit
     public var slate: String?
+    /// Drawn over items that name no overlay of their own (and over the slate).
+    public var overlay: Overlay?
     public var positionInterval = 1.0
     public var retryInterval = 5.0
     public var logLevel: Logger.Level = .info
@@ -102,6 +105,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.bool("autoplay") { autoplay = v }
         if let v = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)) { scaling = ScalingMode(rawValue: v)! }
         if o.values.keys.contains("slate") { slate = try o.string("slate", nullable: true) }
+        if o.values.keys.contains("overlay") { overlay = try OverlayConfig.parse(&o, nullable: true) }
         if let v = try o.double("positionInterval", range: 0.05...3600) { positionInterval = v }
         if let v = try o.double("retryInterval", range: 0.1...3600) { retryInterval = v }
         if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }
@@ -113,7 +117,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "output", "outputSize", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend"]
+                                       "playerType", "hwBackend", "overlay"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -122,6 +126,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.retryInterval = UInt64(retryInterval * 1e9)
         p.slate = slate
         p.scaling = scaling
+        p.overlay = overlay
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout)
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
@@ -136,7 +141,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
-            "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue,
+            "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
         ]
     }
 }
@@ -152,7 +157,7 @@ public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
     public var description: String { "config \(file): \(message)" }
 }
 
-/// Playlist entries: a string (the source) or an object {source, scaling, rotation}.
+/// Playlist entries: a string (the source) or an object {source, scaling, rotation, overlay}.
 func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistItem] {
     var out: [PlaylistItem] = []
     for (i, entry) in items.enumerated() {
@@ -169,14 +174,16 @@ func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistI
         let scaling = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)).map { ScalingMode(rawValue: $0)! }
         let rotation = try o.int("rotation") ?? 0
         guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest("\(path).rotation", "must be 0, 90, 180 or 270 (got \(rotation))") }
+        let overlay = try OverlayConfig.parse(&o)
         try o.rejectUnknown()
-        out.append(PlaylistItem(source: source, scaling: scaling, rotation: rotation))
+        out.append(PlaylistItem(source: source, scaling: scaling, rotation: rotation, overlay: overlay))
     }
     return out
 }
 
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {
-    ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation]
+    ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
+     "overlay": OverlayConfig.json(item.overlay)]
 }
 
 extension Error {

@@ -30,6 +30,7 @@ struct Play: ParsableCommand {
     var capture: String?
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
+    @OptionGroup var overlay: OverlayOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
 
@@ -82,9 +83,12 @@ struct Play: ParsableCommand {
             let content = try policy.authorize(input: input)
             let input = mediaInput(content.input)
             if capture != nil { try CaptureGate.check(policy: content.policy, purpose: .writeback) }
+            // Read before a screen is taken over, so that a bad image fails with the screen untouched.
+            let logo = try overlay.load()
             let kms = try makeKMSDisplay()
             let headless = try kms == nil ? headlessRenderer() : nil
             let display: any Display = kms ?? HeadlessDisplay(renderer: headless!.renderer)
+            display.overlay = logo
             // A KMS screen makes the native player type possible: the decoder's DMA-BUFs go on a
             // plane when one takes them (TEST_ONLY decides, frame by frame).
             let native: Capability = kms == nil ? .unavailable("no KMS display (headless output)") : .available
