@@ -69,7 +69,10 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
         ]),
-        .testTarget(name: "ScanoutServiceTests", dependencies: ["ScanoutService", "ScanoutPlayer", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutServiceTests", dependencies: [
+            "ScanoutService", "ScanoutPlayer", "ScanoutTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
         .testTarget(name: "ScanoutCLITests", dependencies: [
             "scanout", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),

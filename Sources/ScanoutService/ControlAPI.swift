@@ -12,13 +12,16 @@ import Synchronization
 public struct ServiceRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The address the client connected to (for the Host check).
+    public let localAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
+        localAddress = source.channel.localAddress
     }
 
-    public var maxUploadSize: Int { 1 << 20 }
+    public var maxUploadSize: Int { ControlAPI.maxBodyBytes }
 }
 
 /// Requests from other machines need `Authorization: Bearer <token>`; requests over loopback or
@@ -51,11 +54,12 @@ struct AuthMiddleware: RouterMiddleware {
         }
     }
 
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var d: UInt8 = 0
-        for i in x.indices { d |= x[i] ^ y[i] }
+    /// Whether `given` equals `expected`, in a time that depends on `expected`'s length only:
+    /// every byte of it is compared, whatever `given` holds (a wrong length included).
+    static func constantTimeEqual(_ given: String, _ expected: String) -> Bool {
+        let x = Array(given.utf8), y = Array(expected.utf8)
+        var d = x.count ^ y.count
+        for i in y.indices { d |= Int((i < x.count ? x[i] : 0) ^ y[i]) }
         return d == 0
     }
 }
@@ -85,8 +89,13 @@ public final class ControlAPI: Sendable {
     public let logLevel: LogLevelControl
     let logger: Logger
     private let config: Mutex<ServiceConfig>
+    /// One limiter for every router made (TCP and Unix socket share the budget); nil: no limit.
+    private let rateLimiter: RateLimiter?
+    /// The largest request body accepted.
+    static let maxBodyBytes = 1 << 20
 
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, logLevel: LogLevelControl, logger: Logger) {
+        rateLimiter = config.rateLimit.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.player = player
         self.metrics = metrics
         self.config = Mutex(config)
@@ -105,7 +114,10 @@ public final class ControlAPI: Sendable {
 
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
-        router.add(middleware: AuthMiddleware(token: config.withLock { $0.token }))
+        let settings = config.withLock { $0 }
+        router.add(middleware: RequestGuard(hosts: HostAllowList(allowed: settings.allowedHosts, listeningHost: settings.host),
+                                            limiter: rateLimiter, maxBodyBytes: Self.maxBodyBytes))
+        router.add(middleware: AuthMiddleware(token: settings.token))
         router.add(middleware: MethodMiddleware())
         router.get("/version") { _, _ in jsonResponse(["name": "scanout", "version": ScanoutVersion.string]) }
         router.get("/health") { [self] _, _ in

@@ -11,6 +11,7 @@ import ScanoutRender
 ///
 ///     host, port, unixSocket (null: none), token        — where the API listens; bearer token for
 ///                                                         requests from non-local addresses
+///     allowedHosts [names], rateLimit {requestsPerSecond, burst} | null — request security
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
 ///     playlist [ "path or URL" | {source, scaling, rotation, overlay} ], repeat ("none"|"one"|"all"), autoplay
 ///     overlay {image, opacity, position}                 — a logo over every item that names none
@@ -23,6 +24,17 @@ public struct ServiceConfig: Sendable, Equatable {
     public var port = 8480
     public var unixSocket: String? = ServiceConfig.defaultSocketPath
     public var token: String?
+    /// Names besides loopback ones, the listening host and the address connected to, that `Host`
+    /// and `Origin` may carry ("*": any).
+    public var allowedHosts: [String] = []
+    /// Requests per client: a bucket of `burst`, refilled at `perSecond`; nil: unlimited.
+    public var rateLimit: RateLimit? = RateLimit(perSecond: 100, burst: 200)
+
+    public struct RateLimit: Sendable, Equatable {
+        public var perSecond: Double
+        public var burst: Int
+        public init(perSecond: Double, burst: Int) { self.perSecond = perSecond; self.burst = burst }
+    }
     public var output = "auto"
     public var outputWidth: Int?
     public var outputHeight: Int?
@@ -91,6 +103,23 @@ public struct ServiceConfig: Sendable, Equatable {
             guard !v.isEmpty else { throw .badRequest("token", "must not be empty") }
             token = v
         }
+        if let hosts = try o.array("allowedHosts") {
+            allowedHosts = try hosts.enumerated().map { (i, h) throws(APIError) in
+                guard let s = h as? String, !s.isEmpty else { throw .badRequest("allowedHosts[\(i)]", "must be a host name or address") }
+                return s
+            }
+        }
+        if o.values.keys.contains("rateLimit") {
+            if o.values["rateLimit"] is NSNull {
+                _ = try o.string("rateLimit", nullable: true)
+                rateLimit = nil
+            } else if var r = try o.object("rateLimit") {
+                let perSecond = try r.double("requestsPerSecond", required: true, range: 0.001...100_000)!
+                let burst = try r.int("burst", range: 1...100_000) ?? Int(max(1, perSecond * 2))
+                try r.rejectUnknown()
+                rateLimit = RateLimit(perSecond: perSecond, burst: burst)
+            }
+        }
         if let v = try o.string("output", allowed: Self.outputs) { output = v }
         if let v = try o.string("outputSize") {
             let parts = v.split(separator: "x").compactMap { Int($0) }
@@ -117,7 +146,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "output", "outputSize", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -136,7 +165,8 @@ public struct ServiceConfig: Sendable, Equatable {
     /// As JSON for `GET /config` (the token itself is never shown).
     public var json: [String: Any] {
         [
-            "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil,
+            "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil, "allowedHosts": allowedHosts,
+            "rateLimit": rateLimit.map { ["requestsPerSecond": $0.perSecond, "burst": $0.burst] as [String: Any] } ?? NSNull(),
             "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
