@@ -18,7 +18,7 @@ final class InProcessService: @unchecked Sendable {
     let player: Player
     let api: ControlAPI
 
-    init(_ configure: (inout ServiceConfig) -> Void = { _ in }) async throws {
+    init(_ configure: (inout ServiceConfig) -> Void = { _ in }, keepAlive: Duration = .seconds(15)) async throws {
         var config = ServiceConfig()
         config.unixSocket = nil
         configure(&config)
@@ -26,7 +26,7 @@ final class InProcessService: @unchecked Sendable {
         let clip = try Fixtures.path("counter.mp4")
         _ = try await player.perform { e in try e.load([PlaylistItem(source: clip)]); return 0 }
         api = ControlAPI(player: player, metrics: PlayerMetrics(), config: config, logLevel: LogLevelControl(.error),
-                         logger: Logger(label: "test"))
+                         logger: Logger(label: "test"), keepAlive: keepAlive)
     }
 
     deinit { player.shutdown() }
@@ -47,6 +47,14 @@ final class InProcessService: @unchecked Sendable {
 func refusal(_ r: TestResponse) -> (status: Int, field: String?, error: String) {
     let o = (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any]
     return (Int(r.status.code), o?["field"] as? String, o?["error"] as? String ?? "")
+}
+
+/// Runs blocking socket reads on a thread of their own: on the cooperative pool (two threads on a
+/// two-core machine) they would starve the server's own tasks under test.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
 }
 
 func headers(_ pairs: [String: String]) -> HTTPFields {
