@@ -23,11 +23,18 @@ public protocol Display: AnyObject {
     /// Counts the display's uploads of decoded pictures (and GPU copies and imports) in
     /// `transfers`, the pipeline's counter.
     func countTransfers(in transfers: FrameTransfers?)
+    /// The image drawn over every frame from the next one on (a logo, a watermark); nil: none.
+    /// Displays that draw no overlay (test doubles) keep the default, which holds none.
+    var overlay: Overlay? { get set }
 }
 
 extension Display {
     public var acceptsGPUFrames: Bool { false }
     public func countTransfers(in transfers: FrameTransfers?) {}
+    public var overlay: Overlay? {
+        get { nil }
+        set {}
+    }
 
     /// `options` for decoding into this display: hardware frames stay in GPU memory when it takes
     /// them so, and its uploads go into the same counter as the decoder's downloads (`options`'

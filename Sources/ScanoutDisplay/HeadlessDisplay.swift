@@ -40,6 +40,12 @@ public final class HeadlessDisplay: Display {
     public var acceptsGPUFrames: Bool { renderer.acceptsGPUFrames }
     public func countTransfers(in transfers: FrameTransfers?) { renderer.transfers = transfers }
 
+    /// Drawn by the renderer over each picture, placed on the picture it draws.
+    public var overlay: Overlay? {
+        get { renderer.overlay }
+        set { renderer.overlay = newValue }
+    }
+
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
         try present(frame, layout: FrameLayout(orientation: orientation))
     }
@@ -77,7 +83,7 @@ extension HeadlessDisplay {
         }
         switch choice {
         case .cpu:
-            return RendererDecision(renderer: CPUHeadlessRenderer(), reason: "asked for")
+            return RendererDecision(renderer: CPUHeadlessRenderer(overlay: compositor.overlay), reason: "asked for")
         case .gl:
             return RendererDecision(renderer: try gl(EGLDisplayContext(options: eglOptions)), reason: "asked for")
         case .auto:
@@ -85,12 +91,12 @@ extension HeadlessDisplay {
                 // The context alone tells software from hardware; the programs are built only for a GPU.
                 let context = try EGLDisplayContext(options: eglOptions)
                 if let software = context.softwareRasterizer {
-                    return RendererDecision(renderer: CPUHeadlessRenderer(),
+                    return RendererDecision(renderer: CPUHeadlessRenderer(overlay: compositor.overlay),
                                             reason: "auto: GLES is \(context.glRenderer), \(software); the CPU renderer is faster")
                 }
                 return RendererDecision(renderer: try gl(context), reason: "auto: GLES on hardware, \(context.glRenderer)")
             } catch let e as RenderError {
-                return RendererDecision(renderer: CPUHeadlessRenderer(), reason: "auto: gl unavailable: \(e)")
+                return RendererDecision(renderer: CPUHeadlessRenderer(overlay: compositor.overlay), reason: "auto: gl unavailable: \(e)")
             }
         }
     }

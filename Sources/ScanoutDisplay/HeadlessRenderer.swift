@@ -21,6 +21,8 @@ public protocol HeadlessRenderer: AnyObject {
     var acceptsGPUFrames: Bool { get }
     /// Where uploads, GPU copies and imports of decoded pictures are counted (GL only).
     var transfers: FrameTransfers? { get set }
+    /// The image drawn over each picture, placed on the picture this renderer draws.
+    var overlay: Overlay? { get set }
 }
 
 extension HeadlessRenderer {
@@ -32,7 +34,8 @@ extension HeadlessRenderer {
 }
 
 /// Today's headless path: `CPURenderer` (swscale) into an rgb24 image at the picture's own size,
-/// reused frame after frame. The output size does not change what it draws.
+/// reused frame after frame, with the overlay blended in as the CPU compositor blends it. The
+/// output size does not change what it draws.
 public final class CPUHeadlessRenderer: HeadlessRenderer {
     public let name = "cpu"
     public var detail: String { "cpu (swscale)" }
@@ -40,11 +43,13 @@ public final class CPUHeadlessRenderer: HeadlessRenderer {
     private var framebuffer = RGBImage(width: 0, height: 0, bytes: [])
     private var drawn = false
     public let readbacks = 0
+    public var overlay: Overlay?
 
-    public init() {}
+    public init(overlay: Overlay? = nil) { self.overlay = overlay }
 
     public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
         try renderer.render(frame, orientation: layout.orientation, into: &framebuffer)
+        overlay?.blend(into: &framebuffer)
         drawn = true
     }
 
@@ -68,7 +73,11 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
     public let name = "gl"
     public let gl: GLRenderer
     private var target: GLRenderTarget?
-    private let compositor: Compositor
+    private var compositor: Compositor
+    public var overlay: Overlay? {
+        get { compositor.overlay }
+        set { compositor.overlay = newValue }
+    }
 
     /// Draws with `gl`; `compositor` gives the background and overlay (its size, scaling and
     /// orientation are set per frame).

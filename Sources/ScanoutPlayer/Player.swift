@@ -16,15 +16,66 @@ public final class EventHub: Sendable {
         var listeners: [@Sendable (Numbered) -> Void] = []
         var sequence = 0
         var finished = false
+        /// The newest `replayCapacity` events, for clients that reconnect: a ring whose oldest
+        /// entry is at `recentStart`.
+        var recent: [Numbered] = []
+        var recentStart = 0
+        var recentInOrder: [Numbered] { Array(recent[recentStart...] + recent[..<recentStart]) }
     }
     private let subscribers = Mutex(Subscribers())
+    /// How many of the newest events are kept for `subscribe(after:)`.
+    public let replayCapacity: Int
 
-    public init() {}
+    public init(replayCapacity: Int = 1024) {
+        self.replayCapacity = max(0, replayCapacity)
+    }
+
+    /// What a subscriber that last saw event `after` gets: the events it missed that are still
+    /// kept (in order), or the range it missed beyond them, and the stream of the events after
+    /// `sequence` (the newest event at the moment of subscribing).
+    public struct Resumption: Sendable {
+        /// The sequence number of the newest event when the stream began; everything the stream
+        /// yields comes after it.
+        public var sequence: Int
+        /// Events after the one named, up to `sequence`, that the ring still holds.
+        public var replay: [Numbered]
+        /// Sequence numbers missed and no longer held (the ring moved past them, or the client
+        /// names an event this hub never published: the service restarted); nil: nothing lost.
+        public var gap: ClosedRange<Int>?
+        public var stream: AsyncStream<Numbered>
+    }
+
+    /// Subscribes (as `subscribe(buffer:)`), and atomically with it takes the sequence number of
+    /// the newest event and, when `after` names the last event a client saw, what it missed.
+    public func subscribe(after: Int?, buffer: Int = 1024) -> Resumption {
+        var result: (sequence: Int, replay: [Numbered], gap: ClosedRange<Int>?) = (0, [], nil)
+        let stream = subscribe(buffer: buffer) { s in
+            result.sequence = s.sequence
+            guard let after, after != s.sequence else { return }
+            if after > s.sequence {
+                // Not one of ours: the numbering restarted with this process.
+                result.gap = (s.sequence + 1)...after
+                return
+            }
+            let kept = s.recentInOrder
+            let oldest = kept.first?.sequence ?? s.sequence + 1
+            if after + 1 < oldest { result.gap = (after + 1)...(oldest - 1) }
+            result.replay = kept.filter { $0.sequence > after }
+        }
+        return Resumption(sequence: result.sequence, replay: result.replay, gap: result.gap, stream: stream)
+    }
 
     /// A stream of the events from now on; the newest `buffer` are kept for a slow reader.
     public func subscribe(buffer: Int = 1024) -> AsyncStream<Numbered> {
+        subscribe(buffer: buffer) { _ in }
+    }
+
+    /// Subscribes, calling `atomically` under the same lock (it sees no event the stream misses,
+    /// and the stream yields none it saw).
+    private func subscribe(buffer: Int, _ atomically: (inout Subscribers) -> Void) -> AsyncStream<Numbered> {
         let (stream, continuation) = AsyncStream<Numbered>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
         let id: Int? = subscribers.withLock { s in
+            atomically(&s)
             guard !s.finished else { return nil }
             let id = s.next
             s.next += 1
@@ -50,7 +101,17 @@ public final class EventHub: Sendable {
     public func publish(_ event: PlayerEvent) {
         let (numbered, streams, listeners) = subscribers.withLock { s in
             s.sequence += 1
-            return (Numbered(sequence: s.sequence, event: event), Array(s.streams.values), s.listeners)
+            let n = Numbered(sequence: s.sequence, event: event)
+            if replayCapacity > 0 {
+                if s.recent.count < replayCapacity {
+                    s.recent.append(n)
+                } else {
+                    // Full: the newest overwrites the oldest.
+                    s.recent[s.recentStart] = n
+                    s.recentStart = (s.recentStart + 1) % replayCapacity
+                }
+            }
+            return (n, Array(s.streams.values), s.listeners)
         }
         for l in listeners { l(numbered) }
         for c in streams { c.yield(numbered) }

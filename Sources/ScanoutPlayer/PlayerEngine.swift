@@ -441,6 +441,7 @@ public final class PlayerEngine {
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
+        display.overlay = p.item.overlay ?? configuration.overlay
         onItemChanged?(p.item)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         emit(.itemChanged(index: p.index, source: p.item.source))
@@ -549,6 +550,7 @@ public final class PlayerEngine {
             let reader = try FrameReader(input: path, demuxerOptions: configuration.demuxer)
             let f = VideoFrame()
             guard try reader.next(into: f) else { throw MediaError.noFrames(input: path) }
+            display.overlay = configuration.overlay
             try session.presentNow(f, layout: FrameLayout(orientation: reader.video.orientation, scaling: .fit))
             slateShown = true
         } catch {

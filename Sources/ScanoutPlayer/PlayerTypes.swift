@@ -37,15 +37,18 @@ public struct PlaylistItem: Equatable, Sendable {
     /// The content token the item was authorised with, nil for none. The player does not read
     /// it; the output looks the item's policy up by it.
     public var token: String?
+    /// Drawn over this item's frames; nil: the player's overlay (`PlayerConfiguration.overlay`).
+    public var overlay: Overlay?
 
     public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0, playerType: PlayerType? = nil,
-                contentHint: PlayerType? = nil, token: String? = nil) {
+                contentHint: PlayerType? = nil, token: String? = nil, overlay: Overlay? = nil) {
         self.source = source
         self.scaling = scaling
         self.rotation = rotation
         self.playerType = playerType
         self.contentHint = contentHint
         self.token = token
+        self.overlay = overlay
     }
 
     /// The stream's orientation followed by this item's rotation.
@@ -180,6 +183,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var slate: String?
     /// Scaling for items that name none.
     public var scaling: ScalingMode = .fit
+    /// Drawn over the frames of items that name no overlay of their own, and over the slate.
+    public var overlay: Overlay?
     /// Nanoseconds between two attempts to play again when every item failed.
     public var retryInterval: UInt64 = 5_000_000_000
     public var demuxer = DemuxerOptions()
@@ -188,7 +193,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
 
     public static func == (a: Self, b: Self) -> Bool {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
-            && a.scaling == b.scaling && a.retryInterval == b.retryInterval
+            && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.decoder.threads == b.decoder.threads
     }
 }

@@ -57,7 +57,7 @@ public final class CPUCompositor {
         } else {
             for y in 0..<H { fill(pixels + y * stride, count: W, with: bg) }
         }
-        if let o = c.overlay, o.opacity > 0 { blend(o, into: pixels, stride: stride, width: W, height: H) }
+        c.overlay?.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888)
     }
 
     /// Composites into a new packed rgb24 image of `width`×`height` (what `scanout render --size`
@@ -72,27 +72,6 @@ public final class CPUCompositor {
         guard count > 0 else { return }
         let p = row.assumingMemoryBound(to: UInt32.self)
         p.update(repeating: value.littleEndian, count: count)
-    }
-
-    /// Source-over blending of the overlay (straight alpha, scaled by its opacity), clipped.
-    private func blend(_ o: Overlay, into pixels: UnsafeMutableRawPointer, stride: Int, width W: Int, height H: Int) {
-        let a0 = Int((min(max(o.opacity, 0), 1) * 255).rounded())
-        o.image.bytes.withUnsafeBufferPointer { src in
-            for y in max(0, o.y)..<min(H, o.y + o.image.height) {
-                let row = (pixels + y * stride).assumingMemoryBound(to: UInt8.self)
-                for x in max(0, o.x)..<min(W, o.x + o.image.width) {
-                    let s = 4 * ((y - o.y) * o.image.width + (x - o.x))
-                    let a = Int(src[s + 3]) * a0
-                    guard a > 0 else { continue }
-                    let d = 4 * x
-                    // XRGB8888 in memory is B, G, R, X.
-                    for (ch, off) in [(0, 2), (1, 1), (2, 0)] {
-                        let dst = Int(row[d + off])
-                        row[d + off] = UInt8((Int(src[s + ch]) * a + dst * (255 * 255 - a) + 255 * 255 / 2) / (255 * 255))
-                    }
-                }
-            }
-        }
     }
 }
 

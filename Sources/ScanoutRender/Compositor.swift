@@ -45,19 +45,6 @@ public struct RGBAImage: Equatable, Sendable {
     }
 }
 
-/// An image drawn over the video at its own size.
-public struct Overlay: Equatable, Sendable {
-    public var image: RGBAImage
-    /// Top-left corner in output pixels.
-    public var x: Int
-    public var y: Int
-    /// 0 (invisible) ... 1 (the image's own alpha).
-    public var opacity: Double
-    public init(image: RGBAImage, x: Int = 0, y: Int = 0, opacity: Double = 1) {
-        self.image = image; self.x = x; self.y = y; self.opacity = opacity
-    }
-}
-
 /// What the output looks like: size, scaling, orientation, background and overlay. The geometry
 /// is pure (`destination`), so that it can be tested with exact rectangles.
 public struct Compositor: Equatable, Sendable {

@@ -14,13 +14,16 @@ import Synchronization
 public struct ServiceRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The address the client connected to (for the Host check).
+    public let localAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
+        localAddress = source.channel.localAddress
     }
 
-    public var maxUploadSize: Int { 1 << 20 }
+    public var maxUploadSize: Int { ControlAPI.maxBodyBytes }
 }
 
 /// Requests from other machines need `Authorization: Bearer <token>`; requests over loopback or
@@ -53,11 +56,12 @@ struct AuthMiddleware: RouterMiddleware {
         }
     }
 
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var d: UInt8 = 0
-        for i in x.indices { d |= x[i] ^ y[i] }
+    /// Whether `given` equals `expected`, in a time that depends on `expected`'s length only:
+    /// every byte of it is compared, whatever `given` holds (a wrong length included).
+    static func constantTimeEqual(_ given: String, _ expected: String) -> Bool {
+        let x = Array(given.utf8), y = Array(expected.utf8)
+        var d = x.count ^ y.count
+        for i in y.indices { d |= Int((i < x.count ? x[i] : 0) ^ y[i]) }
         return d == 0
     }
 }
@@ -89,9 +93,17 @@ public final class ControlAPI: Sendable {
     private let config: Mutex<ServiceConfig>
     /// Verifies items' content tokens before they are loaded.
     public let authorizer: ContentAuthorizer
+    /// Time between two keep-alive comments on an idle event stream.
+    let keepAlive: Duration
+    /// One limiter for every router made (TCP and Unix socket share the budget); nil: no limit.
+    private let rateLimiter: RateLimiter?
+    /// The largest request body accepted.
+    static let maxBodyBytes = 1 << 20
 
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
-                logLevel: LogLevelControl, logger: Logger) {
+                logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15)) {
+        self.keepAlive = keepAlive
+        rateLimiter = config.rateLimit.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.player = player
         self.metrics = metrics
         self.authorizer = authorizer
@@ -111,7 +123,10 @@ public final class ControlAPI: Sendable {
 
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
-        router.add(middleware: AuthMiddleware(token: config.withLock { $0.token }))
+        let settings = config.withLock { $0 }
+        router.add(middleware: RequestGuard(hosts: HostAllowList(allowed: settings.allowedHosts, listeningHost: settings.host),
+                                            limiter: rateLimiter, maxBodyBytes: Self.maxBodyBytes))
+        router.add(middleware: AuthMiddleware(token: settings.token))
         router.add(middleware: MethodMiddleware())
         router.get("/version") { _, _ in jsonResponse(["name": "scanout", "version": ScanoutVersion.string]) }
         router.get("/health") { [self] _, _ in
@@ -126,10 +141,10 @@ public final class ControlAPI: Sendable {
             headers[.contentType] = "text/plain; version=0.0.4"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
-        router.get("/events") { [self] _, _ in events() }
+        router.get("/events") { [self] request, _ in events(lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]) }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "playlist", "start", "autoplay", "repeat"])
+            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat"])
             var items: [PlaylistItem]
             var field = "playlist"
             if o.has("source") || o.has("token") {
@@ -252,21 +267,57 @@ public final class ControlAPI: Sendable {
         return router
     }
 
-    /// The event stream: a `state` message with the current state, then every event as it happens.
-    func events() -> Response {
-        let stream = player.events.subscribe()
-        let first = WireFormat.sse(name: "state", id: 0, json: WireFormat.state(player.snapshot))
+    /// The event stream. It opens with `retry:` (how long a client waits before reconnecting)
+    /// and then, for a new client, a `state` message whose id is the sequence number of the newest
+    /// event (the state includes it); for a client that reconnects with `Last-Event-ID`, the events
+    /// it missed from the hub's ring, or, when the ring no longer holds them (or the id is not
+    /// this process's), a `gap` message naming the range lost followed by the `state`. Then every
+    /// event as it happens, with a comment line every `keepAlive` so that proxies keep it open.
+    func events(lastEventID: String?) -> Response {
+        let after = lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) }
+        let resumed = player.events.subscribe(after: after)
+        var opening = "retry: \(Self.retryMilliseconds)\n: scanout event stream\n\n"
+        if let gap = resumed.gap {
+            let reason = gap.upperBound > resumed.sequence ? "the event ids restarted (the service was restarted)"
+                : "the events are no longer kept (the newest \(player.events.replayCapacity) are)"
+            opening += WireFormat.sse(name: "gap", id: nil, json: ["type": "gap", "from": gap.lowerBound, "to": gap.upperBound,
+                                                                   "missed": gap.count, "reason": reason])
+        }
+        if after == nil || resumed.gap != nil {
+            opening += WireFormat.sse(name: "state", id: resumed.sequence, json: WireFormat.state(player.snapshot))
+        } else {
+            for n in resumed.replay { opening += WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n)) }
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
+        let keepAlive = self.keepAlive
+        let stream = resumed.stream
+        let first = opening
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await writer.write(ByteBuffer(string: ": scanout event stream\n\n" + first))
-            for await n in stream {
-                try await writer.write(ByteBuffer(string: WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n))))
+            try await writer.write(ByteBuffer(string: first))
+            // Events and keep-alive ticks merged into one stream of messages, written in order.
+            let (messages, feed) = AsyncStream<String>.makeStream()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await n in stream { feed.yield(WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n))) }
+                    feed.finish()
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: keepAlive)
+                        feed.yield(": keep-alive\n\n")
+                    }
+                }
+                for await text in messages { try await writer.write(ByteBuffer(string: text)) }
+                group.cancelAll()
             }
             try await writer.finish(nil)
         })
     }
+
+    /// What `retry:` tells clients: wait this long before reconnecting.
+    static let retryMilliseconds = 2000
 
     /// The request's JSON object; fields other than `fields` are refused before anything else is
     /// checked, so that a misspelt field is named as such.

@@ -81,9 +81,9 @@ enum WireFormat {
         return o
     }
 
-    /// One Server-Sent Events message.
-    static func sse(name: String, id: Int, json: [String: Any]) -> String {
+    /// One Server-Sent Events message; without an id, the client's last event id stays as it was.
+    static func sse(name: String, id: Int?, json: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return "event: \(name)\nid: \(id)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+        return "event: \(name)\n\(id.map { "id: \($0)\n" } ?? "")data: \(String(decoding: data, as: UTF8.self))\n\n"
     }
 }

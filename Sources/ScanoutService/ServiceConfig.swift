@@ -12,11 +12,13 @@ import ScanoutRender
 ///     host, port, unixSocket (null: none), token        — where the API listens; bearer token for
 ///                                                         requests from non-local addresses
 ///     keys                                               — the content-token key file (also SCANOUT_KEYS)
+///     allowedHosts [names], rateLimit {requestsPerSecond, burst} | null — request security
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
 ///     capture (a directory)                              — KMS: every frame shown, through the
 ///                                                         writeback connector, as capture-NNNNNN.png;
 ///                                                         content whose policy denies capture is refused
-///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation} ], repeat ("none"|"one"|"all"), autoplay
+///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation, overlay} ], repeat ("none"|"one"|"all"), autoplay
+///     overlay {image, opacity, position}                 — a logo over every item that names none
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
@@ -28,6 +30,17 @@ public struct ServiceConfig: Sendable, Equatable {
     public var token: String?
     /// The key file that verifies content tokens (and holds the default policy); nil: none.
     public var keys: String?
+    /// Names besides loopback ones, the listening host and the address connected to, that `Host`
+    /// and `Origin` may carry ("*": any).
+    public var allowedHosts: [String] = []
+    /// Requests per client: a bucket of `burst`, refilled at `perSecond`; nil: unlimited.
+    public var rateLimit: RateLimit? = RateLimit(perSecond: 100, burst: 200)
+
+    public struct RateLimit: Sendable, Equatable {
+        public var perSecond: Double
+        public var burst: Int
+        public init(perSecond: Double, burst: Int) { self.perSecond = perSecond; self.burst = burst }
+    }
     public var output = "auto"
     public var outputWidth: Int?
     public var outputHeight: Int?
@@ -38,6 +51,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var autoplay = true
     public var scaling: ScalingMode = .fit
     public var slate: String?
+    /// Drawn over items that name no overlay of their own (and over the slate).
+    public var overlay: Overlay?
     public var positionInterval = 1.0
     public var retryInterval = 5.0
     public var logLevel: Logger.Level = .info
@@ -100,6 +115,23 @@ public struct ServiceConfig: Sendable, Equatable {
             guard !v.isEmpty else { throw .badRequest("keys", "must not be empty") }
             keys = v
         }
+        if let hosts = try o.array("allowedHosts") {
+            allowedHosts = try hosts.enumerated().map { (i, h) throws(APIError) in
+                guard let s = h as? String, !s.isEmpty else { throw .badRequest("allowedHosts[\(i)]", "must be a host name or address") }
+                return s
+            }
+        }
+        if o.values.keys.contains("rateLimit") {
+            if o.values["rateLimit"] is NSNull {
+                _ = try o.string("rateLimit", nullable: true)
+                rateLimit = nil
+            } else if var r = try o.object("rateLimit") {
+                let perSecond = try r.double("requestsPerSecond", required: true, range: 0.001...100_000)!
+                let burst = try r.int("burst", range: 1...100_000) ?? Int(max(1, perSecond * 2))
+                try r.rejectUnknown()
+                rateLimit = RateLimit(perSecond: perSecond, burst: burst)
+            }
+        }
         if let v = try o.string("output", allowed: Self.outputs) { output = v }
         if let v = try o.string("outputSize") {
             let parts = v.split(separator: "x").compactMap { Int($0) }
@@ -119,6 +151,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.bool("autoplay") { autoplay = v }
         if let v = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)) { scaling = ScalingMode(rawValue: v)! }
         if o.values.keys.contains("slate") { slate = try o.string("slate", nullable: true) }
+        if o.values.keys.contains("overlay") { overlay = try OverlayConfig.parse(&o, nullable: true) }
         if let v = try o.double("positionInterval", range: 0.05...3600) { positionInterval = v }
         if let v = try o.double("retryInterval", range: 0.1...3600) { retryInterval = v }
         if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }
@@ -130,7 +163,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -139,6 +172,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.retryInterval = UInt64(retryInterval * 1e9)
         p.slate = slate
         p.scaling = scaling
+        p.overlay = overlay
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout)
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
@@ -148,13 +182,14 @@ public struct ServiceConfig: Sendable, Equatable {
     /// As JSON for `GET /config` (the token itself is never shown).
     public var json: [String: Any] {
         [
-            "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil,
+            "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil, "allowedHosts": allowedHosts,
+            "rateLimit": rateLimit.map { ["requestsPerSecond": $0.perSecond, "burst": $0.burst] as [String: Any] } ?? NSNull(),
             "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
             "capture": capture ?? NSNull(),
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
-            "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue,
+            "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
         ]
     }
 }
@@ -170,7 +205,7 @@ public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
     public var description: String { "config \(file): \(message)" }
 }
 
-/// Playlist entries: a string (the source) or an object {source, token, playerType, scaling, rotation}.
+/// Playlist entries: a string (the source) or an object {source, token, playerType, scaling, rotation, overlay}.
 func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistItem] {
     var out: [PlaylistItem] = []
     for (i, entry) in items.enumerated() {
@@ -201,12 +236,14 @@ func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
     let scaling = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)).map { ScalingMode(rawValue: $0)! }
     let rotation = try o.int("rotation") ?? 0
     guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest(o.name("rotation"), "must be 0, 90, 180 or 270 (got \(rotation))") }
-    return PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token)
+    let overlay = try OverlayConfig.parse(&o)
+    return PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
 }
 
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {
     ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
-     "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil]
+     "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil,
+     "overlay": OverlayConfig.json(item.overlay)]
 }
 
 extension Error {

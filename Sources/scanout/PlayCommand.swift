@@ -32,6 +32,7 @@ struct Play: ParsableCommand {
     var capture: String?
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
+    @OptionGroup var overlay: OverlayOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
 
@@ -57,9 +58,12 @@ struct Play: ParsableCommand {
             // OutputGuard enforces, frame by frame.
             let item = try policy.authorize(input: input, capture: capture != nil ? .writeback : nil)
             let input = mediaInput(item.input)
+            // Read before a screen is taken over, so that a bad image fails with the screen untouched.
+            let logo = try overlay.load()
             let pipeline = try PlaybackPipeline.open(outputSettings) { StandardError.write($0 + "\n") }
             defer { if let report = pipeline.close() { StandardError.write("output: \(report)\n") } }
             let display = pipeline.display
+            display.overlay = logo
             // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
             // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
             // them); every copy between CPU and GPU memory is counted for the summary.

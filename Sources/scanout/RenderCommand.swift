@@ -23,11 +23,9 @@ struct Render: ParsableCommand {
     @Option(help: "Output size WxH (gl; default: the picture's natural size).") var size: String?
     @Option(help: "Scaling into --size: fit (letterbox), fill (crop), stretch, none (gl).") var scale: ScalingMode = .fit
     @Option(help: "Background colour RRGGBB around the picture (gl).") var background: String = "000000"
-    @Option(help: "PNG drawn over the video at its own size (gl).") var overlay: String?
-    @Option(help: "Overlay opacity 0...1 (gl).") var overlayOpacity: Double = 1
-    @Option(help: "Overlay top-left corner x,y in output pixels (gl).") var overlayPosition: String = "0,0"
     @Flag(help: "16 bits per channel (rgb48) instead of 8.") var deep = false
     @Flag(help: "Keep the stored orientation (ignore rotation metadata).") var noAutorotate = false
+    @OptionGroup var overlay: OverlayOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
 
@@ -36,7 +34,7 @@ struct Render: ParsableCommand {
         guard every >= 1 else { throw ValidationError("--every must be 1 or more, not \(every)") }
         if every > 1 && frames == nil { throw ValidationError("--every needs --frames") }
         _ = try parseFrameList(frames)
-        if renderer == .cpu, size == nil, overlay != nil || scale != .fit || background != "000000" {
+        if renderer == .cpu, size == nil, overlay.image != nil || scale != .fit || background != "000000" {
             throw ValidationError("--scale, --background and --overlay need --size (the canvas) with --renderer cpu")
         }
         if deep && renderer != .cpu { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
@@ -130,8 +128,8 @@ extension Render {
         if let damage = reader.damage() { throw damage }
     }
 
-    /// Size, scaling, background and overlay position from the options.
-    func layoutOptions() throws -> (size: (Int, Int)?, scaling: ScalingMode, background: RGBColor, position: (Int, Int)) {
+    /// Size, scaling and background from the options.
+    func layoutOptions() throws -> (size: (Int, Int)?, scaling: ScalingMode, background: RGBColor) {
         var wh: (Int, Int)? = nil
         if let size {
             let parts = size.lowercased().split(separator: "x")
@@ -141,12 +139,7 @@ extension Render {
             wh = (w, h)
         }
         guard let bg = RGBColor(hex: background) else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
-        let xy = overlayPosition.split(separator: ",")
-        guard xy.count == 2, let x = Int(String(xy[0]).trimmingSpaces), let y = Int(String(xy[1]).trimmingSpaces) else {
-            throw ValidationError("--overlay-position: x,y")
-        }
-        guard (0...1).contains(overlayOpacity) else { throw ValidationError("--overlay-opacity: 0...1") }
-        return (wh, scale, bg, (x, y))
+        return (wh, scale, bg)
     }
 
     /// The renderer the options ask for. `auto` tries GL and falls back to the CPU, saying why on
@@ -155,12 +148,8 @@ extension Render {
         if renderer != .cpu {
             do {
                 let layout = try layoutOptions()
-                var compositor = Compositor(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
-                                            orientation: orientation, background: layout.background)
-                if let overlay {
-                    compositor.overlay = Overlay(image: try ImageReader.readRGBA(path: overlay), x: layout.position.0,
-                                                 y: layout.position.1, opacity: overlayOpacity)
-                }
+                let compositor = Compositor(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
+                                            orientation: orientation, background: layout.background, overlay: try overlay.load())
                 let gl = try GLRenderer(compositor: compositor)
                 if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
                 let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
@@ -187,15 +176,12 @@ extension Render {
         let layout = try layoutOptions()
         if let size = layout.size {
             guard !deep else { throw ValidationError("--deep renders at the picture's own size; leave out --size") }
-            var compositor = Compositor(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, background: layout.background)
-            if let overlay {
-                compositor.overlay = Overlay(image: try ImageReader.readRGBA(path: overlay), x: layout.position.0,
-                                             y: layout.position.1, opacity: overlayOpacity)
-            }
+            let compositor = Compositor(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, background: layout.background,
+                                        overlay: try overlay.load())
             let composer = CPUCompositor(compositor: compositor)
             return FrameRendering { try composer.compose($0, orientation: orientation, width: size.0, height: size.1) }
         }
-        if overlay != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }
+        if overlay.image != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }
         let cpu = CPURenderer()
         let rgbLayout: RGBImage.Layout = deep ? .rgb48be : .rgb24
         return FrameRendering { try cpu.render($0, orientation: orientation, layout: rgbLayout) }

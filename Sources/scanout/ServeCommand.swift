@@ -38,6 +38,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
     @Option(help: "Key file that verifies the items' content tokens (default: the config's keys, else $SCANOUT_KEYS).") var keys: String?
     @Flag(help: "Load the playlist without starting it.") var paused = false
+    @OptionGroup var overlay: OverlayOptions
 
     /// The server runs on the concurrency pool; the main thread waits for it to finish.
     func run() throws {
@@ -104,6 +105,7 @@ struct Serve: ParsableCommand {
         if let capture { o["capture"] = capture }
         if let repeatMode { o["repeat"] = repeatMode }
         if let slate { o["slate"] = slate }
+        if let logo = overlay.configObject { o["overlay"] = logo }
         if let logLevel { o["logLevel"] = logLevel }
         if paused { o["autoplay"] = false }
         if !sources.isEmpty { o["playlist"] = sources }
@@ -133,6 +135,9 @@ struct Serve: ParsableCommand {
         case "outputSize": return "output-size"
         case "logLevel": return "log-level"
         case "playlist": return "sources"
+        case "overlay.image": return "overlay"
+        case "overlay.opacity": return "overlay-opacity"
+        case "overlay.position": return "overlay-position"
         default: return field
         }
     }

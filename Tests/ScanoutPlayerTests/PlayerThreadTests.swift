@@ -31,7 +31,12 @@ import Testing
         if names.first == "outputChanged" { names.removeFirst() }
         #expect(names == ["stateChanged", "itemChanged", "prepared", "durationChanged", "serviceState", "stateChanged",
                           "rateChanged", "warning", "stateChanged", "play", "stateChanged", "ended"])
-        let snapshot = player.snapshot
+        // The copy is published after the tick that emitted `ended`: wait for it (bounded).
+        var snapshot = player.snapshot
+        for _ in 0..<200 where snapshot.state != .ended {
+            try await Task.sleep(for: .milliseconds(10))
+            snapshot = player.snapshot
+        }
         #expect(snapshot.state == .ended)
         #expect(snapshot.framesPresented + snapshot.framesDropped == 96)
         // After shutdown, commands are refused and event streams end.

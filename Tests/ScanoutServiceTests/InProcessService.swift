@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -79,7 +80,9 @@ final class InProcessService: Sendable {
     func request(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String,
                  _ body: [String: Any]? = nil) async throws -> (status: Int, json: [String: Any]) {
         let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        return try await client.execute(uri: uri, method: method, body: data.map { ByteBuffer(bytes: $0) }) { response in
+        var headers = HTTPFields()
+        if data != nil { headers[.contentType] = "application/json" }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: data.map { ByteBuffer(bytes: $0) }) { response in
             let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
             return (Int(response.status.code), json)
         }

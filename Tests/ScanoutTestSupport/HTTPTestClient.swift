@@ -146,6 +146,10 @@ public final class SSEReader {
     private let fd: Int32
     private var pending = Data()
     public private(set) var status = 0
+    /// Comment lines seen so far (": keep-alive"), without the colon.
+    public private(set) var comments: [String] = []
+    /// The last `retry:` value seen, in milliseconds.
+    public private(set) var retry: Int?
 
     public init(_ endpoint: HTTPEndpoint, path: String, headers: [String: String] = [:]) throws {
         fd = try HTTPTestClient.connect(endpoint, timeout: 0.2)
@@ -191,6 +195,8 @@ public final class SSEReader {
             if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
             else if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
             else if line.hasPrefix("data: ") { data.append(String(line.dropFirst(6))) }
+            else if line.hasPrefix("retry: ") { retry = Int(line.dropFirst(7)) }
+            else if line.hasPrefix(":") { comments.append(String(line.dropFirst()).trimmingCharacters(in: .whitespaces)) }
         }
         if data.isEmpty && id == nil { return nextMessage() }
         return SSEMessage(event: event, id: id, data: data.joined(separator: "\n"))
