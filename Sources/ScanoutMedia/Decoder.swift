@@ -14,10 +14,15 @@ public protocol Decoder: AnyObject {
     var stats: DecodeStats { get }
     /// The last error line the decoder logged, if any (for fallback reasons and messages).
     var lastError: String? { get }
+    /// From the next packet sent on, skips (`true`) or decodes (`false`) the pictures that no
+    /// other picture refers to. Returns whether they are being skipped: a decoder that cannot
+    /// skip them without changing the pictures it does decode keeps decoding everything.
+    func skipUnreferencedPictures(_ skip: Bool) -> Bool
 }
 
 extension Decoder {
     public var lastError: String? { nil }
+    public func skipUnreferencedPictures(_ skip: Bool) -> Bool { false }
 }
 
 /// What went wrong inside a stream, counted rather than fatal, as the ffmpeg tool does.
@@ -146,6 +151,17 @@ public final class SoftwareDecoder: Decoder {
         if frame.hasDecodeErrors { stats.concealedFrames += 1 }
         syncLoggedErrors()
         return true
+    }
+
+    /// H.264 only (`AVCodecContext.skip_frame = AVDISCARD_NONREF`): a picture whose
+    /// `nal_ref_idc` is 0 is never a reference, so the pictures decoded around it are the same
+    /// bits. (HEVC's non-reference NAL types may still be referenced from a higher temporal
+    /// layer, and other decoders interpret the setting loosely: they decode everything.)
+    /// Frame threads take the setting with each packet submitted, so it applies per packet.
+    public func skipUnreferencedPictures(_ skip: Bool) -> Bool {
+        guard context.pointee.codec_id == AV_CODEC_ID_H264 else { return false }
+        context.pointee.skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        return skip
     }
 
     /// Drops frames in flight and resets the decoder's state (`avcodec_flush_buffers`).

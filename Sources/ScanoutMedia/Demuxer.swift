@@ -116,6 +116,10 @@ public final class Demuxer {
     private let indexFollowsData: Bool
     /// Whether the deadline interrupted a read since the last seek.
     private var readInterrupted = false
+    /// Seconds the opening took: reading the header (`avformat_open_input`) and probing the
+    /// streams (`avformat_find_stream_info`, 0 when skipped).
+    public let openSeconds: Double
+    public let probeSeconds: Double
 
     /// The input's start time in microseconds (`AVFormatContext.start_time`), nil when unknown.
     public var formatStartTime: Int64? {
@@ -125,9 +129,21 @@ public final class Demuxer {
     /// Name of the container format (`mov,mp4,m4a,3gp,3g2,mj2`, `mpegts`, `matroska,webm`, ...).
     public var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
 
-    /// Whether the container can seek to a byte offset (MPEG-TS can, MP4 and Matroska cannot).
+    /// Whether a seek to a packet's byte position lands on that packet: MPEG-TS and MPEG-PS,
+    /// whose packets the demuxer picks up wherever reading starts. (MP4 refuses byte seeks;
+    /// Matroska allows them but resynchronises on the next cluster, after the packet.)
     public var canSeekByByte: Bool {
-        context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK == 0 && context.pointee.pb != nil
+        let name = formatName
+        return (name == "mpegts" || name == "mpeg") && context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK == 0
+            && context.pointee.pb != nil
+    }
+
+    /// Whether the container's timestamp search takes presentation timestamps: MP4 (libavformat's
+    /// mov demuxer shifts the time it is given from presentation to decoding time before it
+    /// searches its index, so a decoding timestamp lands up to a GOP early) and Matroska (its
+    /// cues list presentation times). Others search decoding timestamps.
+    public var seeksByPresentationTime: Bool {
+        formatName.hasPrefix("mov,") || formatName.hasPrefix("matroska")
     }
 
     /// Opens `input`; a `playerType` hint in its query (`movie.mp4?playerType=sw`) is taken off
@@ -156,7 +172,10 @@ public final class Demuxer {
 
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
         deadline.arm(seconds: options.timeoutSeconds)
+        let openStart = monotonicNanoseconds()
         let openResult = avformat_open_input(&ctxOpt, input, nil, &dict)
+        let probeStart = monotonicNanoseconds()
+        openSeconds = Double(probeStart - openStart) / 1e9
         if openResult < 0 {
             // avformat_open_input frees the context on failure.
             throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
@@ -167,6 +186,7 @@ public final class Demuxer {
 
         deadline.arm(seconds: options.timeoutSeconds)
         let probe = avformat_find_stream_info(opened, nil)
+        probeSeconds = Double(monotonicNanoseconds() - probeStart) / 1e9
         if probe < 0 {
             avformat_close_input(&ctxOpt)
             throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)
