@@ -82,9 +82,28 @@ public final class FrameReader {
     /// whose references precede the keyframe) are dropped, as `ffmpeg -ss` drops them.
     private var dropShownBefore: Int64?
 
+    /// Whether nothing was read yet: the first picture may then be decoded at once
+    /// (`Decoder.decodeAtOnce`).
+    private var atStart = true
+
     /// Decodes until the next frame is ready and stores it in `frame`. Returns false when the
     /// input is exhausted and the decoder drained.
     public func next(into frame: VideoFrame) throws -> Bool {
+        if atStart {
+            atStart = false
+            if try demuxer.read(into: packet) {
+                bytesRead += packet.size
+                if !packet.isDiscarded, let pts = packet.pts, try decoder.decodeAtOnce(packet, into: frame) {
+                    // The packet was sent again: its picture comes out a second time, dropped.
+                    if frame.pts == pts {
+                        dropShownBefore = pts + 1
+                        return true
+                    }
+                } else {
+                    try send(packet)
+                }
+            }
+        }
         while true {
             if try decoder.receive(into: frame) {
                 if let limit = dropShownBefore, let pts = frame.pts {
@@ -123,6 +142,7 @@ public final class FrameReader {
         draining = false
         finished = false
         dropShownBefore = nil
+        atStart = false
     }
 
     /// Seeks to the keyframe at or before presentation timestamp `ts` and flushes the decoder:
