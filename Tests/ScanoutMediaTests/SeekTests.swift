@@ -84,3 +84,49 @@ struct SeekTests {
         #expect(c.frameCount == 80)
     }
 }
+
+/// Opening fast: what the header of an H.264 MP4 says instead of a probe, and the first picture
+/// decoded at once.
+@Suite("First frame")
+struct FirstFrameTests {
+    static let mp4s = ["counter.mp4", "counter_editlist.mp4", "bt709.mp4", "fullrange.mp4", "anamorphic.mp4", "rotated.mp4", "faststart.mp4"]
+
+    @Test("an H.264 MP4 is described from its header as ffprobe's probe describes it", arguments: mp4s)
+    func describedWithoutProbing(name: String) throws {
+        let path = try Fixtures.path(name)
+        let demuxer = try Demuxer(input: path)
+        #expect(!demuxer.probed)
+        let r = try Proc.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                         "stream=pix_fmt,profile,sample_aspect_ratio,color_range,color_space:format=start_time", "-of", "default=nw=1", path])
+        let facts = Dictionary(r.stdoutText.split(separator: "\n").compactMap { line -> (String, String)? in
+            let kv = line.split(separator: "=", maxSplits: 1).map(String.init)
+            return kv.count == 2 ? (kv[0], kv[1]) : nil
+        }, uniquingKeysWith: { a, _ in a })
+        let v = demuxer.video
+        #expect(v.pixelFormat.name == facts["pix_fmt"])
+        #expect(v.profile == facts["profile"])
+        #expect("\(v.sampleAspectRatio.num):\(v.sampleAspectRatio.den)" == facts["sample_aspect_ratio"])
+        #expect(v.colorRange == (facts["color_range"] == "pc" ? .full : facts["color_range"] == "tv" ? .limited : .unspecified))
+        let start = try #require(demuxer.formatStartTime)
+        #expect(abs(Double(start) / 1e6 - (Double(facts["start_time"] ?? "") ?? -1)) < 1e-6)
+    }
+
+    @Test("other containers are probed", arguments: ["counter_open.ts", "counter_vfr.mkv", "vp9.webm"])
+    func othersAreProbed(name: String) throws {
+        #expect(try Demuxer(input: try Fixtures.path(name)).probed)
+    }
+
+    @Test("a stream that starts with an IDR picture gives its first frame after one packet",
+          arguments: ["counter.mp4", "counter_open.ts", "counter_vfr.mkv"])
+    func firstFrameAfterOnePacket(name: String) throws {
+        let reader = try FrameReader(input: try Fixtures.path(name), decoderOptions: DecoderOptions(threads: 2))
+        let frame = VideoFrame()
+        #expect(try reader.next(into: frame))
+        #expect(reader.demuxer.packetsRead == 1)
+        // And the frames after it are all there, each once.
+        var count = 1
+        while try reader.next(into: frame) { count += 1 }
+        #expect(count == (try FrameIndex.cached(input: try Fixtures.path(name)).frameCount))
+        #expect(reader.decodeStats.framesDecoded == count)
+    }
+}
