@@ -213,9 +213,12 @@ public final class FrameSeeker {
         var attempts = 0
         // Keep decoding forward when the target is ahead and no nearer keyframe lies in between,
         // or one does but the target is nearer from here than from it (consecutive frames).
-        if let last = lastPts, target > last, let cur = currentKeyframe,
-           k == cur || index.keyframes[k].pts <= last || index.position(of: target) - index.position(of: last) <= index.position(of: target) - index.position(of: index.keyframes[k].pts) + 1 {
-            if let f = try decodeForward(to: target) { return f }
+        if let last = lastPts, target > last, let cur = currentKeyframe {
+            let fromHere = index.position(of: target) - index.position(of: last)
+            let fromKeyframe = index.position(of: target) - index.position(of: index.keyframes[k].pts) + 1
+            if k == cur || index.keyframes[k].pts <= last || fromHere <= fromKeyframe {
+                if let f = try decodeForward(to: target) { return f }
+            }
         }
         while attempts < 3 {
             let key = index.keyframes[k]
