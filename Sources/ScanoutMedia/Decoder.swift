@@ -14,10 +14,21 @@ public protocol Decoder: AnyObject {
     var stats: DecodeStats { get }
     /// The last error line the decoder logged, if any (for fallback reasons and messages).
     var lastError: String? { get }
+    /// From the next packet sent on, skips (`true`) or decodes (`false`) the pictures that no
+    /// other picture refers to. Returns whether they are being skipped: a decoder that cannot
+    /// skip them without changing the pictures it does decode keeps decoding everything.
+    func skipUnreferencedPictures(_ skip: Bool) -> Bool
+    /// Decodes `packet` and returns its picture at once, when the packet is a picture that is
+    /// shown first and refers to nothing (an H.264 IDR picture), instead of after the decoder's
+    /// reorder delay; decoding then goes on from that packet, and its picture comes out once
+    /// more, which the caller drops. False when it cannot (nothing was sent).
+    func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> Bool
 }
 
 extension Decoder {
     public var lastError: String? { nil }
+    public func skipUnreferencedPictures(_ skip: Bool) -> Bool { false }
+    public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> Bool { false }
 }
 
 /// What went wrong inside a stream, counted rather than fatal, as the ffmpeg tool does.
@@ -146,6 +157,62 @@ public final class SoftwareDecoder: Decoder {
         if frame.hasDecodeErrors { stats.concealedFrames += 1 }
         syncLoggedErrors()
         return true
+    }
+
+    /// H.264 only (`AVCodecContext.skip_frame = AVDISCARD_NONREF`): a picture whose
+    /// `nal_ref_idc` is 0 is never a reference, so the pictures decoded around it are the same
+    /// bits. (HEVC's non-reference NAL types may still be referenced from a higher temporal
+    /// layer, and other decoders interpret the setting loosely: they decode everything.)
+    /// Frame threads take the setting with each packet submitted, so it applies per packet.
+    public func skipUnreferencedPictures(_ skip: Bool) -> Bool {
+        guard context.pointee.codec_id == AV_CODEC_ID_H264 else { return false }
+        context.pointee.skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        return skip
+    }
+
+    /// A decoder holds each picture until as many have followed as the stream may reorder (x264's
+    /// B-pyramid: two more, and one more per extra frame thread), so the first picture of a
+    /// stream costs four decodes. An IDR picture alone is the same bits: it is sent, the decoder
+    /// drained for it, then flushed and the packet sent again (on the frame threads, while the
+    /// caller shows the picture). Counted once in `stats`.
+    public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> Bool {
+        guard context.pointee.codec_id == AV_CODEC_ID_H264, isIDR(packet) else { return false }
+        try send(packet)
+        try send(nil)
+        let got = try receive(into: frame)
+        flush()
+        try send(packet)
+        if got { stats.framesDecoded -= 1 }
+        return got
+    }
+
+    /// Whether `packet` holds an H.264 IDR slice (NAL unit type 5): length-prefixed NAL units
+    /// when the stream's extradata is an avcC record (MP4, Matroska), start codes otherwise.
+    private func isIDR(_ packet: Packet) -> Bool {
+        let p = packet.pointer.pointee
+        guard let data = p.data, p.size > 0 else { return false }
+        let bytes = UnsafeBufferPointer(start: data, count: Int(p.size))
+        if let extra = context.pointee.extradata, context.pointee.extradata_size >= 7, extra[0] == 1 {
+            let lengthSize = Int(extra[4] & 3) + 1
+            var i = 0
+            while i + lengthSize < bytes.count {
+                var length = 0
+                for k in 0..<lengthSize { length = length << 8 | Int(bytes[i + k]) }
+                if bytes[i + lengthSize] & 0x1f == 5 { return true }
+                i += lengthSize + length
+            }
+            return false
+        }
+        var i = 0
+        while i + 3 < bytes.count {
+            if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 1 {
+                if bytes[i + 3] & 0x1f == 5 { return true }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return false
     }
 
     /// Drops frames in flight and resets the decoder's state (`avcodec_flush_buffers`).

@@ -116,18 +116,80 @@ public final class Demuxer {
     private let indexFollowsData: Bool
     /// Whether the deadline interrupted a read since the last seek.
     private var readInterrupted = false
+    /// Seconds the opening took: reading the header (`avformat_open_input`) and probing the
+    /// streams (`avformat_find_stream_info`, 0 when skipped).
+    public let openSeconds: Double
+    public let probeSeconds: Double
 
     /// The input's start time in microseconds (`AVFormatContext.start_time`), nil when unknown.
+    /// Without a probe, the earliest start time of its streams, as the probe computes it.
     public var formatStartTime: Int64? {
-        context.pointee.start_time == SCANOUT_AV_NOPTS_VALUE ? nil : context.pointee.start_time
+        if context.pointee.start_time != SCANOUT_AV_NOPTS_VALUE { return context.pointee.start_time }
+        if probed { return nil }
+        return (0..<Int(context.pointee.nb_streams)).compactMap { i -> Int64? in
+            guard let st = context.pointee.streams[i], st.pointee.start_time != SCANOUT_AV_NOPTS_VALUE else { return nil }
+            return av_rescale_q(st.pointee.start_time, st.pointee.time_base, scanout_av_time_base_q())
+        }.min()
+    }
+
+    /// Whether the streams were probed (`avformat_find_stream_info`); false when the header said
+    /// everything (`describeFromHeader`).
+    public let probed: Bool
+
+    /// Fills in what a probe would find, from the header alone, for an MP4 whose video streams
+    /// are all H.264 with a constant frame rate and 4:2:0 pictures: the probe's cost is decoding a
+    /// picture (a tenth of a second's worth at 1080p on a small machine) to learn what the `avcC`
+    /// record's sequence parameter set says. False (nothing changed) for anything else.
+    private static func describeFromHeader(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        guard String(cString: ctx.pointee.iformat.pointee.name).hasPrefix("mov,") else { return false }
+        var found: [(UnsafeMutablePointer<AVCodecParameters>, H264SequenceHeader, AVPixelFormat)] = []
+        for i in 0..<Int(ctx.pointee.nb_streams) {
+            guard let st = ctx.pointee.streams[i], let par = st.pointee.codecpar,
+                  par.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
+            guard par.pointee.codec_id == AV_CODEC_ID_H264, let extra = par.pointee.extradata,
+                  st.pointee.r_frame_rate.num > 0, st.pointee.avg_frame_rate.num > 0,
+                  par.pointee.width > 0, par.pointee.height > 0,
+                  let sps = H264SequenceHeader(avcC: UnsafeBufferPointer(start: extra, count: Int(par.pointee.extradata_size))),
+                  let format = sps.pixelFormat(containerRange: par.pointee.color_range) else { return false }
+            found.append((par, sps, format))
+        }
+        guard !found.isEmpty else { return false }
+        for (par, sps, format) in found {
+            par.pointee.format = format.rawValue
+            par.pointee.profile = sps.profile
+            par.pointee.level = Int32(sps.levelIDC)
+            if let sar = sps.sampleAspectRatio, par.pointee.sample_aspect_ratio.num == 0 {
+                par.pointee.sample_aspect_ratio = AVRational(num: sar.num, den: sar.den)
+            }
+            if let full = sps.fullRange { par.pointee.color_range = full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG }
+            if let c = sps.colour {
+                par.pointee.color_primaries = AVColorPrimaries(rawValue: UInt32(c.primaries))
+                par.pointee.color_trc = AVColorTransferCharacteristic(rawValue: UInt32(c.transfer))
+                par.pointee.color_space = AVColorSpace(rawValue: UInt32(c.matrix))
+            }
+            if sps.frameMBsOnly { par.pointee.field_order = AV_FIELD_PROGRESSIVE }
+        }
+        return true
     }
 
     /// Name of the container format (`mov,mp4,m4a,3gp,3g2,mj2`, `mpegts`, `matroska,webm`, ...).
     public var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
 
-    /// Whether the container can seek to a byte offset (MPEG-TS can, MP4 and Matroska cannot).
+    /// Whether a seek to a packet's byte position lands on that packet: MPEG-TS and MPEG-PS,
+    /// whose packets the demuxer picks up wherever reading starts. (MP4 refuses byte seeks;
+    /// Matroska allows them but resynchronises on the next cluster, after the packet.)
     public var canSeekByByte: Bool {
-        context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK == 0 && context.pointee.pb != nil
+        let name = formatName
+        return (name == "mpegts" || name == "mpeg") && context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK == 0
+            && context.pointee.pb != nil
+    }
+
+    /// Whether the container's timestamp search takes presentation timestamps: MP4 (libavformat's
+    /// mov demuxer shifts the time it is given from presentation to decoding time before it
+    /// searches its index, so a decoding timestamp lands up to a GOP early) and Matroska (its
+    /// cues list presentation times). Others search decoding timestamps.
+    public var seeksByPresentationTime: Bool {
+        formatName.hasPrefix("mov,") || formatName.hasPrefix("matroska")
     }
 
     /// Opens `input`; a `playerType` hint in its query (`movie.mp4?playerType=sw`) is taken off
@@ -156,7 +218,10 @@ public final class Demuxer {
 
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
         deadline.arm(seconds: options.timeoutSeconds)
+        let openStart = monotonicNanoseconds()
         let openResult = avformat_open_input(&ctxOpt, input, nil, &dict)
+        let probeStart = monotonicNanoseconds()
+        openSeconds = Double(probeStart - openStart) / 1e9
         if openResult < 0 {
             // avformat_open_input frees the context on failure.
             throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
@@ -166,7 +231,9 @@ public final class Demuxer {
         let headerEnd = opened.pointee.pb.map { avio_seek($0, 0, SEEK_CUR) } ?? 0
 
         deadline.arm(seconds: options.timeoutSeconds)
-        let probe = avformat_find_stream_info(opened, nil)
+        probed = !Self.describeFromHeader(opened)
+        let probe = probed ? avformat_find_stream_info(opened, nil) : 0
+        probeSeconds = Double(monotonicNanoseconds() - probeStart) / 1e9
         if probe < 0 {
             avformat_close_input(&ctxOpt)
             throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)

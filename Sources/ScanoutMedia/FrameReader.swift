@@ -44,7 +44,9 @@ public final class FrameReader {
         let (name, urlHint) = try ContentHint.split(input)
         let hint = urlHint ?? contentHint
         demuxer = try Demuxer(input: name, options: demuxerOptions)
+        let start = monotonicNanoseconds()
         let (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
+        decoderOpenSeconds = Double(monotonicNanoseconds() - start) / 1e9
         self.decoder = decoder
         self.decision = decision
     }
@@ -53,7 +55,11 @@ public final class FrameReader {
         self.demuxer = demuxer
         self.decoder = decoder
         decision = nil
+        decoderOpenSeconds = 0
     }
+
+    /// Seconds choosing and opening the decoder took (0 when the caller gave it).
+    public let decoderOpenSeconds: Double
 
     /// The mid-stream switch to software, if one happened.
     public var fallback: DecoderFallback? { (decoder as? FallbackDecoder)?.fallback }
@@ -64,11 +70,48 @@ public final class FrameReader {
         return decision?.chosen ?? (decoder.kind == "hw" ? .hw : .sw)
     }
 
+    /// Pictures shown before this presentation timestamp that no other picture refers to are
+    /// skipped instead of decoded, where the decoder can do so exactly
+    /// (`Decoder.skipUnreferencedPictures`): a seek to frame N needs the references before N,
+    /// not the rest. Nil (the default) decodes every picture; set it only while heading for a
+    /// frame, since the skipped frames are never handed out.
+    public var skipUnreferencedBefore: Int64?
+    /// Whether the decoder is skipping unreferenced pictures now.
+    private var skipping = false
+    /// After a seek to a keyframe: frames shown before it (the leading pictures of an open GOP,
+    /// whose references precede the keyframe) are dropped, as `ffmpeg -ss` drops them.
+    private var dropShownBefore: Int64?
+
+    /// Whether nothing was read yet: the first picture may then be decoded at once
+    /// (`Decoder.decodeAtOnce`).
+    private var atStart = true
+
     /// Decodes until the next frame is ready and stores it in `frame`. Returns false when the
     /// input is exhausted and the decoder drained.
     public func next(into frame: VideoFrame) throws -> Bool {
+        if atStart {
+            atStart = false
+            if try demuxer.read(into: packet) {
+                bytesRead += packet.size
+                if !packet.isDiscarded, let pts = packet.pts, try decoder.decodeAtOnce(packet, into: frame) {
+                    // The packet was sent again: its picture comes out a second time, dropped.
+                    if frame.pts == pts {
+                        dropShownBefore = pts + 1
+                        return true
+                    }
+                } else {
+                    try send(packet)
+                }
+            }
+        }
         while true {
-            if try decoder.receive(into: frame) { return true }
+            if try decoder.receive(into: frame) {
+                if let limit = dropShownBefore, let pts = frame.pts {
+                    if pts < limit { continue }
+                    dropShownBefore = nil
+                }
+                return true
+            }
             if finished { return false }
             if draining {
                 finished = true
@@ -76,7 +119,7 @@ public final class FrameReader {
             }
             if try demuxer.read(into: packet) {
                 bytesRead += packet.size
-                try decoder.send(packet)
+                try send(packet)
             } else {
                 draining = true
                 try decoder.send(nil)
@@ -84,18 +127,90 @@ public final class FrameReader {
         }
     }
 
+    /// Sends `packet` to the decoder, its picture skipped when `skipUnreferencedBefore` says so
+    /// and nothing refers to it.
+    private func send(_ packet: Packet) throws {
+        var skip = false
+        if let limit = skipUnreferencedBefore, let pts = packet.pts { skip = pts < limit }
+        if skip != skipping { skipping = decoder.skipUnreferencedPictures(skip) }
+        try decoder.send(packet)
+    }
+
     /// Forgets the decoding state after the demuxer was repositioned.
     func restart() {
         decoder.flush()
         draining = false
         finished = false
+        dropShownBefore = nil
+        atStart = false
     }
 
-    /// Seeks the demuxer (see `Demuxer.seek`) and flushes the decoder.
+    /// Seeks to the keyframe at or before presentation timestamp `ts` and flushes the decoder:
+    /// the next frame is that keyframe's. With `position`, the keyframe at that byte offset
+    /// (see `seek(toKeyframe:)`) when the container can seek by bytes.
+    ///
+    /// The container's own search is only a start: MPEG-TS bisects on timestamps and stops on
+    /// whatever packet is nearest, often not a keyframe, and decoding from there would show the
+    /// next keyframe, after `ts`. So the packets after the landing point are read (not decoded)
+    /// to find the last keyframe at or before `ts`, stepping back further when there is none,
+    /// and the reader is then put on that keyframe exactly.
     public func seek(toTimestamp ts: Int64, position: Int64?) throws {
-        try demuxer.seek(toTimestamp: ts, position: position)
+        if let position, try seek(toKeyframe: FrameIndex.Keyframe(pts: ts, dts: nil, position: position)) { return }
+        let second = max(Int64(1 / max(video.timeBase.doubleValue, 1e-9)), 1)
+        var back: Int64 = 0
+        for _ in 0..<6 {
+            try demuxer.seek(toTimestamp: ts - back, position: nil)
+            if let key = try lastKeyframe(notAfter: ts), try seek(toKeyframe: key) { return }
+            back = back == 0 ? second : back * 4
+        }
+        // No keyframe with a timestamp at or before `ts` (a stream without timestamps, or `ts`
+        // before the first keyframe): the container's own landing, as it is.
+        try demuxer.seek(toTimestamp: ts, position: nil)
         restart()
         startedAtKeyframe = true
+    }
+
+    /// Reads packets from the demuxer's position on (without decoding them) and returns the
+    /// last keyframe whose presentation timestamp is not after `ts`, stopping at the first
+    /// packet decoded after `ts` or keyframe shown after it.
+    private func lastKeyframe(notAfter ts: Int64) throws -> FrameIndex.Keyframe? {
+        var found: FrameIndex.Keyframe?
+        while try demuxer.read(into: packet) {
+            bytesRead += packet.size
+            if packet.isKeyframe, let pts = packet.pts ?? packet.dts {
+                if pts > ts { break }
+                found = FrameIndex.Keyframe(pts: pts, dts: packet.dts, position: packet.position)
+            }
+            if let dts = packet.dts, dts > ts { break }
+        }
+        return found
+    }
+
+    /// Puts the reader on `key` exactly (from the frame index, or found by reading) and flushes
+    /// the decoder. Packets read before the keyframe (a container search that landed early:
+    /// MP4's can land a GOP before) are dropped undecoded, and frames shown before the keyframe
+    /// are dropped after decoding. Returns false when the search landed after the keyframe (the
+    /// reader is then somewhere after it: seek again).
+    ///
+    /// Byte seeks where the container allows them (MPEG-TS, where the index's position is
+    /// exact); timestamp seeks otherwise, on the timeline the container searches
+    /// (`Demuxer.seeksByPresentationTime`).
+    public func seek(toKeyframe key: FrameIndex.Keyframe) throws -> Bool {
+        let ts = demuxer.seeksByPresentationTime ? key.pts : (key.dts ?? key.pts)
+        try demuxer.seek(toTimestamp: ts, position: key.position)
+        restart()
+        startedAtKeyframe = true
+        while try demuxer.read(into: packet) {
+            bytesRead += packet.size
+            if packet.isKeyframe, (packet.pts ?? packet.dts) == key.pts {
+                dropShownBefore = key.pts
+                try send(packet)
+                return true
+            }
+            // Decoding order passed the keyframe: the search landed after it.
+            if let dts = packet.dts, dts > (key.dts ?? key.pts) { return false }
+        }
+        return false
     }
 
     /// The error a finished read should end with, if the stream was damaged: a truncated file

@@ -1,4 +1,8 @@
 import CFFmpeg
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The presentation timestamps of a stream's frames and where its keyframes are, built by
 /// demuxing the whole input once (no decoding: a few milliseconds per thousand packets).
@@ -47,6 +51,18 @@ public struct FrameIndex: Sendable {
         return FrameIndex(timestamps: pts, keyframes: keys, isSeekable: seekable)
     }
 
+    /// The index of `input`, built once per version of a local file and kept for the
+    /// `FrameIndexCache.capacity` inputs used last, so that every seeker, player item and command
+    /// of one process on the same file shares one scan. URLs are scanned each time (what a
+    /// server sends may change).
+    public static func cached(input: String, options: DemuxerOptions = DemuxerOptions()) throws -> FrameIndex {
+        guard let key = FrameIndexCache.Key(input: input) else { return try build(input: input, options: options) }
+        if let index = FrameIndexCache.shared.index(for: key) { return index }
+        let index = try build(input: input, options: options)
+        FrameIndexCache.shared.store(index, for: key)
+        return index
+    }
+
     /// The frame shown at `seconds` after the first frame: the last frame whose timestamp is not
     /// later than that instant.
     public func frameNumber(at seconds: Double, timeBase: Rational) -> Int? {
@@ -61,10 +77,73 @@ public struct FrameIndex: Sendable {
         return lo == 0 ? nil : lo - 1
     }
 
+    /// The number of frames whose timestamps are before `pts`.
+    func position(of pts: Int64) -> Int {
+        var lo = 0, hi = timestamps.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if timestamps[mid] < pts { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
     /// The last keyframe (in decoding order) whose timestamp is not after `pts`, and the one
     /// before it for a retry.
     func keyframeIndex(for pts: Int64) -> Int? {
         keyframes.lastIndex { $0.pts <= pts }
+    }
+}
+
+/// The frame indexes of the local files used last (see `FrameIndex.cached`).
+final class FrameIndexCache: Sendable {
+    /// A version of a local file: a file replaced or rewritten in place gets a new key.
+    struct Key: Hashable {
+        var path: String
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+
+        /// Nil for a URL, or a path that cannot be read (the scan then reports why).
+        init?(input: String) {
+            guard let name = try? ContentHint.split(input).input else { return nil }
+            let path = name.hasPrefix("file:") ? String(name.dropFirst(5)) : name
+            if path.contains("://") || path == "-" || path.hasPrefix("pipe:") { return nil }
+            var st = stat()
+            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            self.path = path
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+            size = Int64(st.st_size)
+            modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        }
+    }
+
+    static let shared = FrameIndexCache()
+    static let capacity = 8
+    /// Most recently used last.
+    private let entries = Mutex<[(key: Key, index: FrameIndex)]>([])
+    /// Scans stored per path (for tests).
+    private let scanCounts = Mutex<[String: Int]>([:])
+
+    func scans(of path: String) -> Int { scanCounts.withLock { $0[path, default: 0] } }
+
+    func index(for key: Key) -> FrameIndex? {
+        entries.withLock { list in
+            guard let i = list.firstIndex(where: { $0.key == key }) else { return nil }
+            let entry = list.remove(at: i)
+            list.append(entry)
+            return entry.index
+        }
+    }
+
+    func store(_ index: FrameIndex, for key: Key) {
+        entries.withLock { list in
+            list.removeAll { $0.key.path == key.path }
+            list.append((key, index))
+            if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
+        }
+        scanCounts.withLock { $0[key.path, default: 0] += 1 }
     }
 }
 
@@ -92,7 +171,7 @@ public final class FrameSeeker {
     public init(input: String, demuxerOptions: DemuxerOptions = DemuxerOptions(), decoderOptions: DecoderOptions = DecoderOptions()) throws {
         self.demuxerOptions = demuxerOptions
         self.decoderOptions = decoderOptions
-        index = try FrameIndex.build(input: input, options: demuxerOptions)
+        index = try FrameIndex.cached(input: input, options: demuxerOptions)
         reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions)
     }
 
@@ -132,18 +211,22 @@ public final class FrameSeeker {
     private func seekAndDecode(to target: Int64) throws -> VideoFrame? {
         guard var k = index.keyframeIndex(for: target) else { return nil }
         var attempts = 0
-        // Keep decoding forward when the target is ahead and no nearer keyframe lies in between.
-        if let last = lastPts, target > last, let cur = currentKeyframe, k == cur || index.keyframes[k].pts <= last {
-            if let f = try decodeForward(to: target) { return f }
+        // Keep decoding forward when the target is ahead and no nearer keyframe lies in between,
+        // or one does but the target is nearer from here than from it (consecutive frames).
+        if let last = lastPts, target > last, let cur = currentKeyframe {
+            let fromHere = index.position(of: target) - index.position(of: last)
+            let fromKeyframe = index.position(of: target) - index.position(of: index.keyframes[k].pts) + 1
+            if k == cur || index.keyframes[k].pts <= last || fromHere <= fromKeyframe {
+                if let f = try decodeForward(to: target) { return f }
+            }
         }
         while attempts < 3 {
             let key = index.keyframes[k]
-            try reader.seek(toTimestamp: key.dts ?? key.pts, position: key.position)
             seeks += 1
             currentKeyframe = k
             lastPts = nil
             linearPosition = -1
-            if let f = try decodeForward(to: target) { return f }
+            if try reader.seek(toKeyframe: key), let f = try decodeForward(to: target) { return f }
             // Landed after the target (or the seek was imprecise): start one GOP earlier.
             attempts += 1
             guard k > 0 else { break }
@@ -152,7 +235,11 @@ public final class FrameSeeker {
         return nil
     }
 
+    /// Decodes on to the frame shown at `target`, skipping the unreferenced pictures shown
+    /// before it (nothing needs them: the target decodes to the same bits).
     private func decodeForward(to target: Int64) throws -> VideoFrame? {
+        reader.skipUnreferencedBefore = target
+        defer { reader.skipUnreferencedBefore = nil }
         while try reader.next(into: frame) {
             framesDecoded += 1
             guard let pts = frame.pts else { continue }

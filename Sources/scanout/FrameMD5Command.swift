@@ -13,8 +13,14 @@ struct FrameMD5: ParsableCommand {
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
     @Option(name: [.customShort("o"), .customLong("out")], help: "File to write instead of stdout.") var output: String = "-"
     @Flag(help: "Hash frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
+    @Option(help: "Only these frames, numbers and ranges (10-19 or 0,50-59): their lines are the same lines of the full output, found through the frame index (a seek to the first, not a decode from the start).")
+    var frames: String?
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
+
+    func validate() throws {
+        if try parseFrameList(frames).contains(where: { $0 < 0 }) { throw ValidationError("--frames: frame numbers start at 0") }
+    }
 
     func run() throws {
         options.installLog()
@@ -23,32 +29,77 @@ struct FrameMD5: ParsableCommand {
             let content = try policy.authorize(input: input, capture: .file)
             if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }
             let input = mediaInput(content.input)
-            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
-            var checksum = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
-            let out = try TextOutput(path: output)
-            let frame = VideoFrame()
-            let orientation = noAutorotate ? Orientation.identity : reader.video.orientation
-            var n: Int64 = 0
-            let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
-            let start = monotonicNanoseconds()
-            defer { progress.finish() }
-            do {
-                while try reader.next(into: frame) {
-                    let frame = try frame.upright(orientation)
-                    if n == 0 { try out.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
-                    try out.write(checksum.line(for: frame, fallbackTimestamp: n))
-                    n += 1
-                    progress.update(frameProgressText(Int(n), of: reader.video.declaredFrameCount, since: start))
+            let wanted = frames == nil ? nil : Array(Set(try parseFrameList(frames))).sorted()
+            if let wanted, input != standardInput {
+                // Standard input cannot seek back to the index's keyframes: it is read forward.
+                let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
+                var hashes = try hasher(seeker.reader, total: wanted.count)
+                try hashes.run { emit in
+                    for n in wanted { try emit(try seeker.frame(n), n) }
                 }
-            } catch {
-                // The frames hashed before the failure are written: they say where it stopped.
-                try? out.close()
-                throw error
+                if let damage = seeker.reader.damage() { throw damage }
+                return
             }
-            try out.close()
-            if n == 0 { throw MediaError.noFrames(input: input) }
-            if let damage = reader.damage() { throw damage }
+            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
+            var hashes = try hasher(reader, total: wanted?.count ?? reader.video.declaredFrameCount)
+            try hashes.run { emit in
+                let frame = VideoFrame()
+                var n = 0
+                let last = wanted?.last ?? Int.max
+                var next = wanted?.makeIterator()
+                var due = next?.next()
+                while n <= last, try reader.next(into: frame) {
+                    if wanted == nil || due == n {
+                        try emit(frame, n)
+                        due = next?.next()
+                    }
+                    n += 1
+                }
+                if let due { throw MediaError.frameOutOfRange(input: input, requested: due, frameCount: n) }
+            }
+            if wanted == nil, let damage = reader.damage() { throw damage }
         }
+    }
+
+    private func hasher(_ reader: FrameReader, total: Int?) throws -> FrameHasher {
+        FrameHasher(output: try TextOutput(path: output), input: reader.input,
+                    checksum: FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime),
+                    orientation: noAutorotate ? Orientation.identity : reader.video.orientation,
+                    progress: ProgressLine(quiet: options.quiet, terminalOnly: true), total: total)
+    }
+}
+
+/// Writes the framemd5 text of the frames it is handed: the header before the first, one line
+/// per frame, the progress line meanwhile.
+struct FrameHasher {
+    let output: TextOutput
+    let input: String
+    var checksum: FrameChecksum
+    let orientation: Orientation
+    let progress: ProgressLine
+    let total: Int?
+
+    /// Calls `body` with the function that hashes one frame (the frame, its number); writes what
+    /// was hashed even when `body` fails, since those lines say where it stopped.
+    mutating func run(_ body: ((VideoFrame, Int) throws -> Void) throws -> Void) throws {
+        let start = monotonicNanoseconds()
+        var written = 0
+        defer { progress.finish() }
+        do {
+            try body { frame, number in
+                let frame = try frame.upright(orientation)
+                if written == 0 { try output.write(checksum.header(width: frame.width, height: frame.height, sar: frame.sampleAspectRatio)) }
+                // A frame without a timestamp is numbered, as the ffmpeg tool numbers it.
+                try output.write(checksum.line(for: frame, fallbackTimestamp: Int64(number)))
+                written += 1
+                progress.update(frameProgressText(written, of: total, since: start))
+            }
+        } catch {
+            try? output.close()
+            throw error
+        }
+        try output.close()
+        if written == 0 { throw MediaError.noFrames(input: input) }
     }
 }
 

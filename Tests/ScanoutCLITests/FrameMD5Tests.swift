@@ -40,6 +40,36 @@ struct FrameMD5Tests {
         #expect(mine == theirs)
     }
 
+    @Test("--frames A-B: the same lines as the full output's, header included",
+          arguments: [("counter.mp4", 40, 60), ("counter_open.ts", 23, 49), ("counter_open_long.ts", 195, 229),
+                      ("counter_editlist.mp4", 0, 10), ("counter_vfr.mkv", 35, 45), ("counter.h264", 10, 20), ("hevc10.mkv", 5, 12)])
+    func range(name: String, first: Int, last: Int) throws {
+        let path = try Fixtures.path(name)
+        let full = try CLI.run(["framemd5", path])
+        let part = try CLI.run(["framemd5", path, "--frames", "\(first)-\(last)"])
+        #expect(part.status == 0, "exit \(part.status): \(part.stderrText)")
+        let all = full.stdoutText.split(separator: "\n").map(String.init)
+        let header = all.filter { $0.hasPrefix("#") }
+        let lines = all.filter { !$0.hasPrefix("#") }
+        let mine = part.stdoutText.split(separator: "\n").map(String.init)
+        #expect(mine.filter { $0.hasPrefix("#") } == header)
+        #expect(mine.filter { !$0.hasPrefix("#") } == Array(lines[first...last]))
+        // And the full output is ffmpeg's (the parity test above), so the range is ffmpeg's too.
+        #expect(Array(lines[first...last]).map(md5Column) == Array(try Proc.ffmpegFrameMD5Lines(path)[first...last]).map(md5Column))
+    }
+
+    @Test("--frames with a list, out of order and repeated, prints each frame once in order; past the end exits 1")
+    func frameList() throws {
+        let path = try Fixtures.path("counter_open_long.ts")
+        let lines = try CLI.run(["framemd5", path]).stdoutText.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") }
+        let part = try CLI.run(["framemd5", path, "--frames", "201,3,150-152,3"])
+        #expect(part.status == 0, "\(part.stderrText)")
+        #expect(part.stdoutText.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") } == [3, 150, 151, 152, 201].map { lines[$0] })
+        let past = try CLI.run(["framemd5", path, "--frames", "228-231"])
+        #expect(past.status == 1)
+        #expect(past.stderrText.contains("230"), "\(past.stderrText)")
+    }
+
     @Test("-o writes the same text to a file")
     func toFile() throws {
         let scratch = try Scratch()

@@ -221,6 +221,22 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         #expect(throws: PlayerError.self) { try h.engine.seek(to: 99, exact: true) }
     }
 
+    @Test func inexactSeekInMPEGTSLandsOnTheKeyframeBeforeNotAfter() throws {
+        // The container bisects on timestamps to any packet; decoding from there showed the next keyframe.
+        let path = try Fixtures.path("counter_open_long.ts")
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: path)])
+        let index = try FrameIndex.cached(input: path)
+        let tb = try FrameReader(input: path).video.timeBase.doubleValue
+        for n in [150, 199, 215, 60] {
+            let target = index.timestamps[n]
+            let key = try #require(index.keyframes.last { $0.pts <= target })
+            try h.engine.seek(to: Double(target - index.timestamps[0]) * tb, exact: false)
+            #expect(h.display.shown.last?.pts == key.pts, "seek to frame \(n)")
+        }
+        #expect(h.engine.snapshot().decodeErrors == 0)
+    }
+
     @Test func seekWhilePlayingEmitsStartedThenCompletedAndKeepsPlaying() throws {
         let h = Harness()
         try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])

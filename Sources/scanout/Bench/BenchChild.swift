@@ -29,6 +29,14 @@ struct ChildReport: Codable {
     var readback = ""
     /// Copies of decoded pictures between CPU and GPU memory (`TransferCounts.summary`).
     var copies = ""
+    /// Startup and seek suites: where the time went, in order.
+    var stages: [Stage] = []
+}
+
+/// A named part of a measured unit of work, milliseconds.
+struct Stage: Codable {
+    var name: String
+    var ms: Double
 }
 
 /// The work of one measured Scanout run, done in a child process so that it is timed exactly
@@ -122,7 +130,7 @@ struct BenchChild {
 
     /// A player engine on the headless display, as `scanout serve` runs one (the next item is
     /// prepared on the caller's thread: a bench plays one item).
-    private func engine(clock: any PlaybackClock = MonotonicClock(), display: HeadlessDisplay) throws -> PlayerEngine {
+    private func engine(clock: any PlaybackClock = MonotonicClock(), display: any Display) throws -> PlayerEngine {
         var config = PlayerConfiguration()
         config.demuxer = options.input.demuxer
         config.decoder = try options.input.decoder
@@ -130,39 +138,60 @@ struct BenchChild {
     }
 
     /// Time to the first frame through the Player: load (open, decode frame 0), play, and the
-    /// first frame rendered on the headless display.
+    /// first frame rendered on the headless display. The stages: the player and display made,
+    /// the header read, the streams probed, the decoder opened, frame 0 decoded, and presented.
     private func startup(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
         let display = HeadlessDisplay()
         let player = try engine(display: display)
+        let t1 = monotonicSeconds()
         try player.load([PlaylistItem(source: input)])
+        let t2 = monotonicSeconds()
         try player.play()
         while display.framesPresented == 0 && player.isRunning { player.tick() }
-        guard display.framesPresented > 0 else { throw MediaError.noFrames(input: input) }
-        let s = monotonicSeconds() - t0
-        return ChildReport(frames: 1, internalSeconds: s, unitMs: [s * 1000])
+        guard display.framesPresented > 0, let reader = player.currentItem?.reader else { throw MediaError.noFrames(input: input) }
+        let t3 = monotonicSeconds()
+        var report = ChildReport(frames: 1, internalSeconds: t3 - t0, unitMs: [(t3 - t0) * 1000])
+        let open = reader.demuxer.openSeconds, probe = reader.demuxer.probeSeconds, decoder = reader.decoderOpenSeconds
+        report.stages = [("setup", t1 - t0), ("open", open), ("probe", probe), ("decoder", decoder),
+                         ("first frame", t2 - t1 - open - probe - decoder), ("present", t3 - t2)].map { Stage(name: $0.0, ms: $0.1 * 1000) }
+        return report
     }
 
     /// Exact seeks through the Player (each lands on frame N, shown on the headless display),
-    /// the picture then encoded as a PNG like the peer's.
+    /// the picture then encoded as a PNG like the peer's. The frame index is built first (once
+    /// per input: the player's seeker finds it in `FrameIndex.cached`), its time a stage.
     private func seek(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
         let display = HeadlessDisplay()
-        let player = try engine(display: display)
+        let timed = TimedDisplay(display)
+        let player = try engine(display: timed)
         try player.load([PlaylistItem(source: input)])
-        let index = try FrameIndex.build(input: input, options: options.input.demuxer)
+        let i0 = monotonicSeconds()
+        let index = try FrameIndex.cached(input: input, options: options.input.demuxer)
+        let indexSeconds = monotonicSeconds() - i0
         let tb = player.currentItem!.video.timeBase.doubleValue
         let targets = seekTargets(frameCount: index.frameCount, count: options.seeks)
         let png = PNGEncoder()
-        var times: [Double] = []
+        var times: [Double] = [], shown: [Double] = [], encode: [Double] = []
+        var present: [Double] = []
         for n in targets {
             let s0 = monotonicSeconds()
+            timed.seconds = 0
             try player.seek(to: Double(index.timestamps[n] - index.timestamps[0]) * tb, exact: true)
+            present.append(timed.seconds * 1000)
+            let s1 = monotonicSeconds()
             guard let image = try display.snapshot() else { throw MediaError.noFrames(input: input) }
             _ = try png.encode(image)
-            times.append((monotonicSeconds() - s0) * 1000)
+            let s2 = monotonicSeconds()
+            times.append((s2 - s0) * 1000)
+            shown.append((s1 - s0) * 1000)
+            encode.append((s2 - s1) * 1000)
         }
-        return ChildReport(frames: targets.count, internalSeconds: monotonicSeconds() - t0, unitMs: times)
+        var report = ChildReport(frames: targets.count, internalSeconds: monotonicSeconds() - t0, unitMs: times)
+        report.stages = [Stage(name: "index (once)", ms: indexSeconds * 1000), Stage(name: "seek to frame shown p50", ms: pct(shown.sorted(), 50)),
+                         Stage(name: "of which present p50", ms: pct(present.sorted(), 50)), Stage(name: "png p50", ms: pct(encode.sorted(), 50))]
+        return report
     }
 
     /// Real-time playback through the Player to the end.
@@ -188,5 +217,30 @@ func seekTargets(frameCount: Int, count: Int) -> [Int] {
     return (0..<count).map { _ in
         state = state &* 6364136223846793005 &+ 1442695040888963407
         return Int((state >> 33) % UInt64(frameCount))
+    }
+}
+
+/// A display that times the one it wraps: seconds spent presenting since `seconds` was last reset.
+final class TimedDisplay: Display {
+    let inner: HeadlessDisplay
+    var seconds = 0.0
+
+    init(_ inner: HeadlessDisplay) { self.inner = inner }
+
+    var description: String { inner.description }
+    var vblankSource: (any VBlankSource)? { inner.vblankSource }
+    var acceptsGPUFrames: Bool { inner.acceptsGPUFrames }
+    func countTransfers(in transfers: FrameTransfers?) { inner.countTransfers(in: transfers) }
+
+    func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        let t = monotonicSeconds()
+        defer { seconds += monotonicSeconds() - t }
+        try inner.present(frame, orientation: orientation)
+    }
+
+    func present(_ frame: VideoFrame, layout: FrameLayout) throws {
+        let t = monotonicSeconds()
+        defer { seconds += monotonicSeconds() - t }
+        try inner.present(frame, layout: layout)
     }
 }

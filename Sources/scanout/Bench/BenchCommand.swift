@@ -96,7 +96,7 @@ struct BenchPlay: BenchSuiteCommand {
 struct BenchSeek: BenchSuiteCommand {
     static let configuration = CommandConfiguration(commandName: "seek",
         abstract: "Exact-seek latency through the Player: time to the exact frame N shown and written as a PNG, per seek.",
-        discussion: "Targets are the same pseudo-random frames for every tool. Peer: ffmpeg -ss T -i X -frames:v 1 (one process per seek; note that -ss lands on the wrong frame in MPEG-TS).")
+        discussion: "Targets are the same pseudo-random frames for every tool. Peer: ffmpeg -ss T -i X -frames:v 1 (one process per seek; note that -ss lands on the wrong frame in MPEG-TS). Scanout's stages (in process): the index scan (once per input), seek to frame shown, PNG.")
     static let suite = BenchSuite.seek
     @OptionGroup var bench: BenchOptions
 }
@@ -104,7 +104,7 @@ struct BenchSeek: BenchSuiteCommand {
 struct BenchStartup: BenchSuiteCommand {
     static let configuration = CommandConfiguration(commandName: "startup",
         abstract: "Time to first frame: start the process, load the input into the Player, play, frame 0 rendered, exit.",
-        discussion: "Peers: ffmpeg -i X -frames:v 1 -pix_fmt rgb24 -f null -; mpv --frames=1 --vo=null.")
+        discussion: "Peers: ffmpeg -i X -frames:v 1 -pix_fmt rgb24 -f null -; mpv --frames=1 --vo=null. Scanout's stages (in process): setup, open (header), probe, decoder, first frame decoded, presented.")
     static let suite = BenchSuite.startup
     @OptionGroup var bench: BenchOptions
 }

@@ -41,6 +41,10 @@ enum BenchReport {
                 let how = r.readback.isEmpty ? "" : "; readback \(r.readback)" + (r.readback.hasPrefix("pipelined") ? ": draw = issuing, readback = start + fence wait + map + pack" : "")
                 out += "  scanout gl stages (median ms/frame\(how)): upload \(format2(r.stageMs["upload"] ?? .nan)), draw \(format2(r.stageMs["draw"] ?? .nan)), readback \(format2(r.stageMs["readback"] ?? .nan))\n"
             }
+            if !r.stages.isEmpty {
+                let what = suite == .startup ? "in process, last run" : "in process, last run; a seek = seek to frame shown + png"
+                out += "  scanout stages (ms, \(what)): " + r.stages.map { "\($0.name) \(format2($0.ms))" }.joined(separator: ", ") + "\n"
+            }
             if !r.unitMs.isEmpty {
                 let s = r.unitMs.sorted()
                 out += "  scanout \(suite == .seek ? "seek" : "frame") time: p50 \(format2(pct(s, 50))) ms, p90 \(format2(pct(s, 90))) ms, p99 \(format2(pct(s, 99))) ms, max \(format2(s.last!)) ms\n"
@@ -97,7 +101,7 @@ enum BenchReport {
                 "ratios": ratios, "streams": r.streams.mapValues(streamJSON), "aggregateRatios": aggregateRatios, "peerDecoding": r.peerDecoding,
                 "missing": r.missing, "noEquivalent": r.noEquivalent,
                 "scanoutUnitMs": s.isEmpty ? [:] : ["p50": num(pct(s, 50)), "p90": num(pct(s, 90)), "p99": num(pct(s, 99)), "max": num(s.last!)],
-                "glStageMs": r.stageMs.mapValues(num), "decoder": r.decoder, "copies": r.copies, "dropped": r.dropped,
+                "glStageMs": r.stageMs.mapValues(num), "stagesMs": r.stages.map { ["stage": $0.name, "ms": num($0.ms)] as [String: Any] }, "decoder": r.decoder, "copies": r.copies, "dropped": r.dropped,
                 "peerDropped": r.peerDrops.mapValues { $0.map(\.dropped) }, "peerDelayed": r.peerDrops.mapValues { $0.map(\.delayed) }, "pacingMs": ["p50": num(r.pacing.p50), "p99": num(r.pacing.p99)],
             ]
         }

@@ -38,6 +38,8 @@ struct InputResult {
     var readback = ""
     /// Scanout's copies of decoded pictures between CPU and GPU memory, from the last run.
     var copies = ""
+    /// Startup and seek suites: Scanout's stages in its last run.
+    var stages: [Stage] = []
     /// What decoded in Scanout's last run (the decision's player type and decoder).
     var decoder = ""
     /// Decode suite: how the ffmpeg peer decoded (its decoder arguments, and why when they differ
@@ -73,7 +75,7 @@ struct BenchRunner {
         let progress = ProgressBar(total: options.inputs.count * (options.warmup + options.runs) * (1 + peers.count), quiet: options.json)
         var results: [InputResult] = []
         for input in options.inputs {
-            let index = try FrameIndex.build(input: input, options: options.input.demuxer)
+            let index = try FrameIndex.cached(input: input, options: options.input.demuxer)
             let demuxer = try Demuxer(input: input, options: options.input.demuxer)
             var result = InputResult(input: input, video: demuxer.video)
             result.tools = [ToolFigures(tool: "scanout")] + peers.map { ToolFigures(tool: $0) }
@@ -96,6 +98,7 @@ struct BenchRunner {
                     result.stageMs = ours.report.stageMs
                     result.readback = ours.report.readback
                     result.copies = ours.report.copies
+                    result.stages = ours.report.stages
                     result.decoder = ours.report.decoder
                 }
                 // The ffmpeg peer decodes with the same kind of decoder as Scanout did.
