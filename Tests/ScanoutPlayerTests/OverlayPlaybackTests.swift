@@ -14,7 +14,7 @@ struct OverlayPlaybackTests {
         var configuration = PlayerConfiguration()
         configuration.overlay = global
         let display = HeadlessDisplay(renderer: renderer)
-        let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: configuration) { _ in }
+        let engine = PlayerEngine(display: display, configuration: configuration) { _ in }
         try engine.load(items)
         try engine.play()
         var pictures: [RGBImage] = []
