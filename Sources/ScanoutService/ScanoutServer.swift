@@ -10,6 +10,10 @@ import ServiceLifecycle
 /// on a Unix socket, all run by a swift-service-lifecycle ServiceGroup that shuts down gracefully
 /// on SIGTERM/SIGINT: the event streams are closed first, then the listeners drain, then playback
 /// stops and the player's thread ends.
+///
+/// Under systemd (`Type=notify`): `READY=1` once the listeners are up and the first item is on
+/// screen (or the slate is up), `WATCHDOG=1` fed by the player's loop, `RELOADING=1` around a
+/// SIGHUP reload of the config file, `STOPPING=1` when shutdown begins.
 public struct ScanoutServer: Sendable {
     public let config: ServiceConfig
     public let logger: Logger
@@ -27,8 +31,14 @@ public struct ScanoutServer: Sendable {
         let player = Player(configuration: config.playerConfiguration, makeDisplay: makeDisplay)
         let metrics = PlayerMetrics()
         let log = logger
+        var notifier: SystemdNotifier?
+        do { notifier = try SystemdNotifier.fromEnvironment() } catch { logger.warning("systemd: \(error)") }
+        let readiness = Readiness(waitsForPlayback: !config.playlist.isEmpty && config.autoplay) { [notifier] in
+            do { try notifier?.notify("READY=1\nSTATUS=serving on \(config.host):\(config.port)") } catch { log.warning("\(error)") }
+        }
         player.events.addListener { n in
             metrics.observe(n.event)
+            if Readiness.startsPlayback(n.event) { readiness.playbackStarted() }
             switch n.event {
             case .position: log.trace("event", metadata: ["type": "\(n.event.name)"])
             case .error(let m, let item, let skipped):
@@ -50,6 +60,7 @@ public struct ScanoutServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(config.host, port: config.port), serverName: "scanout"),
             onServerRunning: { channel in
                 log.notice("listening on http://\(config.host):\(channel.localAddress?.port ?? config.port)")
+                readiness.listening()
             },
             logger: logger)
         services.append(tcp)
@@ -64,7 +75,13 @@ public struct ScanoutServer: Sendable {
         }
         // Shut down first (services stop in reverse order): ends the event streams, which would
         // otherwise keep their connections, and the listeners' graceful shutdown, open.
+        services.append(ReloadService(reloader: ConfigReloader(config: config, player: player, logLevel: logLevel, logger: logger),
+                                      notifier: notifier, logger: logger))
+        if let notifier, let interval = notifier.watchdogInterval {
+            services.append(WatchdogService(player: player, notifier: notifier, interval: interval, logger: logger))
+        }
         services.append(EventStreamCloser(player: player))
+        if let notifier { services.append(StoppingNotice(notifier: notifier, logger: logger)) }
         if !config.playlist.isEmpty {
             let items = config.playlist, autoplay = config.autoplay, repeatMode = config.repeatMode
             do {
@@ -75,6 +92,7 @@ public struct ScanoutServer: Sendable {
                 }
             } catch {
                 logger.error("initial playlist: \(error)")
+                readiness.playbackStarted()
             }
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(

@@ -255,6 +255,7 @@ public final class ServeProcess: @unchecked Sendable {
     public var unix: HTTPEndpoint { .unix(path: socketPath) }
     public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
     public var isRunning: Bool { process.isRunning }
+    public var pid: Int32 { process.processIdentifier }
 
     public func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:]) throws -> HTTPAnswer {
         try HTTPTestClient.request(tcp, method, path, body: body, headers: headers)
