@@ -73,13 +73,13 @@ public struct ScanoutServer: Sendable {
                 logger: logger)
             services.append(unix)
         }
-        // Shut down first (services stop in reverse order): ends the event streams, which would
-        // otherwise keep their connections, and the listeners' graceful shutdown, open.
         services.append(ReloadService(reloader: ConfigReloader(config: config, player: player, logLevel: logLevel, logger: logger),
                                       notifier: notifier, logger: logger))
         if let notifier, let interval = notifier.watchdogInterval {
             services.append(WatchdogService(player: player, notifier: notifier, interval: interval, logger: logger))
         }
+        // Shut down first (services stop in reverse order): ends the event streams, which would
+        // otherwise keep their connections, and the listeners' graceful shutdown, open.
         services.append(EventStreamCloser(player: player))
         if let notifier { services.append(StoppingNotice(notifier: notifier, logger: logger)) }
         if !config.playlist.isEmpty {

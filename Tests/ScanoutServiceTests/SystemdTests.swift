@@ -201,41 +201,11 @@ let systemdAnalyze: String? = try? Proc.which("systemd-analyze")
     }
 
     @Test func underJournaldEveryLineStartsWithItsPriority() throws {
-        let server = try JournalServe(clip: try Fixtures.path("counter.mp4"))
-        let lines = server.lines.filter { !$0.isEmpty }
+        let server = try ServeProcess(arguments: ["--output", "headless", "--paused", try Fixtures.path("counter.mp4")], journal: true)
+        #expect(server.terminate() == 0)
+        let lines = server.stderr.components(separatedBy: "\n").filter { !$0.isEmpty }
         #expect(!lines.isEmpty)
         for line in lines { #expect(line.range(of: #"^<[0-7]>scanout: "#, options: .regularExpression) != nil, "\(line)") }
         #expect(lines.contains { $0.hasPrefix("<5>scanout: listening on http://127.0.0.1:") }, "\(lines)")
-    }
-}
-
-/// `scanout serve` started with stderr on a file whose device:inode is in `JOURNAL_STREAM`, run
-/// until it listens, then stopped; `lines` is what it wrote.
-struct JournalServe {
-    let lines: [String]
-
-    init(clip: String) throws {
-        let scratch = try Scratch()
-        let errPath = scratch.path("stderr")
-        guard FileManager.default.createFile(atPath: errPath, contents: nil) else { throw SupportError("cannot create \(errPath)") }
-        var st = stat()
-        guard stat(errPath, &st) == 0 else { throw SupportError("stat \(errPath)") }
-        let port = try refusedLoopbackPort()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try ScanoutBinary.path())
-        p.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--no-socket", "--output", "headless", "--paused", clip]
-        p.environment = ProcessInfo.processInfo.environment.merging(["JOURNAL_STREAM": "\(st.st_dev):\(st.st_ino)"]) { _, n in n }
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        try p.run()
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if (try? HTTPTestClient.request(.tcp(host: "127.0.0.1", port: port), "GET", "/version", timeout: 1))?.status == 200 { break }
-            usleep(50_000)
-        }
-        kill(p.processIdentifier, SIGTERM)
-        p.waitUntilExit()
-        lines = ((try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "").components(separatedBy: "\n")
     }
 }
