@@ -58,6 +58,7 @@ let package = Package(
             "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),   // SIGHUP: reload
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

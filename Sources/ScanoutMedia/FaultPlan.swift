@@ -11,21 +11,26 @@
 /// | `decode@N` | once frame N is due, every packet sent to the hardware decoder is rejected |
 /// | `export@N` | exporting frame N as a DMA-BUF fails |
 /// | `import@N` | importing frame N into CPU memory fails (the download every hardware frame goes through, before any EGL import) |
+/// | `hang-loop@N` | once N frames have been presented, the player's loop thread stops turning for good (what a wedged driver call would do); the service's watchdog must notice |
 ///
 /// Frame numbers count the hardware decoder's output from 0 (the frame order of `framemd5`).
-/// Faults act only on the hardware path; software decoding is never faulted.
+/// The decoder faults act only on the hardware path; software decoding is never faulted.
 public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     public var standIn = false
     public var hwInit = false
     public var decodeFrom: Int?
     public var exportAt: Int?
     public var importAt: Int?
+    public var hangLoopAt: Int?
 
-    public init(standIn: Bool = false, hwInit: Bool = false, decodeFrom: Int? = nil, exportAt: Int? = nil, importAt: Int? = nil) {
+    public init(standIn: Bool = false, hwInit: Bool = false, decodeFrom: Int? = nil, exportAt: Int? = nil, importAt: Int? = nil,
+                hangLoopAt: Int? = nil) {
         self.standIn = standIn; self.hwInit = hwInit; self.decodeFrom = decodeFrom; self.exportAt = exportAt; self.importAt = importAt
+        self.hangLoopAt = hangLoopAt
     }
 
-    /// Parses `hw-standin,hw-init,decode@12,export@30,import@5` (any subset, any order; empty: none).
+    /// Parses `hw-standin,hw-init,decode@12,export@30,import@5,hang-loop@48` (any subset, any order;
+    /// empty: none).
     public init(parsing spec: String) throws {
         for raw in spec.split(separator: ",") {
             let item = String(raw).trimmingSpacesAndTabs
@@ -42,6 +47,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
                 case "decode": decodeFrom = n
                 case "export": exportAt = n
                 case "import": importAt = n
+                case "hang-loop": hangLoopAt = n
                 default: throw DecoderSelectionError.badFaultSpec("'\(item)' is not a fault (known: \(Self.known))")
                 }
             }
@@ -53,7 +59,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         try FaultPlan(parsing: environment["SCANOUT_FAULTS"] ?? "")
     }
 
-    static let known = "hw-standin, hw-init, decode@N, export@N, import@N"
+    static let known = "hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N"
 
     public var isEmpty: Bool { self == FaultPlan() }
 
@@ -65,12 +71,15 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         if let n = decodeFrom { items.append("decode@\(n)") }
         if let n = exportAt { items.append("export@\(n)") }
         if let n = importAt { items.append("import@\(n)") }
+        if let n = hangLoopAt { items.append("hang-loop@\(n)") }
         return items.joined(separator: ",")
     }
 
     func decodeFails(framesOut: Int) -> Bool { decodeFrom.map { framesOut >= $0 } ?? false }
     func exportFails(frame: Int) -> Bool { exportAt == frame }
     func importFails(frame: Int) -> Bool { importAt == frame }
+    /// Whether the player's loop should hang now, `framesPresented` frames into playback.
+    public func loopHangs(framesPresented: Int) -> Bool { hangLoopAt.map { framesPresented >= $0 } ?? false }
 }
 
 extension String {

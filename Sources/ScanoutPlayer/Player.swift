@@ -199,6 +199,12 @@ public final class Player: @unchecked Sendable {
             condition.unlock()
             for job in jobs { job.run(engine) }
             engine.tick()
+            if let n = configuration.decoder.environment.faults.hangLoopAt,
+               configuration.decoder.environment.faults.loopHangs(framesPresented: engine.session.currentStats().framesPresented) {
+                // Injected fault: the loop stops turning for good, as if wedged in a driver call.
+                hub.publish(.warning("fault hang-loop@\(n): the player loop stops here"))
+                while true { sleep(3600) }
+            }
             // While playing, the copy is refreshed four times a second (it sorts the pacing
             // figures); after a command, at once.
             let now = clock.now()

@@ -245,10 +245,7 @@ public final class ControlAPI: Sendable {
             config.withLock { $0 = updated }
             logLevel.current = updated.logLevel
             _ = try await perform { e in
-                // The decoder settings are the output's (native planes, GPU frames), not runtime fields.
-                var player = updated.playerConfiguration
-                player.decoder = e.configuration.decoder
-                e.configuration = player
+                e.adoptRuntimeSettings(of: updated)
                 if repeatGiven { e.setRepeat(updated.repeatMode) }
                 return 0
             }
@@ -412,4 +409,15 @@ public final class ControlAPI: Sendable {
 enum ScalingModeNames {
     static let all = ["fit", "fill", "stretch", "none"]
     static func mode(_ s: String) -> ScalingMode? { ScalingMode(rawValue: s) }
+}
+
+extension PlayerEngine {
+    /// Takes the settings of `config` that may change while the service runs (`PUT /config`, a
+    /// SIGHUP reload). The decoder settings stay the output's (native planes, GPU frames, the
+    /// screen's buffers): they are not runtime fields.
+    func adoptRuntimeSettings(of config: ServiceConfig) {
+        var player = config.playerConfiguration
+        player.decoder = configuration.decoder
+        configuration = player
+    }
 }

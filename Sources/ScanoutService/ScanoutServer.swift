@@ -12,6 +12,10 @@ import ServiceLifecycle
 /// on a Unix socket, all run by a swift-service-lifecycle ServiceGroup that shuts down gracefully
 /// on SIGTERM/SIGINT: the event streams are closed first, then the listeners drain, then playback
 /// stops and the player's thread ends.
+///
+/// Under systemd (`Type=notify`): `READY=1` once the listeners are up and the first item is on
+/// screen (or the slate is up), `WATCHDOG=1` fed by the player's loop, `RELOADING=1` around a
+/// SIGHUP reload of the config file, `STOPPING=1` when shutdown begins.
 public struct ScanoutServer: Sendable {
     public let config: ServiceConfig
     public let logger: Logger
@@ -31,6 +35,11 @@ public struct ScanoutServer: Sendable {
     /// configured playlist loaded; nothing listens yet. What `run` serves, and what in-process
     /// tests drive. Throws when the key file cannot be used.
     public func assemble() async throws -> (player: Player, api: ControlAPI) {
+        try await assemble(readiness: nil)
+    }
+
+    /// `readiness` hears when playback starts (or cannot), for systemd's `READY=1`.
+    func assemble(readiness: Readiness?) async throws -> (player: Player, api: ControlAPI) {
         let authorizer = try ContentAuthorizer(keysFile: config.keys)
         let slot = PipelineSlot()
         let make = makePipeline
@@ -43,6 +52,7 @@ public struct ScanoutServer: Sendable {
         let log = logger
         player.events.addListener { n in
             metrics.observe(n.event)
+            if let readiness, Readiness.startsPlayback(n.event) { readiness.playbackStarted() }
             switch n.event {
             case .position: log.trace("event", metadata: ["type": "\(n.event.name)"])
             case .error(let m, let item, let skipped):
@@ -73,20 +83,27 @@ public struct ScanoutServer: Sendable {
                 }
             } catch {
                 logger.error("initial playlist: \(error)")
+                readiness?.playbackStarted()
             }
         }
         return (player, api)
     }
 
     public func run() async throws {
-        let (player, api) = try await assemble()
         let log = logger
+        var notifier: SystemdNotifier?
+        do { notifier = try SystemdNotifier.fromEnvironment() } catch { logger.warning("systemd: \(error)") }
+        let readiness = Readiness(waitsForPlayback: !config.playlist.isEmpty && config.autoplay) { [notifier] in
+            do { try notifier?.notify("READY=1\nSTATUS=serving on \(config.host):\(config.port)") } catch { log.warning("\(error)") }
+        }
+        let (player, api) = try await assemble(readiness: readiness)
         var services: [any Service] = [PlayerService(player: player, logger: logger)]
         let tcp = Application(
             router: api.router(),
             configuration: ApplicationConfiguration(address: .hostname(config.host, port: config.port), serverName: "scanout"),
             onServerRunning: { channel in
                 log.notice("listening on http://\(config.host):\(channel.localAddress?.port ?? config.port)")
+                readiness.listening()
             },
             logger: logger)
         services.append(tcp)
@@ -99,9 +116,15 @@ public struct ScanoutServer: Sendable {
                 logger: logger)
             services.append(unix)
         }
+        services.append(ReloadService(reloader: ConfigReloader(config: config, api: api, logLevel: logLevel, logger: logger),
+                                      notifier: notifier, logger: logger))
+        if let notifier, let interval = notifier.watchdogInterval {
+            services.append(WatchdogService(player: player, notifier: notifier, interval: interval, logger: logger))
+        }
         // Shut down first (services stop in reverse order): ends the event streams, which would
         // otherwise keep their connections, and the listeners' graceful shutdown, open.
         services.append(EventStreamCloser(player: player))
+        if let notifier { services.append(StoppingNotice(notifier: notifier, logger: logger)) }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -63,6 +63,8 @@ public struct ServiceConfig: Sendable, Equatable {
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
     /// a config key).
     public var faults = FaultPlan()
+    /// The file the settings were read from (read again on SIGHUP); nil without one.
+    public var file: String?
 
     public init() {}
 
@@ -88,6 +90,7 @@ public struct ServiceConfig: Sendable, Equatable {
             var o = try JSONObject.parse(data)
             try c.apply(&o, runtimeOnly: false)
             try o.rejectUnknown()
+            c.file = file
             return c
         } catch {
             throw ConfigFileError(file: file, message: error.message)

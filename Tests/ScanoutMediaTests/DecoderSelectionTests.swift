@@ -35,13 +35,14 @@ struct DecoderSelectionTests {
 
     @Test("SCANOUT_FAULTS syntax: every item, any order, written back the same; unknown items named")
     func faultSpec() throws {
-        let plan = try FaultPlan(parsing: "export@30, hw-standin,decode@12,import@5,hw-init")
-        #expect(plan == FaultPlan(standIn: true, hwInit: true, decodeFrom: 12, exportAt: 30, importAt: 5))
-        #expect(plan.description == "hw-standin,hw-init,decode@12,export@30,import@5")
+        let plan = try FaultPlan(parsing: "export@30, hw-standin,hang-loop@48,decode@12,import@5,hw-init")
+        #expect(plan == FaultPlan(standIn: true, hwInit: true, decodeFrom: 12, exportAt: 30, importAt: 5, hangLoopAt: 48))
+        #expect(plan.description == "hw-standin,hw-init,decode@12,export@30,import@5,hang-loop@48")
+        #expect(!plan.loopHangs(framesPresented: 47) && plan.loopHangs(framesPresented: 48))
         #expect(try FaultPlan(parsing: "").isEmpty)
         #expect(try FaultPlan.fromEnvironment([:]).isEmpty)
         for bad in ["bogus", "decode@", "decode@-1", "export@x", "crash@3"] {
-            #expect(throws: DecoderSelectionError.badFaultSpec("'\(bad)' is not a fault (known: hw-standin, hw-init, decode@N, export@N, import@N)")) {
+            #expect(throws: DecoderSelectionError.badFaultSpec("'\(bad)' is not a fault (known: hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N)")) {
                 try FaultPlan(parsing: "hw-standin,\(bad)")
             }
         }

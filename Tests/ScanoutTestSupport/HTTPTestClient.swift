@@ -223,7 +223,8 @@ public enum ScanoutBinary {
 }
 
 /// `scanout serve` as a subprocess on a free loopback port and a Unix socket in a scratch
-/// directory; SIGTERM when released (and SIGKILL if it does not stop within 10 s).
+/// directory; SIGTERM when released (and SIGKILL if it does not stop within 10 s). `journal`: its
+/// stderr file is named in `JOURNAL_STREAM`, as systemd names the journal's stream.
 /// `@unchecked Sendable`: every stored property is set once in `init` and only read afterwards;
 /// `Process` itself is thread-safe for the calls made here (isRunning, processIdentifier).
 public final class ServeProcess: @unchecked Sendable {
@@ -233,7 +234,7 @@ public final class ServeProcess: @unchecked Sendable {
     private let process: Process
     private let stderrPath: String
 
-    public init(arguments: [String], environment: [String: String]? = nil, host: String = "127.0.0.1") throws {
+    public init(arguments: [String], environment: [String: String]? = nil, host: String = "127.0.0.1", journal: Bool = false) throws {
         scratch = try Scratch()
         port = try refusedLoopbackPort()
         socketPath = scratch.path("scanout.sock")
@@ -243,6 +244,10 @@ public final class ServeProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: try ScanoutBinary.path())
         process.arguments = ["serve", "--host", host, "--port", String(port), "--socket", socketPath] + arguments
         if let environment { process.environment = environment }
+        var st = stat()
+        if journal, stat(stderrPath, &st) == 0 {
+            process.environment = (environment ?? ProcessInfo.processInfo.environment).merging(["JOURNAL_STREAM": "\(st.st_dev):\(st.st_ino)"]) { _, n in n }
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
@@ -261,6 +266,7 @@ public final class ServeProcess: @unchecked Sendable {
     public var unix: HTTPEndpoint { .unix(path: socketPath) }
     public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
     public var isRunning: Bool { process.isRunning }
+    public var pid: Int32 { process.processIdentifier }
 
     public func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:]) throws -> HTTPAnswer {
         try HTTPTestClient.request(tcp, method, path, body: body, headers: headers)
