@@ -27,3 +27,18 @@ frame_clip() {
 # A filter for guest command lines: drops what Mesa prints in the guest when it looks for a vkms
 # driver before kms_swrast (harmless).
 quiet='grep -v -e "^MESA-LOADER: failed to open vkms" -e "^failed to load driver: vkms" -e "^kmsro: driver missing"'
+
+# guest_run TIMEOUT: runs $cmd in the guest (its writable share: $work), prints what it printed,
+# and sets `out` (that output), `vm` (the run's exit status) and the counts `check` keeps.
+guest_run() {
+  out=$(SCANOUT_VM_OUT=$work SCANOUT_VM_TIMEOUT=${SCANOUT_VM_TIMEOUT:-$1} tools/vm/run.sh "$cmd")
+  vm=$?
+  printf '%s\n' "$out"
+  passed=0 failed=0
+}
+
+# check DESCRIPTION TEST...: runs the test; counts it passed, or failed with "FAIL DESCRIPTION".
+check() {
+  local what=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $what" >&2; fi
+}

@@ -77,14 +77,7 @@ serve_run deny "curl -s --unix-socket \$S http://localhost/stats | python3 -c 'i
 curl -s -o '$work/expired.out' -w 'expired token: %{http_code}\n' --unix-socket \$S -H 'Content-Type: application/json' -X POST --data @'$work/expired.json' http://localhost/load; \
 python3 -c \"import json; print('refusal names:', json.load(open('$work/expired.out')).get('field'))\"; "
 serve_run overlay ""
-out=$(SCANOUT_VM_OUT=$work SCANOUT_VM_TIMEOUT=${SCANOUT_VM_TIMEOUT:-900} tools/vm/run.sh "$cmd")
-vm=$?
-printf '%s\n' "$out"
-passed=0 failed=0
-check() { # description, then the test
-  local what=$1; shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $what" >&2; fi
-}
+guest_run 900
 check "serve stopped cleanly (deny)" grep -q '^## serve deny status 0$' <<<"$out"
 check "externalOutput deny: every capture of Virtual-1 is black" grep -qE '^deny: ([4-9]|[1-9][0-9]+) captures, 0 not black$' <<<"$out"
 check "censored frames counted on Virtual-1 in /stats" grep -q '^censored on Virtual-1: True$' <<<"$out"

@@ -17,14 +17,7 @@ step_begin zero-copy
 frame_clip "$frames" "$work/clip.mp4"
 cmd="echo '## play'; SCANOUT_FAULTS=hw-standin $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer gl --player-type hw --capture '$work/captures' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "
 cmd+="$bin selftest captures '$work/captures' --input '$work/clip.mp4' --size 640x480 --renderer gl 2>&1 | $quiet; echo \"## check status \${PIPESTATUS[0]}\"; "
-out=$(SCANOUT_VM_OUT=$work SCANOUT_VM_TIMEOUT=${SCANOUT_VM_TIMEOUT:-600} tools/vm/run.sh "$cmd")
-vm=$?
-printf '%s\n' "$out"
-passed=0 failed=0
-check() { # description, then the test
-  local what=$1; shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $what" >&2; fi
-}
+guest_run 600
 check "play exited 0" grep -q '^## play status 0$' <<<"$out"
 check "the stand-in decoded (hw player type)" grep -q 'software stand-in for VA-API' <<<"$out"
 check "$frames frames presented" grep -q "^summary: $frames frames presented, 0 dropped" <<<"$out"
