@@ -411,6 +411,12 @@ enum ScalingModeNames {
     static func mode(_ s: String) -> ScalingMode? { ScalingMode(rawValue: s) }
 }
 
+extension ControlAPI {
+    /// The settings a reload of the config file put in place, from then on those `GET /config`
+    /// shows and `PUT /config` changes.
+    func adopt(reloaded c: ServiceConfig) { config.withLock { $0 = c } }
+}
+
 extension PlayerEngine {
     /// Takes the settings of `config` that may change while the service runs (`PUT /config`, a
     /// SIGHUP reload). The decoder settings stay the output's (native planes, GPU frames, the

@@ -169,6 +169,7 @@ final class ConfigReloader: Sendable {
             logger.error("reload: \(error); the settings were applied, the playlist was not")
         }
         running.withLock { $0 = (updated, fresh) }
+        api.adopt(reloaded: updated)
         logLevel.current = updated.logLevel
         logger.notice("configuration reloaded from \(file)", metadata: ["playlist": "\(newPlaylist ? "replaced" : "unchanged")"])
         if !needRestart.isEmpty {
