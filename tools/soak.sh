@@ -166,6 +166,7 @@ class Subscriber:
                 self.lost += int(json.loads(data).get("missed", 1))
             except Exception:
                 self.lost += 1
+            self.last_id = None  # the snapshot that follows starts the count again
         if ident is not None:
             if self.last_id is not None and ident != self.last_id + 1 and ident > self.last_id:
                 self.lost += ident - self.last_id - 1
