@@ -240,7 +240,13 @@ public final class Player: @unchecked Sendable {
                 c.resume(throwing: PlayerError.invalidState(command: "run a command", state: .stopped))
                 return
             }
-            queue.append(Job(run: { engine in c.resume(with: Result { try body(engine) }) },
+            queue.append(Job(run: { [unowned self] engine in
+                                 let result = Result { try body(engine) }
+                                 // The copy `snapshot` returns shows the command's effect before its
+                                 // caller hears back (an event stream opened at once starts from it).
+                                 self.publishSnapshot(engine)
+                                 c.resume(with: result)
+                             },
                              cancel: { c.resume(throwing: PlayerError.invalidState(command: "run a command", state: .stopped)) }))
             condition.signal()
             condition.unlock()

@@ -5,6 +5,19 @@ import ScanoutTestSupport
 import Testing
 
 @Suite struct PlayerThreadTests {
+    @Test func theSnapshotShowsACommandsEffectAsSoonAsTheCommandReturns() async throws {
+        let player = Player(configuration: PlayerConfiguration()) { HeadlessDisplay() }
+        defer { player.shutdown() }
+        let clip = try Fixtures.path("counter.mp4")
+        _ = try await player.perform { e in try e.load([PlaylistItem(source: clip)]); return 0 }
+        for _ in 0..<5 {
+            _ = try await player.perform { e in try e.play(); return 0 }
+            #expect(player.snapshot.state == .playing)
+            _ = try await player.perform { e in try e.pause(); return 0 }
+            #expect(player.snapshot.state == .paused)
+        }
+    }
+
     @Test func commandsRunOnTheLoopThreadAndEventsArriveInOrder() async throws {
         let clip = try Fixtures.path("counter.mp4")
         var config = PlayerConfiguration()
