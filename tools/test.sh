@@ -3,7 +3,9 @@
 # Scanout against the real vkms KMS driver in a QEMU guest (tools/vm: DRM discovery, DMA-BUF
 # frames from GBM buffers through EGL on GBM, presentation, the hardware path with no CPU copy,
 # the kiosk service's content policy and overlay;
-# SCANOUT_SKIP_VM=1 skips it), then run every Swift test.
+# SCANOUT_SKIP_VM=1 skips it), run every Swift test, then soak the service for 5 minutes
+# (tools/soak.sh: 20 API clients and 5 event streams against `scanout serve`; no request may
+# fail, no event be lost, fds and RSS may not grow; SCANOUT_SKIP_SOAK=1 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -19,3 +21,6 @@ if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   echo "vm steps: $((SECONDS - vm_start)) s in all"
 fi
 swift test --skip-build
+if [[ ${SCANOUT_SKIP_SOAK:-0} != 1 ]]; then
+  tools/soak.sh --minutes "${SCANOUT_SOAK_MINUTES:-5}"
+fi
