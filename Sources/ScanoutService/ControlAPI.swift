@@ -412,6 +412,9 @@ enum ScalingModeNames {
 }
 
 extension ControlAPI {
+    /// The running settings: the start-up ones as `PUT /config` and reloads changed them.
+    var currentConfig: ServiceConfig { config.withLock { $0 } }
+
     /// The settings a reload of the config file put in place, from then on those `GET /config`
     /// shows and `PUT /config` changes.
     func adopt(reloaded c: ServiceConfig) { config.withLock { $0 = c } }

@@ -116,7 +116,7 @@ public struct ScanoutServer: Sendable {
                 logger: logger)
             services.append(unix)
         }
-        services.append(ReloadService(reloader: ConfigReloader(config: config, api: api, logLevel: logLevel, logger: logger),
+        services.append(ReloadService(reloader: ConfigReloader(api: api, logLevel: logLevel, logger: logger),
                                       notifier: notifier, logger: logger))
         if let notifier, let interval = notifier.watchdogInterval {
             services.append(WatchdogService(player: player, notifier: notifier, interval: interval, logger: logger))

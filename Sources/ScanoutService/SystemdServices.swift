@@ -111,15 +111,15 @@ struct ReloadService: Service {
 /// until the new playlist's first item is ready). Fields that need a restart and changed in the
 /// file since it was last read are named in a warning.
 final class ConfigReloader: Sendable {
-    /// The running settings, and the file's own as last read (options may override the file, so
-    /// a restart field counts as changed when the file changed it).
-    private let running: Mutex<(config: ServiceConfig, file: ServiceConfig?)>
+    /// The file's own settings as last read (options may override the file, so a restart field
+    /// counts as changed when the file changed it). The running settings are the control API's.
+    private let lastRead: Mutex<ServiceConfig?>
     private let api: ControlAPI
     private let logLevel: LogLevelControl
     private let logger: Logger
 
-    init(config: ServiceConfig, api: ControlAPI, logLevel: LogLevelControl, logger: Logger) {
-        running = Mutex((config, config.file.flatMap { try? ServiceConfig.load(file: $0) }))
+    init(api: ControlAPI, logLevel: LogLevelControl, logger: Logger) {
+        lastRead = Mutex(api.currentConfig.file.flatMap { try? ServiceConfig.load(file: $0) })
         self.api = api
         self.logLevel = logLevel
         self.logger = logger
@@ -128,7 +128,7 @@ final class ConfigReloader: Sendable {
     static let restartKeys = ["host", "port", "unixSocket", "tokenSet", "output", "outputSize", "threads", "timeout", "playerType", "hwBackend"]
 
     func reload() async {
-        let (current, lastRead) = running.withLock { $0 }
+        let current = api.currentConfig, lastRead = self.lastRead.withLock { $0 }
         guard let file = current.file else {
             logger.warning("SIGHUP: no config file to read again (started without one); nothing changed")
             return
@@ -168,7 +168,7 @@ final class ConfigReloader: Sendable {
         } catch {
             logger.error("reload: \(error); the settings were applied, the playlist was not")
         }
-        running.withLock { $0 = (updated, fresh) }
+        self.lastRead.withLock { $0 = fresh }
         api.adopt(reloaded: updated)
         logLevel.current = updated.logLevel
         logger.notice("configuration reloaded from \(file)", metadata: ["playlist": "\(newPlaylist ? "replaced" : "unchanged")"])
