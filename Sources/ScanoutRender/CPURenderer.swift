@@ -10,7 +10,10 @@ import ScanoutMedia
 /// conversion context and buffers between frames. Not thread-safe; one owner at a time.
 public final class CPURenderer {
     private let scaler = Scaler()
+    /// Used only for rows that FFmpeg would pad (see `render`).
     private let converted = VideoFrame()
+    /// FFmpeg's line alignment for pictures it allocates (`av_frame_get_buffer`).
+    static let directAlignment = 64
 
     public init() {}
 
@@ -36,19 +39,34 @@ public final class CPURenderer {
                 turnAfter = orientation
             }
         }
-        try scaler.convert(source, to: layout.pixelFormat, into: converted)
-        let rowBytes = converted.width * layout.bytesPerPixel
-        let count = rowBytes * converted.height
-        if image.bytes.count != count { image.bytes = [UInt8](repeating: 0, count: count) }
-        image.width = converted.width
-        image.height = converted.height
-        let stride = converted.lineSize(0)
-        guard let base = converted.planeData(0) else { throw MediaError.ffmpeg(call: "sws_scale", code: -1, message: "no output plane") }
-        image.bytes.withUnsafeMutableBytes { dst in
-            for y in 0..<converted.height {
-                (dst.baseAddress! + y * rowBytes).copyMemory(from: base + y * stride, byteCount: rowBytes)
+        let rowBytes = source.width * layout.bytesPerPixel
+        let count = rowBytes * source.height
+        if rowBytes % Self.directAlignment == 0 {
+            // Rows laid out as FFmpeg lays out its own pictures of this size: converted straight
+            // into the image's storage, with no intermediate picture and no copy. A new image is
+            // not zeroed first (the conversion writes every byte), and it keeps FFmpeg's padding
+            // after the last row for converters that write in whole vectors.
+            let capacity = count + Self.directAlignment
+            if image.bytes.count != count || image.bytes.capacity < capacity {
+                var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = count }
+                image.bytes = bytes
+            }
+            try image.bytes.withUnsafeMutableBytes { dst in
+                try scaler.convert(source, to: layout.pixelFormat, packedInto: dst, rowBytes: rowBytes)
+            }
+        } else {
+            try scaler.convert(source, to: layout.pixelFormat, into: converted)
+            if image.bytes.count != count { image.bytes = [UInt8](repeating: 0, count: count) }
+            let stride = converted.lineSize(0)
+            guard let base = converted.planeData(0) else { throw MediaError.ffmpeg(call: "sws_scale", code: -1, message: "no output plane") }
+            image.bytes.withUnsafeMutableBytes { dst in
+                for y in 0..<source.height {
+                    (dst.baseAddress! + y * rowBytes).copyMemory(from: base + y * stride, byteCount: rowBytes)
+                }
             }
         }
+        image.width = source.width
+        image.height = source.height
         image.sampleAspectRatio = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
         if !turnAfter.isIdentity { image = image.oriented(turnAfter) }
         if orientation.swapsDimensions, image.sampleAspectRatio != Rational(1, 1) {

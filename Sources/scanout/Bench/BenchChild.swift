@@ -143,7 +143,8 @@ struct BenchChild {
     private func startup(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
         let display = HeadlessDisplay()
-        let player = try engine(display: display)
+        let timed = TimedDisplay(display)
+        let player = try engine(display: timed)
         let t1 = monotonicSeconds()
         try player.load([PlaylistItem(source: input)])
         let t2 = monotonicSeconds()
@@ -154,7 +155,8 @@ struct BenchChild {
         var report = ChildReport(frames: 1, internalSeconds: t3 - t0, unitMs: [(t3 - t0) * 1000])
         let open = reader.demuxer.openSeconds, probe = reader.demuxer.probeSeconds, decoder = reader.decoderOpenSeconds
         report.stages = [("setup", t1 - t0), ("open", open), ("probe", probe), ("decoder", decoder),
-                         ("first frame", t2 - t1 - open - probe - decoder), ("present", t3 - t2)].map { Stage(name: $0.0, ms: $0.1 * 1000) }
+                         ("first frame", t2 - t1 - open - probe - decoder), ("present", t3 - t2),
+                         ("of which drawing", timed.seconds)].map { Stage(name: $0.0, ms: $0.1 * 1000) }
         return report
     }
 
