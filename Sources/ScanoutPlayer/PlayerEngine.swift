@@ -389,6 +389,9 @@ public final class PlayerEngine {
             setReasons(reasons.union(.decodeFailing))
             emit(.error(message: "\(error)", item: index, skipped: true))
             advance()
+            // The failure may come after a long wait (a source given up after its timeout): the
+            // next item starts on a timeline of its own, not late on the failed one's.
+            if isRunning { session.rebase() }
         }
     }
 
