@@ -105,11 +105,10 @@ public struct ScanoutServer: Sendable {
             logger.warning("resume is off: the state directory \(dir) cannot be made (\(error))")
             return nil
         }
-        let log = logger
         return ResumeStore(directory: dir) { error in
-            // A full disk or a read-only directory costs the resume point, never playback.
+            // A full disk or a read-only directory costs the resume point, never playback. As a
+            // `warning` event, logged by the events' listener.
             let message = "state: the playlist position was not saved: \(error)"
-            log.warning("\(message)")
             Task { _ = try? await player.perform { $0.reportWarning(message); return 0 } }
         }
     }
