@@ -1,11 +1,35 @@
 #!/usr/bin/env python3
 """Serves a directory over HTTP on 127.0.0.1 with byte-range requests (206 Partial Content), as
 real web servers do; Python's own http.server ignores Range, which makes seeking impossible.
-Usage: tools/http-serve.py DIR PORT"""
+Usage: tools/http-serve.py DIR PORT [FAULT...]
+Faults, for the fault tests (the byte offset is in the file, whatever range a request asks for):
+  --stall-at BYTES --stall-for SECONDS   stop sending at BYTES for SECONDS, then go on
+  --reset-at BYTES                       reset the connection (TCP RST) at BYTES
+  --times N                              the first N responses that reach BYTES get the fault
+                                         (default: every one); later ones are served whole
+Each fault is printed on stdout as it happens ("stall at 65536 for 3.0 s", "reset at 65536")."""
 import os
 import re
+import socket
+import struct
 import sys
+import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+FAULT = {"stall_at": None, "stall_for": 0.0, "reset_at": None, "times": None}
+faults_done = 0
+faults_lock = threading.Lock()
+
+
+def take_fault():
+    """Whether this response gets the fault (counts it)."""
+    global faults_done
+    with faults_lock:
+        if FAULT["times"] is not None and faults_done >= FAULT["times"]:
+            return False
+        faults_done += 1
+        return True
 
 
 class RangeHandler(SimpleHTTPRequestHandler):
@@ -13,6 +37,8 @@ class RangeHandler(SimpleHTTPRequestHandler):
         pass
 
     def send_head(self):
+        self.start = 0
+        self.remaining = None
         m = re.match(r"bytes=(\d*)-(\d*)$", self.headers.get("Range", ""))
         if not m:
             return super().send_head()
@@ -37,22 +63,63 @@ class RangeHandler(SimpleHTTPRequestHandler):
         self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.send_header("Content-Length", str(end - start + 1))
         self.end_headers()
+        self.start = start
         self.remaining = end - start + 1
         return f
 
     def copyfile(self, source, outputfile):
-        left = getattr(self, "remaining", None)
+        left = self.remaining
         if left is None:
-            return super().copyfile(source, outputfile)
+            left = os.fstat(source.fileno()).st_size
+        offset = self.start
+        at = FAULT["stall_at"] if FAULT["stall_at"] is not None else FAULT["reset_at"]
+        faulty = at is not None and offset <= at < offset + left and take_fault()
         while left > 0:
-            chunk = source.read(min(65536, left))
+            n = min(65536, left)
+            if faulty and offset < at:
+                n = min(n, at - offset)
+            if faulty and offset == at:
+                faulty = False
+                if FAULT["reset_at"] is not None:
+                    print(f"reset at {offset}", flush=True)
+                    # SO_LINGER 0: close() sends RST, as a crashed server or a dropped NAT entry does.
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                print(f"stall at {offset} for {FAULT['stall_for']} s", flush=True)
+                time.sleep(FAULT["stall_for"])
+                continue
+            chunk = source.read(n)
             if not chunk:
                 break
             outputfile.write(chunk)
+            offset += len(chunk)
             left -= len(chunk)
+
+
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client that went away, or the connection reset on purpose
 
 
 if __name__ == "__main__":
     directory, port = sys.argv[1], int(sys.argv[2])
+    args = sys.argv[3:]
+    while args:
+        name, value = args[0], args[1]
+        args = args[2:]
+        if name == "--stall-at":
+            FAULT["stall_at"] = int(value)
+        elif name == "--stall-for":
+            FAULT["stall_for"] = float(value)
+        elif name == "--reset-at":
+            FAULT["reset_at"] = int(value)
+        elif name == "--times":
+            FAULT["times"] = int(value)
+        else:
+            sys.exit(f"http-serve: unknown option {name}")
     handler = lambda *a, **k: RangeHandler(*a, directory=directory, **k)
-    ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()
+    QuietServer(("127.0.0.1", port), handler).serve_forever()

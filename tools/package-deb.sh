@@ -116,6 +116,8 @@ cat >"$root/DEBIAN/postrm" <<'EOF'
 #!/bin/sh
 set -e
 if [ "$1" = remove ] && command -v systemctl >/dev/null; then systemctl disable scanout.service >/dev/null 2>&1 || true; fi
+# The playlist position (StateDirectory=scanout) goes with a purge only.
+if [ "$1" = purge ]; then rm -rf /var/lib/scanout; fi
 if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
 EOF
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"

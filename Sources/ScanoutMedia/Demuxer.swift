@@ -211,9 +211,21 @@ public final class Demuxer {
         ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
 
         var dict: OpaquePointer? = nil
-        let micros = String(Int64(options.timeoutSeconds * 1_000_000))
-        av_dict_set(&dict, "rw_timeout", micros, 0)
-        av_dict_set(&dict, "reconnect", "0", 0)
+        if input.hasPrefix("http://") || input.hasPrefix("https://") {
+            // A connection that stalls for half the timeout, or is reset before the end of the
+            // body, is opened again at the byte where it stopped (a range request), with no
+            // frame lost or repeated; a read that has not recovered within the whole timeout
+            // fails (the deadline below), and the player moves on.
+            let half = max(options.timeoutSeconds / 2, 0.1)
+            av_dict_set(&dict, "rw_timeout", String(Int64(half * 1_000_000)), 0)
+            av_dict_set(&dict, "reconnect", "1", 0)
+            av_dict_set(&dict, "reconnect_streamed", "1", 0)
+            av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
+            av_dict_set(&dict, "reconnect_delay_max", String(max(1, Int(half))), 0)
+        } else {
+            av_dict_set(&dict, "rw_timeout", String(Int64(options.timeoutSeconds * 1_000_000)), 0)
+            av_dict_set(&dict, "reconnect", "0", 0)
+        }
         defer { av_dict_free(&dict) }
 
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
@@ -298,6 +310,13 @@ public final class Demuxer {
                 throw MediaError.readFailed(input: input, reason: ffmpegErrorString(r))
             }
             if packet.streamIndex != video.index { continue }
+            if packet.isCorrupt, isHTTP {
+                // A connection that broke inside a packet and could not be reopened: libavformat
+                // hands out the part it has. Decoded, it would show wrong pictures (concealed from
+                // stale references); the source is given up instead.
+                if readInterrupted { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading") }
+                throw MediaError.readFailed(input: input, reason: "the connection broke inside a packet and reconnecting did not resume it")
+            }
             if packet.isCorrupt { corruptPackets += 1 }
             if locateStartInIndex {
                 locateStartInIndex = false

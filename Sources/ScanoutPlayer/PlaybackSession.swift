@@ -112,6 +112,8 @@ public final class PlaybackSession {
     public private(set) var stats = PlaybackStats()
     /// Whether the last `step` waited longer than `stallThreshold` for its frame.
     public private(set) var lastStepStalled = false
+    /// How long the read that made the last step stall waited, seconds (0 when it did not stall).
+    public private(set) var lastStallSeconds = 0.0
     /// Media time (seconds from the item's first frame) of the last frame shown.
     public private(set) var position: Double = 0
     public private(set) var lastPresentedPts: Int64?
@@ -192,6 +194,7 @@ public final class PlaybackSession {
     /// thread: the reader and the frames never leave the session's owner.
     public func step() throws -> PlaybackStep {
         lastStepStalled = false
+        lastStallSeconds = 0
         let f: VideoFrame
         let media: Double
         if let p = pending {
@@ -209,6 +212,7 @@ public final class PlaybackSession {
             }
             if timed, let limit = stallThreshold, UInt64(seconds * 1e9) > limit, anchorTime != nil {
                 lastStepStalled = true
+                lastStallSeconds = seconds
             }
             f = frame
             media = m
@@ -285,7 +289,10 @@ public final class PlaybackSession {
             guard clock.now() &+ estimate < slot else { break }
             guard let (frame, media, seconds) = try decodeOne() else { break }
             ahead.append((frame, media))
-            if let limit = stallThreshold, UInt64(seconds * 1e9) > limit, clock.now() > slot { return true }
+            if let limit = stallThreshold, UInt64(seconds * 1e9) > limit, clock.now() > slot {
+                lastStallSeconds = seconds
+                return true
+            }
         }
         return false
     }

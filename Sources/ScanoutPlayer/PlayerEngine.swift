@@ -38,7 +38,9 @@ public final class PlayerEngine {
 
     private var current: PreparedItem?
     private let preparer: ItemPreparer
-    private let emit: (PlayerEvent) -> Void
+    private let sink: (PlayerEvent) -> Void
+    /// The latest item failure reported (an `error` event), for `/state`; nil before any.
+    public private(set) var lastFailure: ItemFailure?
     private var lastPositionEvent: UInt64 = 0
     private var retryAt: UInt64?
     private var slateShown = false
@@ -56,7 +58,7 @@ public final class PlayerEngine {
         self.clock = clock
         let configuration = Self.adopt(configuration, for: display, transfers: nil)
         self.configuration = configuration
-        self.emit = emit
+        sink = emit
         preparer = ItemPreparer(mode: backgroundPreparation ? .background : .inline)
         session = PlaybackSession(display: display, clock: clock)
         session.stallThreshold = configuration.stallThreshold
@@ -105,6 +107,7 @@ public final class PlayerEngine {
         s.decodeMsPerFrame = st.framesDecoded > 0 ? st.decodeSeconds * 1000 / Double(st.framesDecoded) : 0
         s.presentMsPerFrame = st.framesPresented > 0 ? st.presentSeconds * 1000 / Double(st.framesPresented) : 0
         s.itemsFailed = itemsFailed
+        s.lastFailure = lastFailure
         s.framesCensored = framesCensored
         s.transfers = st.transfers
         return s
@@ -351,6 +354,11 @@ public final class PlayerEngine {
                 // The read blocked past the threshold; the timeline restarted at the frame that came.
                 set(.buffering)
                 emit(.buffering(true))
+                if let i = index {
+                    let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+                    let waited = String(format: "%.1f", session.lastStallSeconds)
+                    emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (no data from it); playback goes on from the frame that came"))
+                }
                 set(.playing)
                 emit(.buffering(false))
             }
@@ -381,10 +389,22 @@ public final class PlayerEngine {
             setReasons(reasons.union(.decodeFailing))
             emit(.error(message: "\(error)", item: index, skipped: true))
             advance()
+            // The failure may come after a long wait (a source given up after its timeout): the
+            // next item starts on a timeline of its own, not late on the failed one's.
+            if isRunning { session.rebase() }
         }
     }
 
     // MARK: Internals
+
+    /// Hands `event` on; an `error` is kept as the latest failure too.
+    private func emit(_ event: PlayerEvent) {
+        if case let .error(message, item, skipped) = event {
+            let source = item.flatMap { playlist.indices.contains($0) ? playlist[$0].source : nil }
+            lastFailure = ItemFailure(item: item, source: source, message: message, skipped: skipped)
+        }
+        sink(event)
+    }
 
     private func set(_ s: PlayerState) {
         guard s != state else { return }

@@ -198,6 +198,16 @@ public struct PlayerConfiguration: Sendable, Equatable {
     }
 }
 
+/// An item that failed (or something beside the items: `item` nil), as its `error` event said.
+public struct ItemFailure: Equatable, Sendable {
+    public var item: Int?
+    /// The item's source, nil when `item` is.
+    public var source: String?
+    public var message: String
+    /// Whether the player moved on to another item by itself.
+    public var skipped: Bool
+}
+
 /// A copy of where the player stands, readable from any thread.
 public struct PlayerSnapshot: Sendable {
     public var state: PlayerState = .idle
@@ -219,6 +229,8 @@ public struct PlayerSnapshot: Sendable {
     public var decodeMsPerFrame = 0.0
     public var presentMsPerFrame = 0.0
     public var itemsFailed = 0
+    /// The latest failure reported; nil before any.
+    public var lastFailure: ItemFailure?
     /// Frames drawn censored, by output name.
     public var framesCensored: [String: Int] = [:]
     /// Copies of decoded pictures between CPU and GPU memory, and the ones that stayed on the GPU.

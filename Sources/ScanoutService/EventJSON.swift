@@ -15,6 +15,9 @@ enum WireFormat {
             "serviceUp": s.reasons.isEmpty,
             "reasons": s.reasons.names,
             "playlist": s.playlist.map(itemJSON),
+            "lastError": s.lastFailure.map { f -> [String: Any] in
+                ["item": f.item ?? NSNull(), "source": f.source ?? NSNull(), "message": f.message, "skipped": f.skipped]
+            } ?? NSNull(),
         ]
     }
 

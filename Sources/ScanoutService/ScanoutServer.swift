@@ -63,9 +63,11 @@ public struct ScanoutServer: Sendable {
             default: log.debug("event \(n.event.name)")
             }
         }
+        let store = resumeStore(player: player)
         _ = try await player.perform { engine in
             engine.session.observer = metrics
             slot.take()?.serve(engine, authorizer: authorizer)
+            if let store { Self.keepPosition(of: engine, in: store) }
             return 0
         }
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger)
@@ -76,9 +78,10 @@ public struct ScanoutServer: Sendable {
                 let items = try await api.authorize(config.playlist, field: "playlist") { field, error in
                     logger.error("\(field): \(error); the item is left out")
                 }
+                let start = resumeIndex(in: items, store: store)
                 _ = try await player.perform { e in
                     e.setRepeat(repeatMode)
-                    try e.load(items, autoplay: autoplay)
+                    try e.load(items, start: start, autoplay: autoplay)
                     return 0
                 }
             } catch {
@@ -87,6 +90,59 @@ public struct ScanoutServer: Sendable {
             }
         }
         return (player, api)
+    }
+
+    /// The state directory's store, or nil (and a log line saying why resume is off).
+    private func resumeStore(player: Player) -> ResumeStore? {
+        let (dir, why) = config.stateDirectory(environment: ProcessInfo.processInfo.environment)
+        guard let dir else {
+            logger.notice("resume is off: \(why)")
+            return nil
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        } catch {
+            logger.warning("resume is off: the state directory \(dir) cannot be made (\(error))")
+            return nil
+        }
+        return ResumeStore(directory: dir) { error in
+            // A full disk or a read-only directory costs the resume point, never playback. As a
+            // `warning` event, logged by the events' listener.
+            let message = "state: the playlist position was not saved: \(error)"
+            Task { _ = try? await player.perform { $0.reportWarning(message); return 0 } }
+        }
+    }
+
+    /// Saves the position whenever the engine's current item changes.
+    private static func keepPosition(of engine: PlayerEngine, in store: ResumeStore) {
+        let previous = engine.onItemChanged
+        engine.onItemChanged = { [unowned engine] item in
+            previous?(item)
+            guard let i = engine.index else { return }
+            store.record(ResumePoint(index: i, source: item.source, playlist: ResumePoint.identity(of: engine.playlist)))
+        }
+    }
+
+    /// Where the configured playlist starts: the saved item when the playlist is the same, else 0
+    /// (the reason logged). A state file that cannot be used is ignored with a warning.
+    private func resumeIndex(in items: [PlaylistItem], store: ResumeStore?) -> Int {
+        guard let store, !items.isEmpty else { return 0 }
+        do {
+            guard let point = try store.read() else {
+                logger.notice("resume: no saved position in \(store.directory); starting at item 0")
+                return 0
+            }
+            let (start, reason) = point.start(in: items)
+            if let reason {
+                logger.notice("resume: starting at item 0: \(reason)")
+            } else {
+                logger.notice("resumed at item \(start) (\(items[start].source))")
+            }
+            return start
+        } catch {
+            logger.warning("resume: \(error); ignored, starting at item 0")
+            return 0
+        }
     }
 
     public func run() async throws {

@@ -22,6 +22,8 @@ import ScanoutRender
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
+///     stateDir                                           — where the playlist position is kept
+///                                                         (default $STATE_DIRECTORY, else /var/lib/scanout)
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -60,6 +62,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var timeout = 10.0
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
+    /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
+    public var stateDir: String?
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
     /// a config key).
     public var faults = FaultPlan()
@@ -161,12 +165,16 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
+        if let v = try o.string("stateDir") {
+            guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
+            stateDir = v
+        }
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -193,6 +201,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
             "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
+            "stateDir": stateDir ?? NSNull(),
         ]
     }
 }

@@ -38,6 +38,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
     @Option(help: "Key file that verifies the items' content tokens (default: the config's keys, else $SCANOUT_KEYS).") var keys: String?
     @Flag(help: "Load the playlist without starting it.") var paused = false
+    @Option(help: "Directory the playlist position is kept in, to resume at the same item after a restart (default: $STATE_DIRECTORY, else /var/lib/scanout when writable).")
+    var stateDir: String?
     @OptionGroup var overlay: OverlayOptions
 
     /// The server runs on the concurrency pool; the main thread waits for it to finish.
@@ -108,6 +110,7 @@ struct Serve: ParsableCommand {
         if let logo = overlay.configObject { o["overlay"] = logo }
         if let logLevel { o["logLevel"] = logLevel }
         if paused { o["autoplay"] = false }
+        if let stateDir { o["stateDir"] = stateDir.hasPrefix("/") ? stateDir : FileManager.default.currentDirectoryPath + "/" + stateDir }
         if !sources.isEmpty { o["playlist"] = sources }
         if let token = ProcessInfo.processInfo.environment["SCANOUT_TOKEN"], !token.isEmpty { o["token"] = token }
         if let keys {
@@ -133,6 +136,7 @@ struct Serve: ParsableCommand {
         switch field {
         case "unixSocket": return "socket"
         case "outputSize": return "output-size"
+        case "stateDir": return "state-dir"
         case "logLevel": return "log-level"
         case "playlist": return "sources"
         case "overlay.image": return "overlay"

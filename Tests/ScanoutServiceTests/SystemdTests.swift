@@ -104,7 +104,8 @@ let systemdAnalyze: String? = try? Proc.which("systemd-analyze")
         #expect(score <= 4.0, "\(line)")
         let content = try String(contentsOfFile: unit, encoding: .utf8)
         for directive in ["Type=notify", "WatchdogSec=", "ExecReload=", "User=scanout", "SupplementaryGroups=video render",
-                          "ProtectSystem=strict", "PrivateTmp=yes", "NoNewPrivileges=yes", "DeviceAllow=char-drm rw"] {
+                          "ProtectSystem=strict", "PrivateTmp=yes", "NoNewPrivileges=yes", "DeviceAllow=char-drm rw",
+                          "StateDirectory=scanout"] {
             #expect(content.contains(directive), "the unit lacks \(directive)")
         }
     }

@@ -237,12 +237,13 @@ public final class HTTPFileServer: @unchecked Sendable {
     public let port: UInt16
     private let process: Process
 
-    public init(directory: String, byteRanges: Bool = true) throws {
+    /// `faults`: `tools/http-serve.py`'s fault options (`--stall-at`, `--reset-at`, `--times`, ...).
+    public init(directory: String, byteRanges: Bool = true, faults: [String] = []) throws {
         port = try refusedLoopbackPort()
         process = Process()
         process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
         process.arguments = byteRanges
-            ? [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)]
+            ? [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)] + faults
             : ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", directory]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
