@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUITE=${1:-decode}; shift || true
 tools/setup-bench.sh >&2
-swift build -c release --product scanout >&2
+swift build -c release --static-swift-stdlib --product scanout >&2
 mkdir -p out
 CLIPS=(); while read -r c; do CLIPS+=(".clips/$c"); done < <(tools/make-clips.sh --list)
 .build/release/scanout bench "$SUITE" "${CLIPS[@]}" --threads 2 --compare ffmpeg,mpv,gstreamer \

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
-swift build -c release --product scanout >&2
+swift build -c release --static-swift-stdlib --product scanout >&2
 [[ -x .build/release/scanout ]] || { echo "build failed" >&2; exit 1; }
 tools/make-clips.sh .clips sample.mp4
 .build/release/scanout probe
