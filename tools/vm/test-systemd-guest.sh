@@ -90,6 +90,8 @@ for i in $(seq 120); do (($(prop NRestarts) > r)) && break; sleep 1; done
 echo "watchdog: restarts $r -> $(prop NRestarts) in ${i} s"
 echo "watchdog-journal: $(journalctl -u $unit -b --no-pager -o cat | grep -m1 -i 'watchdog timeout')"
 echo "watchdog-kill: $(journalctl -u $unit -b --no-pager -o cat | sed -n '/Watchdog timeout/,/Scheduled restart job/p' | grep -v '^<\|^ \|^scanout:' | tail -n +2 | head -n 3 | paste -sd '|')"
+# what the process itself printed between SIGABRT and its end (Swift's crash handler, if anything)
+echo "watchdog-abort: $(journalctl -u $unit -b --no-pager -o cat | sed -n '/with signal SIGABRT/,/Scheduled restart job/p' | grep -m2 -e 'Signal 6' -e 'Program crashed' -e 'Backtrac' | paste -sd '|')"
 echo "watchdog-fault: $(journalctl -u $unit -b --no-pager -o cat | grep -c 'hang-loop@30: the player loop stops here') hangs logged"
 rm $dropins/20-hang.conf
 systemctl daemon-reload
