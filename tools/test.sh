@@ -2,7 +2,7 @@
 # The test command from a clean clone: install what is needed, generate the fixtures, build, run
 # Scanout against the real vkms KMS driver in a QEMU guest (tools/vm: DRM discovery, DMA-BUF
 # frames from GBM buffers through EGL on GBM, presentation, the hardware path with no CPU copy,
-# the kiosk service's content policy and overlay;
+# the kiosk service's content policy and overlay, the systemd unit under a real systemd;
 # SCANOUT_SKIP_VM=1 skips it), run every Swift test, then soak the service for 5 minutes
 # (tools/soak.sh: 20 API clients and 5 event streams against `scanout serve`; no request may
 # fail, no event be lost, fds and RSS may not grow; SCANOUT_SKIP_SOAK=1 skips it).
@@ -13,7 +13,7 @@ tools/make-fixtures.sh .fixtures
 swift build --build-tests
 if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   vm_start=$SECONDS
-  for step in selftest test-scanout test-dmabuf test-present test-zero-copy test-serve-policy; do
+  for step in selftest test-scanout test-dmabuf test-present test-zero-copy test-serve-policy test-systemd; do
     step_start=$SECONDS
     tools/vm/$step.sh
     echo "vm step $step: $((SECONDS - step_start)) s"

@@ -91,12 +91,13 @@ struct Serve: ParsableCommand {
     /// The config file, then the options; every mistake named by its option or field.
     func makeConfig() throws -> ServiceConfig {
         var c = ServiceConfig()
-        c.faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
         if let config {
             c = try ServiceConfig.load(file: config)
         } else if FileManager.default.fileExists(atPath: ServiceConfig.defaultFile) {
             c = try ServiceConfig.load(file: ServiceConfig.defaultFile)
         }
+        // After the file: it holds no faults, and loading it must not drop the environment's.
+        c.faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
         var o: [String: Any] = [:]
         if let host { o["host"] = host }
         if let port { o["port"] = port }

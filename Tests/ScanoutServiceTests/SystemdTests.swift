@@ -105,7 +105,7 @@ let systemdAnalyze: String? = try? Proc.which("systemd-analyze")
         let content = try String(contentsOfFile: unit, encoding: .utf8)
         for directive in ["Type=notify", "WatchdogSec=", "ExecReload=", "User=scanout", "SupplementaryGroups=video render",
                           "ProtectSystem=strict", "PrivateTmp=yes", "NoNewPrivileges=yes", "DeviceAllow=char-drm rw",
-                          "StateDirectory=scanout"] {
+                          "DeviceAllow=char-nvidia-frontend rw", "DeviceAllow=char-nvidia-uvm rw", "StateDirectory=scanout"] {
             #expect(content.contains(directive), "the unit lacks \(directive)")
         }
     }
@@ -144,11 +144,19 @@ let systemdAnalyze: String? = try? Proc.which("systemd-analyze")
         #expect(server.terminate() == 0)
     }
 
-    @Test func aLoopThatHangsIsNoLongerFedWhileHTTPStillAnswers() throws {
+    /// Also with the settings in a config file, as the unit starts it: the file must not drop the
+    /// environment's faults.
+    @Test(arguments: [false, true]) func aLoopThatHangsIsNoLongerFedWhileHTTPStillAnswers(fromConfigFile: Bool) throws {
         let scratch = try Scratch()
         let listener = try NotifyListener(path: scratch.path("notify"))
         let clip = try Fixtures.path("counter.mp4")
-        let server = try ServeProcess(arguments: ["--repeat", "all", "--output", "headless", clip],
+        var arguments = ["--repeat", "all", "--output", "headless", clip]
+        if fromConfigFile {
+            let file = scratch.path("scanout.json")
+            try JSONSerialization.data(withJSONObject: ["playlist": [clip], "repeat": "all", "output": "headless"]).write(to: URL(fileURLWithPath: file))
+            arguments = ["--config", file]
+        }
+        let server = try ServeProcess(arguments: arguments,
                                       environment: Self.environment(["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000",
                                                                      "SCANOUT_FAULTS": "hang-loop@36"]))
         let before = listener.wait(for: "READY=1", timeout: 10) + listener.receive(for: 0.5)

@@ -3,6 +3,9 @@
 # Loads the modules, builds the guest root (host root over 9p, read-only, under a tmpfs overlay),
 # runs the command that run.sh left in the control share, records its exit status there, and
 # powers off. Its own messages go to the serial console, which run.sh keeps in console.log.
+# With `scanout.init=systemd` on the kernel command line (run.sh, SCANOUT_VM_INIT=systemd), it
+# hands PID 1 to the guest root's systemd instead, which runs the command as a unit (see
+# tools/vm/systemd/).
 /bin/busybox --install -s /bin
 export PATH=/bin
 
@@ -38,9 +41,17 @@ mount -t tmpfs -o mode=1777 shm $R/dev/shm
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null || true
 # /tmp, /run, /var stay on the overlay: the guest sees the host's files there too (a caller may
 # work under /tmp), and its writes land in the tmpfs upper layer.
-mkdir -p $R/run/scanout/ctl
-mount -t 9p -o "$NINEP" scanout_ctl $R/run/scanout/ctl || die "mounting the control share failed"
 CTL=$R/run/scanout/ctl
+INIT=busybox
+case " $(cat /proc/cmdline) " in *" scanout.init=systemd "*) INIT=systemd ;; esac
+if [ $INIT = systemd ]; then
+  # systemd wants /run a tmpfs of its own (it keeps one it finds mounted), and the control share
+  # outside /run/scanout, which a unit's RuntimeDirectory=scanout creates and removes.
+  mount -t tmpfs -o mode=0755,nosuid,nodev run $R/run
+  CTL=$R/run/scanout-vm
+fi
+mkdir -p $CTL
+mount -t 9p -o "$NINEP" scanout_ctl $CTL || die "mounting the control share failed"
 
 # The writable $OUT share: mounted at the same absolute path the host uses (see run.sh).
 OUT_PATH=$(cat $CTL/out_path)
@@ -59,6 +70,16 @@ done
 [ "$STDOUT" != /dev/null ] || say "no stdout port; the command's output is lost"
 
 [ -e /dev/dri/card0 ] || say "warning: /dev/dri/card0 is missing (vkms did not bind?)"
+
+if [ $INIT = systemd ]; then
+  # prepare.sh (from the control share) writes the units that run the command, masks what makes
+  # no sense in the guest; then systemd becomes PID 1 in the overlay root.
+  sh $CTL/systemd/prepare.sh $R "$STDOUT" "$STDERR" || die "preparing systemd failed"
+  say "handing PID 1 to systemd"
+  umount /proc /sys
+  umount /dev
+  exec switch_root $R /lib/systemd/systemd --unit=scanout-vm.target
+fi
 
 say "running the command"
 chroot $R /bin/bash /run/scanout/ctl/cmd.sh < /dev/null > "$STDOUT" 2> "$STDERR"

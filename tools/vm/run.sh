@@ -16,6 +16,9 @@
 #   SCANOUT_VM_MEM      guest memory (default 1G)
 #   SCANOUT_VM_CACHE    the cache setup.sh built (default /var/cache/scanout-vm)
 #   SCANOUT_VM_VERBOSE  1: print the guest console (kernel + init messages) on stderr afterwards
+#   SCANOUT_VM_INIT     busybox (default): the initramfs's /init runs the command itself;
+#                       systemd: the guest root's systemd becomes PID 1 and runs the command as a
+#                       unit (tools/vm/systemd/), so the command can start and inspect services
 # Exit status: the command's; 124 on timeout; 125 when the VM failed before reporting a status
 # (the console log is printed on stderr).
 set -euo pipefail
@@ -24,6 +27,12 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${SCANOUT_VM_CACHE:-/var/cache/scanout-vm}
 TIMEOUT=${SCANOUT_VM_TIMEOUT:-300}
 MEM=${SCANOUT_VM_MEM:-1G}
+INIT=${SCANOUT_VM_INIT:-busybox}
+case $INIT in
+  busybox) APPEND= ;;
+  systemd) APPEND=" scanout.init=systemd" ;;
+  *) echo "vm-run: SCANOUT_VM_INIT must be busybox or systemd (got '$INIT')" >&2; exit 2 ;;
+esac
 
 (($# == 1)) || { echo "usage: $0 'COMMAND'" >&2; exit 2; }
 COMMAND=$1
@@ -41,6 +50,8 @@ else
 fi
 # The guest mounts the out share at the host's path, so paths printed or written there agree.
 echo "$OUT_HOST" > "$CTL/out_path"
+# systemd mode: the units and scripts the guest's /init installs before it hands over PID 1
+if [[ $INIT == systemd ]]; then cp -r "$HERE/systemd" "$CTL/systemd"; fi
 
 # The script the guest runs (bash, via chroot into the guest root). Values are %q-quoted here on the
 # host so any COMMAND, working directory or variable value survives intact.
@@ -68,7 +79,7 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
   -nodefaults -display none -no-reboot \
   -machine pc,accel=tcg -cpu max -smp 1 -m "$MEM" \
   -kernel "$CACHE/vmlinux" -initrd "$CACHE/initramfs.cpio.gz" \
-  -append "console=ttyS0 panic=-1 loglevel=${SCANOUT_VM_LOGLEVEL:-4}" \
+  -append "console=ttyS0 panic=-1 loglevel=${SCANOUT_VM_LOGLEVEL:-4}$APPEND" \
   -serial "file:$CTL/console.log" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$CTL,mount_tag=scanout_ctl,security_model=none" \
