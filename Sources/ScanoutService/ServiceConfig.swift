@@ -22,6 +22,9 @@ import ScanoutRender
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
+///     interface, sources [addresses], liveTimeout (s)    — UDP/RTP inputs: the interface to join
+///                                                         on, source-specific senders, and the
+///                                                         silence after which the service is down
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -58,6 +61,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     public var threads = 0
     public var timeout = 10.0
+    /// How UDP/RTP inputs are received (`interface`, `sources`, `liveTimeout`).
+    public var live = LiveInputOptions()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
@@ -160,13 +165,14 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
+        try applyLive(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "interface", "sources", "liveTimeout"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -176,7 +182,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.slate = slate
         p.scaling = scaling
         p.overlay = overlay
-        p.demuxer = DemuxerOptions(timeoutSeconds: timeout)
+        p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live)
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
@@ -193,6 +199,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
             "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
+            "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
         ]
     }
 }
