@@ -38,27 +38,31 @@ public struct LiveInputOptions: Sendable, Equatable {
         self.timeoutSeconds = timeoutSeconds
     }
 
+    /// The step named by the timeout of a live input that stopped sending.
+    static let silenceStep = "waiting for packets"
+
     /// Whether `input` is received this way: `udp://` or `rtp://`.
     public static func handles(_ input: String) -> Bool {
         input.hasPrefix("udp://") || input.hasPrefix("rtp://")
     }
 
     /// The `udp` protocol options, in the order they are set.
-    func protocolOptions() throws -> [(String, String)] {
+    func protocolOptions(for input: String) throws -> [(String, String)] {
         var o: [(String, String)] = [("overrun_nonfatal", overrunNonfatal ? "1" : "0")]
         if let fifoPackets { o.append(("fifo_size", String(fifoPackets))) }
         if !sources.isEmpty { o.append(("sources", sources.joined(separator: ","))) }
-        if let interface { o.append(("localaddr", try Self.address(ofInterface: interface))) }
+        if let interface { o.append(("localaddr", try Self.address(ofInterface: interface, for: input))) }
         return o
     }
 
-    /// The IPv4 address of the interface named `name`, or `name` itself when it is an address.
-    static func address(ofInterface name: String) throws -> String {
+    /// The IPv4 address of the interface named `name`, or `name` itself when it is an address;
+    /// a failure names `input`, the URL being opened.
+    static func address(ofInterface name: String, for input: String) throws -> String {
         var probe = in_addr()
         if inet_pton(AF_INET, name, &probe) == 1 { return name }
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else {
-            throw MediaError.openFailed(input: name, reason: "cannot list the network interfaces: \(String(cString: strerror(errno)))")
+            throw MediaError.openFailed(input: input, reason: "cannot list the network interfaces: \(String(cString: strerror(errno)))")
         }
         defer { freeifaddrs(first) }
         var names: Set<String> = []
@@ -71,7 +75,7 @@ public struct LiveInputOptions: Sendable, Equatable {
             inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
             return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         }
-        throw MediaError.openFailed(input: name, reason: names.contains(name)
+        throw MediaError.openFailed(input: input, reason: names.contains(name)
             ? "interface \(name) has no IPv4 address (give an address instead)"
             : "no interface \(name) (interfaces: \(names.sorted().joined(separator: ", ")))")
     }
@@ -238,7 +242,7 @@ final class LiveInput {
 
         var dict: OpaquePointer?
         defer { av_dict_free(&dict) }
-        for (k, v) in try options.protocolOptions() { av_dict_set(&dict, k, v, 0) }
+        for (k, v) in try options.protocolOptions(for: url) { av_dict_set(&dict, k, v, 0) }
         var cb = AVIOInterruptCB()
         cb.callback = { opaque in
             guard let opaque else { return 0 }
@@ -350,7 +354,7 @@ extension Demuxer {
             throw MediaError.sourceSilent(input: input, seconds: silent, timeout: live.options.timeoutSeconds)
         }
         if silent >= live.options.timeoutSeconds {
-            throw MediaError.timedOut(input: input, seconds: live.options.timeoutSeconds, during: "waiting for packets")
+            throw MediaError.timedOut(input: input, seconds: live.options.timeoutSeconds, during: LiveInputOptions.silenceStep)
         }
     }
 }

@@ -55,6 +55,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(input): permission denied"
         case .openFailed(let input, let reason):
             return "\(input): cannot open as media: \(reason)"
+        case .timedOut(let input, let seconds, let during) where during == LiveInputOptions.silenceStep:
+            return "\(input): timeout: no packets for \(formatSeconds(seconds)) s, the source stopped sending (raise --live-timeout to wait longer)"
         case .timedOut(let input, let seconds, let during):
             return "\(input): no answer within \(formatSeconds(seconds)) s while \(during) (raise --timeout for slow sources)"
         case .sourceSilent(let input, let seconds, let timeout):

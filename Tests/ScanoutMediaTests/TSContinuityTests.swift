@@ -94,3 +94,14 @@ private func counts(_ packets: [[UInt8]], chunk: Int? = nil) -> TSCounts {
         #expect([UInt8](repeating: 0x47, count: 20).withUnsafeBytes { d.payload(of: $0, lost: &lost) } == nil)
     }
 }
+
+@Suite struct LiveInputOptionsTests {
+    @Test("the interface is a name resolved to its IPv4 address, or an address; an unknown name is refused with the URL named")
+    func interface() throws {
+        #expect(try LiveInputOptions.address(ofInterface: "lo", for: "udp://239.1.1.1:5000") == "127.0.0.1")
+        #expect(try LiveInputOptions.address(ofInterface: "10.1.2.3", for: "udp://239.1.1.1:5000") == "10.1.2.3")
+        #expect(throws: MediaError.self) { try LiveInputOptions.address(ofInterface: "nosuch0", for: "udp://239.1.1.1:5000") }
+        let options = try LiveInputOptions(interface: "lo", sources: ["10.0.0.7", "10.0.0.8"], fifoPackets: 7000).protocolOptions(for: "udp://x")
+        #expect(options.map { "\($0.0)=\($0.1)" } == ["overrun_nonfatal=1", "fifo_size=7000", "sources=10.0.0.7,10.0.0.8", "localaddr=127.0.0.1"])
+    }
+}
