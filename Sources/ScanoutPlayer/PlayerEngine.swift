@@ -360,7 +360,7 @@ public final class PlayerEngine {
             if session.lastStepStalled {
                 // The read blocked past the threshold; the timeline restarted at the frame that came.
                 set(.buffering)
-                emit(.buffering(true))
+                emit(.buffering(true, reason: "a read waited longer than \(Double(configuration.stallThreshold) / 1e9) s for data"))
                 set(.playing)
                 emit(.buffering(false))
             }

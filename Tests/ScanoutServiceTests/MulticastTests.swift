@@ -62,6 +62,17 @@ final class NamespacedService: @unchecked Sendable {
     var senderLog: String { (try? String(contentsOfFile: scratch.path("sender.log"), encoding: .utf8)) ?? "" }
     var senderDone: Bool { senderLog.contains("sent ") }
 
+    /// Every event since the start (the event stream's replay from id 0), up to the first for
+    /// which `done` holds, or those that came within `seconds`.
+    func events(seconds: Double = 3, until done: @escaping ([SSEMessage]) -> Bool) throws -> [SSEMessage] {
+        let reader = try SSEReader(.unix(path: socketPath), path: "/events", headers: ["Last-Event-ID": "0"])
+        var seen: [SSEMessage] = []
+        return reader.read(timeout: seconds) { m in
+            seen.append(m)
+            return done(seen)
+        }
+    }
+
     func get(_ path: String) throws -> HTTPAnswer { try HTTPTestClient.request(.unix(path: socketPath), "GET", path, timeout: 5) }
     func state() throws -> [String: Any] { try get("/state").json ?? [:] }
     func stats() throws -> [String: Any] { try get("/stats").json ?? [:] }
@@ -116,6 +127,15 @@ struct MulticastTests {
         let metrics = try s.get("/metrics").text
         #expect(metrics.contains("scanout_ts_cc_errors_total{source=\"\(s.source)\"} 5"), "\(metrics)")
         #expect(metrics.contains("scanout_ts_discontinuities_total{source=\"\(s.source)\"} 0"))
+        // The discontinuity events add up to the same count.
+        func ccReported(_ ms: [SSEMessage]) -> Int {
+            ms.filter { $0.event == "discontinuity" }.compactMap { $0.json?["ccErrors"] as? Int }.reduce(0, +)
+        }
+        let events = try s.events { ccReported($0) >= 5 }
+        #expect(ccReported(events) == 5, "\(events.map(\.event))")
+        let last = try #require(events.last { $0.event == "discontinuity" }?.json)
+        #expect(last["source"] as? String == s.source)
+        #expect((last["totals"] as? [String: Any])?["ccErrors"] as? Int == 5)
     }
 
     @Test("RTP: headers are taken off, every frame arrives, no CC error and no RTP packet lost")
@@ -156,5 +176,18 @@ struct MulticastTests {
         }, "\(last)")
         #expect(try s.wait(seconds: 4) { (try s.stats()["framesPresented"] as? Int ?? 0) > presentedWhenDown + 30 })
         #expect(try s.transport()["ccErrors"] == 0)
+        // The events say the same: buffering with a reason, an error that names the timeout,
+        // down with sourceTimeout, then buffering off and up again.
+        func down(_ m: SSEMessage) -> Bool { m.event == "serviceState" && (m.json?["reasons"] as? [String]) == ["sourceTimeout"] }
+        let events = try s.events { ms in
+            ms.contains(where: down) && ms.last?.event == "serviceState" && ms.last?.json?["up"] as? Bool == true
+        }
+        let buffering = events.filter { $0.event == "buffering" }.compactMap(\.json)
+        let silent = buffering.filter { ($0["reason"] as? String)?.contains("no packets for") == true }
+        #expect(silent.count == 1 && silent.first?["buffering"] as? Bool == true, "\(buffering)")
+        #expect(buffering.contains { $0["buffering"] as? Bool == false })
+        let error = events.first { $0.event == "error" }?.json?["message"] as? String ?? ""
+        #expect(error.contains("timeout: no packets for") && !error.contains("Immediate exit"), "\(error)")
+        #expect(events.contains(where: down), "\(events.map { "\($0.event) \($0.data)" })")
     }
 }
