@@ -25,8 +25,9 @@ final class NamespacedService: @unchecked Sendable {
         return nil
     }()
 
-    /// `sender`: ts_sender.py's options beyond file, address and pacing.
-    init(rtp: Bool = false, sender: [String] = [], serve: [String] = []) throws {
+    /// `sender`: ts_sender.py's options beyond file, address and pacing; `viaLoad`: the service
+    /// starts with no playlist and the input comes through `POST /load`.
+    init(rtp: Bool = false, sender: [String] = [], serve: [String] = [], viaLoad: Bool = false) throws {
         scratch = try Scratch()
         socketPath = scratch.path("scanout.sock")
         let port = rtp ? 5002 : 5000
@@ -37,7 +38,7 @@ final class NamespacedService: @unchecked Sendable {
         let script = """
             ip link set lo up && ip route add 239.0.0.0/8 dev lo || exit 97
             python3 \(quoted([senderScript, clip, "239.1.1.1", String(port), "--seconds", "7.667", "--wait-for-join"] + (rtp ? ["--rtp"] : []) + sender)) > '\(scratch.path("sender.log"))' 2>&1 &
-            exec \(quoted([try ScanoutBinary.path(), "serve", "--output", "headless", "--port", "0", "--socket", socketPath] + serve + [source]))
+            exec \(quoted([try ScanoutBinary.path(), "serve", "--output", "headless", "--port", "0", "--socket", socketPath] + serve + (viaLoad ? [] : [source])))
             """
         process = Process()
         process.executableURL = URL(fileURLWithPath: try Proc.which("unshare"))
@@ -50,7 +51,13 @@ final class NamespacedService: @unchecked Sendable {
         // first item is prepared.
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if (try? state()) != nil { return }
+            if (try? state()) != nil {
+                if viaLoad {
+                    let r = try HTTPTestClient.request(.unix(path: socketPath), "POST", "/load", body: "{\"source\": \"\(source)\", \"autoplay\": true}", timeout: 15)
+                    guard r.status == 200 else { throw SupportError("POST /load: \(r.status) \(r.text)") }
+                }
+                return
+            }
             if !process.isRunning { break }
             usleep(50_000)
         }
@@ -138,9 +145,9 @@ struct MulticastTests {
         #expect((last["totals"] as? [String: Any])?["ccErrors"] as? Int == 5)
     }
 
-    @Test("RTP: headers are taken off, every frame arrives, no CC error and no RTP packet lost")
+    @Test("RTP through POST /load: headers are taken off, every frame arrives, no CC error and no RTP packet lost")
     func rtp() throws {
-        let s = try NamespacedService(rtp: true)
+        let s = try NamespacedService(rtp: true, viaLoad: true)
         #expect(s.wait(seconds: 20) { s.senderDone })
         _ = try s.wait(seconds: 3) { (try s.stats()["framesDecoded"] as? Int ?? 0) >= 225 }
         let stats = try s.stats()
