@@ -8,7 +8,12 @@ public struct DemuxerOptions: Sendable {
     /// Longest wait for the source to answer: opening, probing, and each read. Network sources
     /// that stall past it fail with `MediaError.timedOut` instead of hanging.
     public var timeoutSeconds: Double = 10
-    public init(timeoutSeconds: Double = 10) { self.timeoutSeconds = timeoutSeconds }
+    /// How `udp://` and `rtp://` inputs are received (`LiveInput`).
+    public var live = LiveInputOptions()
+    public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions()) {
+        self.timeoutSeconds = timeoutSeconds
+        self.live = live
+    }
 }
 
 /// Facts about the chosen video stream, read once at open.
@@ -101,6 +106,8 @@ public final class Demuxer {
     private let deadline: Deadline
     private let options: DemuxerOptions
     private let errorLines = ErrorLines()
+    /// The socket and transport-packet watch of a UDP/RTP input; nil for any other input.
+    let live: LiveInput?
     /// Packets the demuxer flagged as damaged or cut short.
     public private(set) var corruptPackets = 0
     /// Video packets read since the start, or since the last seek.
@@ -231,7 +238,8 @@ public final class Demuxer {
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
         deadline.arm(seconds: options.timeoutSeconds)
         let openStart = monotonicNanoseconds()
-        let openResult = avformat_open_input(&ctxOpt, input, nil, &dict)
+        live = try Self.attachLiveInput(ctx, input: input, options: options.live, deadline: deadline)
+        let openResult = avformat_open_input(&ctxOpt, input, live == nil ? nil : av_find_input_format("mpegts"), &dict)
         let probeStart = monotonicNanoseconds()
         openSeconds = Double(probeStart - openStart) / 1e9
         if openResult < 0 {
@@ -270,6 +278,7 @@ public final class Demuxer {
         }
         video = Self.describe(stream: st, context: opened)
         deadline.disarm()
+        live?.watchStalls = true
     }
 
     deinit {
@@ -291,6 +300,10 @@ public final class Demuxer {
             // The interrupt can fire inside a read that still returns a packet (the demuxer hands
             // out what its parser held); the following read then fails with the stored error.
             if deadline.fired { readInterrupted = true } else if r >= 0 { readInterrupted = false }
+            if r == SCANOUT_AVERROR_EAGAIN, let live {
+                try liveStalled(live)
+                continue
+            }
             let timedOut = readInterrupted || r == SCANOUT_AVERROR_EXIT || r == scanout_averror(ETIMEDOUT)
             if r < 0 && timedOut {
                 // A live source (UDP, a stalled server) that stops sending ends here: a timeout.

@@ -15,6 +15,9 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     case openFailed(input: String, reason: String)
     /// A network input (or a stalled read) did not answer within the limit.
     case timedOut(input: String, seconds: Double, during: String)
+    /// A live input (UDP, RTP) has sent no packet for `seconds`; it counts as gone after `timeout`.
+    /// Reading can go on: the input stays open.
+    case sourceSilent(input: String, seconds: Double, timeout: Double)
     /// The input holds no video stream.
     case noVideoStream(input: String)
     /// The stream's codec has no decoder in this libavcodec.
@@ -52,8 +55,14 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(input): permission denied"
         case .openFailed(let input, let reason):
             return "\(input): cannot open as media: \(reason)"
+        case .timedOut(let input, let seconds, let during) where during == LiveInputOptions.silenceStep:
+            return "\(input): timeout: no packets for \(formatSeconds(seconds)) s, the source stopped sending (raise --live-timeout to wait longer)"
         case .timedOut(let input, let seconds, let during):
             return "\(input): no answer within \(formatSeconds(seconds)) s while \(during) (raise --timeout for slow sources)"
+        case .sourceSilent(let input, let seconds, let timeout):
+            return seconds >= timeout
+                ? "\(input): timeout: no packets for \(formatSeconds(seconds)) s (limit \(formatSeconds(timeout)) s); waiting for the source to send again"
+                : "\(input): no packets for \(formatSeconds(seconds)) s; buffering"
         case .noVideoStream(let input):
             return "\(input): no video stream"
         case .unsupportedCodec(let input, let codec) where codec.hasPrefix("unknown"):
@@ -90,7 +99,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
         switch self {
         case .notFound(let i), .isDirectory(let i), .permissionDenied(let i), .noVideoStream(let i), .noFrames(let i):
             return i
-        case .openFailed(let i, _), .timedOut(let i, _, _), .unsupportedCodec(let i, _),
+        case .openFailed(let i, _), .timedOut(let i, _, _), .sourceSilent(let i, _, _), .unsupportedCodec(let i, _),
              .decoderOpenFailed(let i, _, _), .readFailed(let i, _), .truncated(let i, _),
              .corruptBitstream(let i, _, _), .damagedPackets(let i, _), .frameOutOfRange(let i, _, _), .timeOutOfRange(let i, _, _):
             return i

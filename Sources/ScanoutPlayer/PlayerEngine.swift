@@ -49,6 +49,9 @@ public final class PlayerEngine {
     private var resumeMedia: Double?
     /// Whether the current item was seeked in (its reader skipped packets).
     private var seekedInItem = false
+    /// Why the loop is `buffering` on a silent live input; nil when not.
+    private var bufferingReason: String?
+    private var transport = TransportTally()
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -70,6 +73,9 @@ public final class PlayerEngine {
     /// the life of the engine (`transfers`, kept across configuration changes).
     private static func adopt(_ c: PlayerConfiguration, for display: any Display, transfers: FrameTransfers?) -> PlayerConfiguration {
         var c = c
+        // A live input that stalls hands control back to the loop each second (commands run,
+        // `buffering` is reported) instead of blocking until its timeout.
+        c.demuxer.live.reportStalls = true
         c.decoder.transfers = c.decoder.transfers ?? transfers
         c.decoder = display.decoding(c.decoder)
         return c
@@ -110,6 +116,8 @@ public final class PlayerEngine {
         s.lastFailure = lastFailure
         s.framesCensored = framesCensored
         s.transfers = st.transfers
+        s.bufferingReason = state == .buffering ? bufferingReason : nil
+        s.transport = transport.totals
         return s
     }
 
@@ -350,10 +358,12 @@ public final class PlayerEngine {
         guard isRunning else { return }
         do {
             let r = try session.step()
+            reportTransport()
+            if bufferingReason != nil { liveSourceReturned() }
             if session.lastStepStalled {
                 // The read blocked past the threshold; the timeline restarted at the frame that came.
                 set(.buffering)
-                emit(.buffering(true))
+                emit(.buffering(true, reason: "a read waited longer than \(Double(configuration.stallThreshold) / 1e9) s for data"))
                 if let i = index {
                     let source = playlist.indices.contains(i) ? playlist[i].source : "?"
                     let waited = String(format: "%.1f", session.lastStallSeconds)
@@ -364,7 +374,7 @@ public final class PlayerEngine {
             }
             switch r {
             case .presented:
-                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource]))
+                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout]))
                 let now = clock.now()
                 if now &- lastPositionEvent >= configuration.positionInterval, let i = index {
                     lastPositionEvent = now
@@ -380,6 +390,9 @@ public final class PlayerEngine {
                 }
                 advance()
             }
+        } catch MediaError.sourceSilent(let input, let seconds, let timeout) {
+            reportTransport()
+            liveSourceSilent(MediaError.sourceSilent(input: input, seconds: seconds, timeout: timeout), timedOut: seconds >= timeout)
         } catch let e as PresentError {
             setReasons(reasons.union(.noOutput))
             fail(PlayerError.output(e.description).description, item: index)
@@ -393,6 +406,41 @@ public final class PlayerEngine {
             // next item starts on a timeline of its own, not late on the failed one's.
             if isRunning { session.rebase() }
         }
+    }
+
+    // MARK: Live inputs
+
+    /// A live input sent nothing for a while: `buffering` with the reason, then, past its
+    /// timeout, the service goes down (`sourceTimeout`) until packets come back.
+    private func liveSourceSilent(_ e: MediaError, timedOut: Bool) {
+        let first = bufferingReason == nil
+        bufferingReason = e.description
+        if first {
+            set(.buffering)
+            emit(.buffering(true, reason: e.description))
+        }
+        if timedOut, !reasons.contains(.sourceTimeout) {
+            emit(.error(message: e.description, item: index, skipped: false))
+            setReasons(reasons.union(.sourceTimeout))
+        }
+    }
+
+    /// Packets came back after a silence: the timeline starts again at the frame that came.
+    private func liveSourceReturned() {
+        bufferingReason = nil
+        session.rebase()
+        set(.playing)
+        emit(.buffering(false))
+        setReasons(reasons.subtracting(.sourceTimeout))
+    }
+
+    /// Emits `discontinuity` when the current live input counted new CC errors, discontinuities
+    /// or lost RTP packets.
+    private func reportTransport() {
+        guard let reader = current?.reader, let source = current?.item.source,
+              let d = transport.update(reader: reader, source: source) else { return }
+        emit(.discontinuity(source: source, item: index, ccErrors: d.ccErrors, discontinuities: d.discontinuities,
+                            rtpPacketsLost: d.rtpPacketsLost, totals: transport.totals[source] ?? d))
     }
 
     // MARK: Internals
@@ -420,6 +468,7 @@ public final class PlayerEngine {
     }
 
     private func release() {
+        bufferingReason = nil
         preparer.cancel()
         session.clear()
         current = nil
@@ -591,5 +640,37 @@ final class FallbackInbox: @unchecked Sendable {
         let out = items
         items = []
         return out
+    }
+}
+
+/// Per-channel transport-stream totals, added up over every reader a source was played with.
+struct TransportTally {
+    private(set) var totals: [String: TSCounts] = [:]
+    private var reader: ObjectIdentifier?
+    private var seen = TSCounts()
+
+    /// Adds what `reader` counted since the last call; returns the new errors and
+    /// discontinuities, nil when there are none.
+    mutating func update(reader r: FrameReader, source: String) -> TSCounts? {
+        guard let now = r.demuxer.transportCounts else { return nil }
+        if reader != ObjectIdentifier(r) || now.packets < seen.packets {
+            reader = ObjectIdentifier(r)
+            seen = TSCounts()
+        }
+        var d = TSCounts()
+        d.packets = now.packets - seen.packets
+        d.ccErrors = now.ccErrors - seen.ccErrors
+        d.discontinuities = now.discontinuities - seen.discontinuities
+        d.rtpPacketsLost = now.rtpPacketsLost - seen.rtpPacketsLost
+        d.resyncs = now.resyncs - seen.resyncs
+        seen = now
+        var t = totals[source] ?? TSCounts()
+        t.packets += d.packets
+        t.ccErrors += d.ccErrors
+        t.discontinuities += d.discontinuities
+        t.rtpPacketsLost += d.rtpPacketsLost
+        t.resyncs += d.resyncs
+        totals[source] = t
+        return d.ccErrors + d.discontinuities + d.rtpPacketsLost > 0 ? d : nil
     }
 }

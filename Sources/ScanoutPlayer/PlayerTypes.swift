@@ -69,12 +69,16 @@ public struct ServiceReasons: OptionSet, Sendable, Hashable {
     public static let decodeFailing = ServiceReasons(rawValue: 2)
     /// The display refuses frames.
     public static let noOutput = ServiceReasons(rawValue: 4)
+    /// A live source (UDP, RTP) sent nothing for longer than its timeout; playback goes on when
+    /// packets come back.
+    public static let sourceTimeout = ServiceReasons(rawValue: 8)
 
     public var names: [String] {
         var n: [String] = []
         if contains(.noSource) { n.append("noSource") }
         if contains(.decodeFailing) { n.append("decodeFailing") }
         if contains(.noOutput) { n.append("noOutput") }
+        if contains(.sourceTimeout) { n.append("sourceTimeout") }
         return n
     }
 }
@@ -121,7 +125,12 @@ public enum PlayerEvent: Equatable, Sendable {
     /// (autoplay, a kiosk's restart).
     case play(userInitiated: Bool)
     case pause(userInitiated: Bool)
-    case buffering(Bool)
+    /// Waiting for data (on), or playing again (off); `reason` says what is awaited.
+    case buffering(Bool, reason: String? = nil)
+    /// A live input's transport stream showed continuity-counter errors or discontinuities since
+    /// the last report (`ccErrors`, `discontinuities`, `rtpPacketsLost` are the new ones;
+    /// `totals`, the channel's since the service started).
+    case discontinuity(source: String, item: Int?, ccErrors: Int, discontinuities: Int, rtpPacketsLost: Int, totals: TSCounts)
     case stop
     case seekStarted(target: Double, exact: Bool)
     /// Landed on `frame` (its number when the seek was exact) at `position` seconds.
@@ -154,6 +163,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .play: return "play"
         case .pause: return "pause"
         case .buffering: return "buffering"
+        case .discontinuity: return "discontinuity"
         case .stop: return "stop"
         case .seekStarted: return "seekStarted"
         case .seekCompleted: return "seekCompleted"
@@ -194,7 +204,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public static func == (a: Self, b: Self) -> Bool {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
             && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
-            && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.decoder.threads == b.decoder.threads
+            && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
+            && a.decoder.threads == b.decoder.threads
     }
 }
 
@@ -235,5 +246,9 @@ public struct PlayerSnapshot: Sendable {
     public var framesCensored: [String: Int] = [:]
     /// Copies of decoded pictures between CPU and GPU memory, and the ones that stayed on the GPU.
     public var transfers = TransferCounts()
+    /// What playback waits for while `buffering`; nil otherwise.
+    public var bufferingReason: String?
+    /// Transport-stream counts of each live input (by source) since the service started.
+    public var transport: [String: TSCounts] = [:]
     public init() {}
 }

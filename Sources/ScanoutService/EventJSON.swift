@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutMedia
 import ScanoutPlayer
 
 /// The JSON form of player state and events, as the API and the event stream send them.
@@ -14,6 +15,7 @@ enum WireFormat {
             "output": s.output,
             "serviceUp": s.reasons.isEmpty,
             "reasons": s.reasons.names,
+            "bufferingReason": s.bufferingReason ?? NSNull(),
             "playlist": s.playlist.map(itemJSON),
             "lastError": s.lastFailure.map { f -> [String: Any] in
                 ["item": f.item ?? NSNull(), "source": f.source ?? NSNull(), "message": f.message, "skipped": f.skipped]
@@ -37,7 +39,14 @@ enum WireFormat {
             "cpuCopiesPerFrame": s.transfers.cpuCopiesPerFrame(s.framesPresented),
             "transfers": ["downloads": s.transfers.downloads, "uploads": s.transfers.uploads,
                           "gpuCopies": s.transfers.gpuCopies, "imports": s.transfers.imports],
+            "transport": s.transport.mapValues(transportJSON),
         ]
+    }
+
+    /// A live input's transport-stream counts.
+    static func transportJSON(_ t: TSCounts) -> [String: Any] {
+        ["packets": t.packets, "ccErrors": t.ccErrors, "discontinuities": t.discontinuities,
+         "rtpPacketsLost": t.rtpPacketsLost, "resyncs": t.resyncs]
     }
 
     static func event(_ n: EventHub.Numbered) -> [String: Any] {
@@ -50,8 +59,11 @@ enum WireFormat {
             o["duration"] = duration ?? NSNull()
         case .play(let user), .pause(let user):
             o["userInitiated"] = user
-        case .buffering(let on):
-            o["buffering"] = on
+        case .buffering(let on, let reason):
+            o["buffering"] = on; o["reason"] = reason ?? NSNull()
+        case .discontinuity(let source, let item, let cc, let disc, let lost, let totals):
+            o["source"] = source; o["item"] = item ?? NSNull(); o["ccErrors"] = cc; o["discontinuities"] = disc
+            o["rtpPacketsLost"] = lost; o["totals"] = transportJSON(totals)
         case .stop, .ended:
             break
         case .seekStarted(let target, let exact):

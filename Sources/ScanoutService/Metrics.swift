@@ -76,6 +76,18 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
                              labels: [("output", output)]).increment()
     }
 
+    /// New transport-stream faults of the live input `source` (`scanout_ts_cc_errors_total`,
+    /// `scanout_ts_discontinuities_total`, `scanout_rtp_packets_lost_total`, by source).
+    private func countTransport(source: String, cc: Int, discontinuities: Int, lost: Int) {
+        for (metric, help, n) in [("ts_cc_errors", "MPEG-TS continuity-counter errors of live inputs, by source (count).", cc),
+                                  ("ts_discontinuities", "MPEG-TS discontinuity indicators of live inputs, by source (count).", discontinuities),
+                                  ("rtp_packets_lost", "RTP packets missing from the sequence of live inputs, by source (count).", lost)] {
+            let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "scanout", metricName: metric, unitName: "total", helpText: help),
+                                         labels: [("source", source)])
+            if n > 0 { c.increment(by: Int64(n)) }
+        }
+    }
+
     /// Follows the events that metrics count.
     public func observe(_ event: PlayerEvent) {
         switch event {
@@ -83,6 +95,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         case .error(_, .some, _): itemsFailed.increment()
         case .serviceState(let up, _): serviceUp.set(to: up ? 1 : 0)
         case .stateChanged(_, let to): playing.set(to: to == .playing || to == .buffering ? 1 : 0)
+        case .discontinuity(let source, _, let cc, let disc, let lost, _): countTransport(source: source, cc: cc, discontinuities: disc, lost: lost)
         default: break
         }
     }

@@ -24,6 +24,9 @@ import ScanoutRender
 ///     threads, timeout (s)                               — decoding threads, source timeout
 ///     stateDir                                           — where the playlist position is kept
 ///                                                         (default $STATE_DIRECTORY, else /var/lib/scanout)
+///     interface, sources [addresses], liveTimeout (s)    — UDP/RTP inputs: the interface to join
+///                                                         on, source-specific senders, and the
+///                                                         silence after which the service is down
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -60,6 +63,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     public var threads = 0
     public var timeout = 10.0
+    /// How UDP/RTP inputs are received (`interface`, `sources`, `liveTimeout`).
+    public var live = LiveInputOptions()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -164,6 +169,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
+        try applyLive(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
             guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
@@ -174,7 +180,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -184,7 +190,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.slate = slate
         p.scaling = scaling
         p.overlay = overlay
-        p.demuxer = DemuxerOptions(timeoutSeconds: timeout)
+        p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live)
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
@@ -202,6 +208,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
             "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
             "stateDir": stateDir ?? NSNull(),
+            "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
         ]
     }
 }

@@ -70,7 +70,18 @@ struct InputOptions: ParsableArguments {
     @Flag(help: "With --player-type hw or native: fail (exit 1) instead of falling back to software.")
     var noFallback = false
 
-    var demuxer: DemuxerOptions { DemuxerOptions(timeoutSeconds: timeout) }
+    @Option(help: "UDP/RTP inputs: the interface to receive on and join the multicast group on (a name, or its IPv4 address).")
+    var interface: String?
+
+    @Option(name: .customLong("ssm-source"), help: "UDP/RTP inputs: receive only from this sender (source-specific multicast); repeatable.")
+    var ssmSources: [String] = []
+
+    @Option(help: "UDP/RTP inputs: seconds without a packet before the source counts as gone.")
+    var liveTimeout: Double = 5
+
+    var demuxer: DemuxerOptions {
+        DemuxerOptions(timeoutSeconds: timeout, live: LiveInputOptions(interface: interface, sources: ssmSources, timeoutSeconds: liveTimeout))
+    }
 
     /// The decoding options, with the faults of `SCANOUT_FAULTS` and an observer that prints
     /// each fallback (always) and the decision (with --verbose) as one stderr line.
@@ -102,6 +113,7 @@ struct InputOptions: ParsableArguments {
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be above 0") }
+        guard liveTimeout >= 1 else { throw ValidationError("--live-timeout must be 1 or more") }
         guard threads >= 0 && threads <= 64 else { throw ValidationError("--threads must be 0...64") }
         guard fallbackAfter >= 1 else { throw ValidationError("--fallback-after must be 1 or more") }
         if noFallback && playerType != .hw && playerType != .native {

@@ -21,6 +21,8 @@ struct Serve: ParsableCommand {
 
     @Argument(help: "Files or URLs to play (the playlist; replaces the config file's).") var sources: [String] = []
     @Option(help: "Config file (JSON).") var config: String?
+    @Option(help: "UDP/RTP inputs: the interface to join multicast groups on (a name or an IPv4 address).") var interface: String?
+    @Option(help: "UDP/RTP inputs: seconds without a packet before the service reports the source gone.") var liveTimeout: Double?
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "TCP port (0: any free port).") var port: Int?
     @Option(help: "Unix socket path.") var socket: String?
@@ -108,6 +110,8 @@ struct Serve: ParsableCommand {
         if let capture { o["capture"] = capture }
         if let repeatMode { o["repeat"] = repeatMode }
         if let slate { o["slate"] = slate }
+        if let interface { o["interface"] = interface }
+        if let liveTimeout { o["liveTimeout"] = liveTimeout }
         if let logo = overlay.configObject { o["overlay"] = logo }
         if let logLevel { o["logLevel"] = logLevel }
         if paused { o["autoplay"] = false }

@@ -470,7 +470,7 @@ final class StallingPipe {
         try engine.play()
         while engine.isRunning { engine.tick() }
         #expect(engine.state == .ended)
-        let buffering = events.compactMap { if case .buffering(let on) = $0 { return on } else { return nil } }
+        let buffering = events.compactMap { if case .buffering(let on, _) = $0 { return on } else { return nil } }
         #expect(buffering == [true, false])
         let states = events.compactMap { if case .stateChanged(_, let to) = $0 { return to } else { return nil } }
         #expect(states == [.preparing, .ready, .playing, .buffering, .playing, .ended])
