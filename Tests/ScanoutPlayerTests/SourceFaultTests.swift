@@ -49,7 +49,7 @@ import Testing
         #expect(engine.state == .ended)
         #expect(everyFrameOnce(codes, dropped: engine.snapshot().framesDropped), "\(codes)")
         #expect(errors(events).isEmpty, "\(errors(events))")
-        let buffering = events.compactMap { if case .buffering(let on) = $0 { return on } else { return nil } }
+        let buffering = events.compactMap { if case .buffering(let on, _) = $0 { return on } else { return nil } }
         #expect(buffering == [true, false])
         let warnings = events.compactMap { if case .warning(let m) = $0 { return m } else { return nil } }
         #expect(warnings.contains { $0.contains("item 0 (\(server.url("faststart.mp4"))): the source stalled for") }, "\(warnings)")
