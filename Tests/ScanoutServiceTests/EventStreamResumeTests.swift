@@ -21,7 +21,7 @@ struct EventStreamResumeTests {
             let port = UInt16(try #require(client.port))
             try await offPool {
                 let reader = try SSEReader(.tcp(host: "127.0.0.1", port: port), path: "/events")
-                let first = reader.read(timeout: 5) { $0.event == "state" }
+                let first = reader.read(timeout: 20) { $0.event == "state" }
                 #expect(reader.retry == ControlAPI.retryMilliseconds)
                 let state = try #require(first.last)
                 #expect(state.event == "state" && Int(state.id ?? "") == newest)
@@ -46,13 +46,13 @@ struct EventStreamResumeTests {
     static func replay(port: UInt16) throws {
         let endpoint = HTTPEndpoint.tcp(host: "127.0.0.1", port: port)
         let a = try SSEReader(endpoint, path: "/events")
-        let seen = Int(try #require(a.read(timeout: 5) { $0.event == "state" }.last?.id)) ?? -1
+        let seen = Int(try #require(a.read(timeout: 20) { $0.event == "state" }.last?.id)) ?? -1
         // Events while the second client is away.
-        #expect(try HTTPTestClient.request(endpoint, "POST", "/seek", body: #"{"position": 1.0, "exact": true}"#).status == 200)
+        #expect(try HTTPTestClient.request(endpoint, "POST", "/seek", body: #"{"position": 1.0, "exact": true}"#, timeout: 30).status == 200)
         #expect(try HTTPTestClient.request(endpoint, "PUT", "/rate", body: #"{"rate": 1.5}"#).status == 200)
-        let live = a.read(timeout: 5) { $0.event == "rateChanged" }.filter { $0.event != "position" }
+        let live = a.read(timeout: 20) { $0.event == "rateChanged" }.filter { $0.event != "position" }
         let b = try SSEReader(endpoint, path: "/events", headers: ["Last-Event-ID": String(seen)])
-        let replayed = b.read(timeout: 5) { $0.event == "rateChanged" }.filter { $0.event != "position" }
+        let replayed = b.read(timeout: 20) { $0.event == "rateChanged" }.filter { $0.event != "position" }
         #expect(!live.isEmpty && live.last?.event == "rateChanged")
         #expect(!replayed.contains { $0.event == "state" })
         #expect(replayed.map(\.id) == live.map(\.id) && replayed.map(\.event) == live.map(\.event))
@@ -67,7 +67,7 @@ struct EventStreamResumeTests {
             let port = UInt16(try #require(client.port))
             try await offPool {
                 let r = try SSEReader(.tcp(host: "127.0.0.1", port: port), path: "/events", headers: ["Last-Event-ID": "999999"])
-                let messages = r.read(timeout: 5) { $0.event == "state" }
+                let messages = r.read(timeout: 20) { $0.event == "state" }
                 let gap = try #require(messages.first { $0.event == "gap" }?.json)
                 #expect(gap["to"] as? Int == 999999 && (gap["reason"] as? String)?.contains("restarted") == true)
                 #expect(messages.last?.event == "state")

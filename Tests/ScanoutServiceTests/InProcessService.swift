@@ -58,12 +58,13 @@ final class InProcessService: Sendable {
     /// `playlist`: the kiosk config's, loaded (and played) at start.
     /// `capture`: the config's capture directory (the control API refuses content that denies
     /// capture while it is set).
-    init(keys: String?, playlist: [PlaylistItem] = [], faults: FaultPlan = FaultPlan(), capture: String? = nil,
+    init(keys: String?, playlist: [PlaylistItem] = [], repeatMode: RepeatMode = .none, faults: FaultPlan = FaultPlan(), capture: String? = nil,
          device: @escaping @Sendable () -> FakeKMSDevice = { fakeScreens() }) async throws {
         var config = ServiceConfig()
         config.keys = keys
         config.capture = capture
         config.playlist = playlist
+        config.repeatMode = repeatMode
         config.unixSocket = nil
         config.faults = faults
         let server = ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test")) {
