@@ -21,14 +21,25 @@ public protocol Decoder: AnyObject {
     /// Decodes `packet` and returns its picture at once, when the packet is a picture that is
     /// shown first and refers to nothing (an H.264 IDR picture), instead of after the decoder's
     /// reorder delay; decoding then goes on from that packet, and its picture comes out once
-    /// more, which the caller drops. False when it cannot (nothing was sent).
-    func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> Bool
+    /// more, which the caller drops. Says whether the picture is in `frame`, and whether the
+    /// packet was sent to the decoder (if not, the caller sends it).
+    func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> FirstPicture
 }
 
 extension Decoder {
     public var lastError: String? { nil }
     public func skipUnreferencedPictures(_ skip: Bool) -> Bool { false }
-    public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> Bool { false }
+    public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> FirstPicture { .notSent }
+}
+
+/// What `Decoder.decodeAtOnce` did with a stream's first packet.
+public enum FirstPicture: Sendable {
+    /// Nothing: the packet is for the caller to send.
+    case notSent
+    /// The packet went to the decoder; its picture comes out in turn.
+    case sent
+    /// The packet went to the decoder, and its picture is in the frame already.
+    case decoded
 }
 
 /// What went wrong inside a stream, counted rather than fatal, as the ffmpeg tool does.
@@ -172,18 +183,21 @@ public final class SoftwareDecoder: Decoder {
 
     /// A decoder holds each picture until as many have followed as the stream may reorder (x264's
     /// B-pyramid: two more, and one more per extra frame thread), so the first picture of a
-    /// stream costs four decodes. An IDR picture alone is the same bits: it is sent, the decoder
-    /// drained for it, then flushed and the packet sent again (on the frame threads, while the
-    /// caller shows the picture). Counted once in `stats`.
-    public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> Bool {
-        guard context.pointee.codec_id == AV_CODEC_ID_H264, isIDR(packet) else { return false }
+    /// stream costs four decodes. An IDR picture refers to nothing: a second, single-threaded
+    /// context decodes it alone on the calling thread, while this decoder's frame threads decode
+    /// the same packet at the same time, so that decoding goes on from it with nothing left to
+    /// redo. The pictures are the same bits (FFmpeg's decoders do not depend on threading).
+    /// Counted once in `stats`.
+    public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> FirstPicture {
+        guard context.pointee.codec_id == AV_CODEC_ID_H264, isIDR(packet),
+              let alone = SingleThreadContext(copying: context) else { return .notSent }
         try send(packet)
-        try send(nil)
-        let got = try receive(into: frame)
-        flush()
-        try send(packet)
-        if got { stats.framesDecoded -= 1 }
-        return got
+        guard alone.decode(packet, into: frame) else {
+            // Not decodable alone after all: the frame threads have it, and it comes out in turn.
+            frame.unref()
+            return .sent
+        }
+        return .decoded
     }
 
     /// Whether `packet` holds an H.264 IDR slice (NAL unit type 5): length-prefixed NAL units
@@ -225,6 +239,38 @@ public final class SoftwareDecoder: Decoder {
     private func syncLoggedErrors() {
         stats.loggedErrors = errorLines.count
         stats.missingReferenceErrors = errorLines.missingReferences
+    }
+}
+
+/// A one-thread copy of a decoder's context, for one picture decoded alone on the calling thread
+/// (`SoftwareDecoder.decodeAtOnce`). Owns its `AVCodecContext`, freed once in `deinit`.
+private final class SingleThreadContext {
+    private let context: UnsafeMutablePointer<AVCodecContext>
+
+    /// Nil when the copy cannot be opened (the caller then does without it). Its log lines are
+    /// not counted: the decoder it copies decodes the same picture and counts them once.
+    init?(copying source: UnsafeMutablePointer<AVCodecContext>) {
+        guard let codec = source.pointee.codec, let ctx = avcodec_alloc_context3(codec) else { return nil }
+        context = ctx
+        guard let par = avcodec_parameters_alloc() else { return nil }
+        defer { var p: UnsafeMutablePointer<AVCodecParameters>? = par; avcodec_parameters_free(&p) }
+        guard avcodec_parameters_from_context(par, source) >= 0, avcodec_parameters_to_context(ctx, par) >= 0 else { return nil }
+        ctx.pointee.pkt_timebase = source.pointee.pkt_timebase
+        ctx.pointee.thread_count = 1
+        guard avcodec_open2(ctx, codec, nil) >= 0 else { return nil }
+    }
+
+    deinit {
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    /// Decodes `packet` alone (sent, then drained) into `frame`; false when no picture came.
+    func decode(_ packet: Packet, into frame: VideoFrame) -> Bool {
+        frame.unref()
+        guard avcodec_send_packet(context, packet.pointer) >= 0 else { return false }
+        _ = avcodec_send_packet(context, nil)
+        return avcodec_receive_frame(context, frame.pointer) >= 0
     }
 }
 

@@ -93,13 +93,15 @@ public final class FrameReader {
             atStart = false
             if try demuxer.read(into: packet) {
                 bytesRead += packet.size
-                if !packet.isDiscarded, let pts = packet.pts, try decoder.decodeAtOnce(packet, into: frame) {
-                    // The packet was sent again: its picture comes out a second time, dropped.
-                    if frame.pts == pts {
-                        dropShownBefore = pts + 1
-                        return true
-                    }
-                } else {
+                let first: FirstPicture = !packet.isDiscarded && packet.pts != nil ? try decoder.decodeAtOnce(packet, into: frame) : .notSent
+                switch first {
+                case .decoded where frame.pts == packet.pts:
+                    // The decoder has the packet too: its picture comes out a second time, dropped.
+                    dropShownBefore = packet.pts! + 1
+                    return true
+                case .decoded, .sent:
+                    break
+                case .notSent:
                     try send(packet)
                 }
             }
