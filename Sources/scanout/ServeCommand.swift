@@ -88,6 +88,14 @@ struct Serve: ParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(Exit.failure)
         }
+        // Stopped in order: playback ended, listeners drained, the log written (one write(2) per
+        // line, nothing buffered). The process ends here, without the exit-time destructors of
+        // the C libraries it loaded (Mesa and LLVM through EGL, libva), which ran while threads
+        // the runtime keeps (dispatch workers, NIO's event loops) were still alive: about one
+        // SIGTERM in fifty crashed there ("corrupted double-linked list", the main thread
+        // unmapping in exit, a dispatch worker in free).
+        fflush(nil)
+        _exit(0)
     }
 
     /// The config file, then the options; every mistake named by its option or field.
