@@ -39,7 +39,8 @@ import Testing
         events.compactMap { if case let .error(m, i, s) = $0 { return (m, i, s) } else { return nil } }
     }
 
-    @Test func aStallLongerThanTheReadTimeoutIsBufferingThenEveryFrameOnce() throws {
+    @Test func aStallLongerThanTheReadTimeoutIsBufferingThenEveryFrameOnce() async throws { try await offPool { [self] in try self.aStallLongerThanTheReadTimeoutIsBufferingThenEveryFrameOnceBlocking() } }
+    func aStallLongerThanTheReadTimeoutIsBufferingThenEveryFrameOnceBlocking() throws {
         // Timeout 2 s: a read that gets nothing for 1 s reconnects; the server stalls 5 s once
         // (from the moment it has sent the bytes before the fault, which the client reads at
         // playback speed).
@@ -55,7 +56,8 @@ import Testing
         #expect(warnings.contains { $0.contains("item 0 (\(server.url("faststart.mp4"))): the source stalled for") }, "\(warnings)")
     }
 
-    @Test func aResetOnceIsReconnectedWithNoFrameLostOrRepeated() throws {
+    @Test func aResetOnceIsReconnectedWithNoFrameLostOrRepeated() async throws { try await offPool { [self] in try self.aResetOnceIsReconnectedWithNoFrameLostOrRepeatedBlocking() } }
+    func aResetOnceIsReconnectedWithNoFrameLostOrRepeatedBlocking() throws {
         let server = try HTTPFileServer(directory: Fixtures.directory.path, faults: ["--reset-at", Self.faultAt, "--times", "1"])
         let (codes, events, engine) = try play([server.url("faststart.mp4")])
         #expect(engine.state == .ended)
@@ -63,7 +65,8 @@ import Testing
         #expect(errors(events).isEmpty, "\(errors(events))")
     }
 
-    @Test func aSourceThatKeepsResettingIsGivenUpWithTheReasonAndTheNextItemPlays() throws {
+    @Test func aSourceThatKeepsResettingIsGivenUpWithTheReasonAndTheNextItemPlays() async throws { try await offPool { [self] in try self.aSourceThatKeepsResettingIsGivenUpWithTheReasonAndTheNextItemPlaysBlocking() } }
+    func aSourceThatKeepsResettingIsGivenUpWithTheReasonAndTheNextItemPlaysBlocking() throws {
         let server = try HTTPFileServer(directory: Fixtures.directory.path, faults: ["--reset-at", Self.faultAt])
         let url = server.url("faststart.mp4")
         let (codes, events, engine) = try play([url, try Fixtures.path("counter.mp4")])
@@ -80,7 +83,8 @@ import Testing
         #expect(engine.itemsFailed == 1)
     }
 
-    @Test func aStallThatOutlastsTheTimeoutIsGivenUpAsTimedOutAndTheNextItemPlays() throws {
+    @Test func aStallThatOutlastsTheTimeoutIsGivenUpAsTimedOutAndTheNextItemPlays() async throws { try await offPool { [self] in try self.aStallThatOutlastsTheTimeoutIsGivenUpAsTimedOutAndTheNextItemPlaysBlocking() } }
+    func aStallThatOutlastsTheTimeoutIsGivenUpAsTimedOutAndTheNextItemPlaysBlocking() throws {
         let server = try HTTPFileServer(directory: Fixtures.directory.path,
                                         faults: ["--stall-at", Self.faultAt, "--stall-for", "30"])
         let url = server.url("faststart.mp4")

@@ -145,7 +145,8 @@ final class SeenFailures: Sendable {
         return o["index"] as? Int
     }
 
-    @Test func killedOnTheSecondItemItStartsAgainOnTheSecondItem() throws {
+    @Test func killedOnTheSecondItemItStartsAgainOnTheSecondItem() async throws { try await offPool { [self] in try self.killedOnTheSecondItemItStartsAgainOnTheSecondItemBlocking() } }
+    func killedOnTheSecondItemItStartsAgainOnTheSecondItemBlocking() throws {
         let scratch = try Scratch()
         let items = try threeItems(in: scratch)
         let state = scratch.path("state")
@@ -176,7 +177,8 @@ final class SeenFailures: Sendable {
         return (server, items)
     }
 
-    @Test func anotherPlaylistOrACorruptStateFileStartsAtItemZeroAndSaysWhy() throws {
+    @Test func anotherPlaylistOrACorruptStateFileStartsAtItemZeroAndSaysWhy() async throws { try await offPool { [self] in try self.anotherPlaylistOrACorruptStateFileStartsAtItemZeroAndSaysWhyBlocking() } }
+    func anotherPlaylistOrACorruptStateFileStartsAtItemZeroAndSaysWhyBlocking() throws {
         let scratch = try Scratch()
         let items = try threeItems(in: scratch)
         let state = scratch.path("state")
@@ -196,7 +198,8 @@ final class SeenFailures: Sendable {
         #expect(corrupt.terminate() == 0)
     }
 
-    @Test func aFullStateDiskIsAWarningAndPlaybackGoesOn() throws {
+    @Test func aFullStateDiskIsAWarningAndPlaybackGoesOn() async throws { try await offPool { [self] in try self.aFullStateDiskIsAWarningAndPlaybackGoesOnBlocking() } }
+    func aFullStateDiskIsAWarningAndPlaybackGoesOnBlocking() throws {
         let scratch = try Scratch()
         let items = try threeItems(in: scratch)
         guard let disk = FullDisk(at: scratch.path("state")) else {
@@ -214,7 +217,8 @@ final class SeenFailures: Sendable {
         #expect(server.terminate() == 0)
     }
 
-    @Test func aSourceDeletedWhilePlayingEndsItsTurnAndIsSkippedNextTimeRound() throws {
+    @Test func aSourceDeletedWhilePlayingEndsItsTurnAndIsSkippedNextTimeRound() async throws { try await offPool { [self] in try self.aSourceDeletedWhilePlayingEndsItsTurnAndIsSkippedNextTimeRoundBlocking() } }
+    func aSourceDeletedWhilePlayingEndsItsTurnAndIsSkippedNextTimeRoundBlocking() throws {
         let scratch = try Scratch()
         let (server, items) = try loopOnItemOne(in: scratch)
         try FileManager.default.removeItem(atPath: items[1])
@@ -232,7 +236,8 @@ final class SeenFailures: Sendable {
         #expect(server.isRunning)
     }
 
-    @Test func aSourceTruncatedWhilePlayingIsReportedAndThePlaylistGoesOn() throws {
+    @Test func aSourceTruncatedWhilePlayingIsReportedAndThePlaylistGoesOn() async throws { try await offPool { [self] in try self.aSourceTruncatedWhilePlayingIsReportedAndThePlaylistGoesOnBlocking() } }
+    func aSourceTruncatedWhilePlayingIsReportedAndThePlaylistGoesOnBlocking() throws {
         let scratch = try Scratch()
         let (server, items) = try loopOnItemOne(in: scratch)
         #expect(truncate(items[1], 30_000) == 0)
@@ -245,7 +250,8 @@ final class SeenFailures: Sendable {
         #expect(server.isRunning)
     }
 
-    @Test func aSourceReplacedWhilePlayingPlaysItsNewContentNextTimeRound() throws {
+    @Test func aSourceReplacedWhilePlayingPlaysItsNewContentNextTimeRound() async throws { try await offPool { [self] in try self.aSourceReplacedWhilePlayingPlaysItsNewContentNextTimeRoundBlocking() } }
+    func aSourceReplacedWhilePlayingPlaysItsNewContentNextTimeRoundBlocking() throws {
         let scratch = try Scratch()
         let (server, items) = try loopOnItemOne(in: scratch)
         // As a content sync does: the new file renamed over the old (bt709.mp4: 30 frames, 1 s).

@@ -50,14 +50,6 @@ func refusal(_ r: TestResponse) -> (status: Int, field: String?, error: String) 
     return (Int(r.status.code), o?["field"] as? String, o?["error"] as? String ?? "")
 }
 
-/// Runs blocking socket reads on a thread of their own: on the cooperative pool (two threads on a
-/// two-core machine) they would starve the server's own tasks under test.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
 func headers(_ pairs: [String: String]) -> HTTPFields {
     var h = HTTPFields()
     for (k, v) in pairs { h[HTTPField.Name(k)!] = v }

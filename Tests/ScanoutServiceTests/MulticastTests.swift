@@ -111,7 +111,8 @@ final class NamespacedService: @unchecked Sendable {
        .enabled(if: NamespacedService.unavailable == nil, "skipped: \(NamespacedService.unavailable ?? "")"))
 struct MulticastTests {
     @Test("UDP: the group is joined, the clip's frames are shown, and 5 dropped video packets are exactly 5 CC errors")
-    func udpCountsDroppedPackets() throws {
+    func udpCountsDroppedPackets() async throws { try await offPool { [self] in try self.udpCountsDroppedPacketsBlocking() } }
+    func udpCountsDroppedPacketsBlocking() throws {
         let s = try NamespacedService(sender: ["--drop-video", "5"])
         #expect(s.wait(seconds: 20) { s.senderDone })
         // The last packets reach the demuxer as soon as they are read; the counts settle at once.
@@ -146,7 +147,8 @@ struct MulticastTests {
     }
 
     @Test("RTP through POST /load: headers are taken off, every frame arrives, no CC error and no RTP packet lost")
-    func rtp() throws {
+    func rtp() async throws { try await offPool { [self] in try self.rtpBlocking() } }
+    func rtpBlocking() throws {
         let s = try NamespacedService(rtp: true, viaLoad: true)
         #expect(s.wait(seconds: 20) { s.senderDone })
         _ = try s.wait(seconds: 3) { (try s.stats()["framesDecoded"] as? Int ?? 0) >= 225 }
@@ -159,7 +161,8 @@ struct MulticastTests {
     }
 
     @Test("a sender that pauses 3 s: buffering with a reason, down past the 2 s timeout, then playing again by itself")
-    func recoversAfterPause() throws {
+    func recoversAfterPause() async throws { try await offPool { [self] in try self.recoversAfterPauseBlocking() } }
+    func recoversAfterPauseBlocking() throws {
         let s = try NamespacedService(sender: ["--pause-at", "2.5", "--pause-for", "3"], serve: ["--live-timeout", "2"])
         var sawBuffering: String?
         var sawDown = false

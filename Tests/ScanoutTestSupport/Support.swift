@@ -284,3 +284,13 @@ public final class HTTPFileServer: @unchecked Sendable {
         process.waitUntilExit()
     }
 }
+
+/// Runs `body` on a thread of its own and waits for it without holding a thread of Swift's
+/// cooperative pool. Tests that block (a child process for seconds, blocking sockets, sleeps) go
+/// through it: the pool has one thread per core, and a test holding it starves every in-process
+/// server and timer of the run (two such tests on two cores stop them all).
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
