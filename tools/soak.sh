@@ -250,6 +250,11 @@ if alive:
         server.kill()
         exit_code = "hung (killed)"
 
+with open(os.path.join(workdir, "samples.csv"), "w") as f:
+    f.write("seconds,rss_kib,fds\n")
+    for t, rss, fds in samples:
+        f.write(f"{t:.1f},{rss},{fds}\n")
+
 # Figures. Warm-up baseline and end value: the lowest of 3 samples (15 s), so that a connection
 # opening at the instant of a sample does not count as growth.
 after = [s for s in samples if s[0] >= warmup]
@@ -278,6 +283,11 @@ if len(after) >= 2:
     print(f"rss: {samples[0][1] / 1024:.1f} MB at start, {rss_base / 1024:.1f} MB after warm-up, "
           f"{rss_end / 1024:.1f} MB at the end, growth {rss_growth:+.2f} MB (limit {RSS_LIMIT_MB:g}), "
           f"peak {max(s[1] for s in samples) / 1024:.1f} MB")
+    # A leak keeps growing; an allocator settling grows early and stops: the two halves tell.
+    mid = after[len(after) // 2 - 1:len(after) // 2 + 2]
+    rss_mid = min(s[1] for s in mid)
+    print(f"rss halves: {(rss_mid - rss_base) / 1024:+.2f} MB in the first half after warm-up, "
+          f"{(rss_end - rss_mid) / 1024:+.2f} MB in the second; every sample in {workdir}/samples.csv")
     print(f"fds: {fd_base} after warm-up, {fd_end} at the end, growth {fd_growth:+d} (limit {FD_LIMIT}); "
           f"idle {idle_fds_before} before the load, {idle_fds_after} after it")
 print(f"frames: {stats.get('framesPresented', '?')} presented, {stats.get('framesDropped', '?')} dropped, "
