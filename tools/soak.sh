@@ -5,7 +5,8 @@
 #   tools/soak.sh [--minutes N] [--binary PATH] [--clip FILE]
 # Prints one line per figure and a verdict; exits 1 when an API request failed (non-2xx other
 # than 409), events were lost (an id hole or a `gap` event), an SSE stream broke, the server
-# died, fds grew by more than 2 or RSS by more than 8 MB after warm-up (the first minute, or
+# died, fds grew by more than 2 or RSS by more than 8 MB after warm-up (lowest sample of the first and
+# last 2 minutes after the warm-up: the first minute, or
 # the first 20% of a shorter run). Dropped frames and latency are reported, not asserted.
 # Needs bash and python3 (standard library) only.
 set -euo pipefail
@@ -255,10 +256,13 @@ with open(os.path.join(workdir, "samples.csv"), "w") as f:
     for t, rss, fds in samples:
         f.write(f"{t:.1f},{rss},{fds}\n")
 
-# Figures. Warm-up baseline and end value: the lowest of 3 samples (15 s), so that a connection
-# opening at the instant of a sample does not count as growth.
+# Figures. Warm-up baseline and end value: the lowest sample of a window of 2 minutes (24
+# samples; a fifth of the run after warm-up when that is shorter). RSS swings by 5 to 10 MB from
+# one sample to the next (connection buffers, decoded pictures, a metrics page being written), so
+# a shorter window measures where a swing happened to be, not growth.
 after = [s for s in samples if s[0] >= warmup]
-base, end = after[:3], after[-3:]
+window = max(3, min(24, len(after) // 5))
+base, end = after[:window], after[-window:]
 reasons = []
 if not alive:
     reasons.append(f"the server exited ({server.returncode})")
@@ -284,7 +288,7 @@ if len(after) >= 2:
           f"{rss_end / 1024:.1f} MB at the end, growth {rss_growth:+.2f} MB (limit {RSS_LIMIT_MB:g}), "
           f"peak {max(s[1] for s in samples) / 1024:.1f} MB")
     # A leak keeps growing; an allocator settling grows early and stops: the two halves tell.
-    mid = after[len(after) // 2 - 1:len(after) // 2 + 2]
+    mid = after[max(0, len(after) // 2 - window // 2):len(after) // 2 + (window + 1) // 2]
     rss_mid = min(s[1] for s in mid)
     print(f"rss halves: {(rss_mid - rss_base) / 1024:+.2f} MB in the first half after warm-up, "
           f"{(rss_end - rss_mid) / 1024:+.2f} MB in the second; every sample in {workdir}/samples.csv")
