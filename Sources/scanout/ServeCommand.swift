@@ -92,7 +92,7 @@ struct Serve: ParsableCommand {
         // line, nothing buffered). The process ends here, without the exit-time destructors of
         // the C libraries it loaded (Mesa and LLVM through EGL, libva), which ran while threads
         // the runtime keeps (dispatch workers, NIO's event loops) were still alive: about one
-        // SIGTERM in fifty crashed there ("corrupted double-linked list", the main thread
+        // SIGTERM in ninety crashed there ("corrupted double-linked list", the main thread
         // unmapping in exit, a dispatch worker in free).
         fflush(nil)
         _exit(0)
