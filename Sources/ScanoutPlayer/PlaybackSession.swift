@@ -110,10 +110,10 @@ public final class PlaybackSession {
     public var deviationWindow: Int?
     public weak var observer: (any PlaybackObserver)?
     public private(set) var stats = PlaybackStats()
-    /// Whether the last `step` waited longer than `stallThreshold` for its frame.
-    public private(set) var lastStepStalled = false
     /// How long the read that made the last step stall waited, seconds (0 when it did not stall).
     public private(set) var lastStallSeconds = 0.0
+    /// Whether the last `step` waited longer than `stallThreshold` for its frame.
+    public var lastStepStalled: Bool { lastStallSeconds > 0 }
     /// Media time (seconds from the item's first frame) of the last frame shown.
     public private(set) var position: Double = 0
     public private(set) var lastPresentedPts: Int64?
@@ -193,7 +193,6 @@ public final class PlaybackSession {
     /// spikes (a busy machine, a large keyframe) that would otherwise make frames late. Still one
     /// thread: the reader and the frames never leave the session's owner.
     public func step() throws -> PlaybackStep {
-        lastStepStalled = false
         lastStallSeconds = 0
         let f: VideoFrame
         let media: Double
@@ -211,7 +210,6 @@ public final class PlaybackSession {
                 return .ended
             }
             if timed, let limit = stallThreshold, UInt64(seconds * 1e9) > limit, anchorTime != nil {
-                lastStepStalled = true
                 lastStallSeconds = seconds
             }
             f = frame
@@ -236,8 +234,7 @@ public final class PlaybackSession {
             let slot = display.vblankSource?.vblank(nearest: target) ?? target
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
-                // again at this frame.
-                lastStepStalled = true
+                // again at this frame (`decodeAhead` set `lastStallSeconds`).
                 anchorTime = clock.now()
                 anchorMedia = media
                 target = anchorTime!
