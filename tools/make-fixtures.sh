@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v8
+STAMP=v9
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -26,6 +26,8 @@ X264=(-c:v libx264 -threads 1 -preset veryfast)
 # Open GOPs of 100 with 3 B-frames (x264's defaults otherwise, scene cuts on): seeking to the
 # keyframe at frame 200 decodes leading pictures whose references lie in the GOP before it.
 "${FF[@]}" -f lavfi -i "$(counter 320x240 30 230)" "${X264[@]}" -crf 36 -bf 3 -x264-params open-gop=1:keyint=100 -pix_fmt yuv420p "${BX[@]}" counter_open_long.ts
+# A live channel for the timeshift tests: 30 s, open GOPs of 30 (one a second), 3 B-frames.
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 900)" "${X264[@]}" -crf 36 -g 30 -bf 3 -x264-params open-gop=1:scenecut=0 -pix_fmt yuv420p "${BX[@]}" counter_live.ts
 # An edit list that starts in the middle of a GOP: the first shown frame is not a keyframe.
 "${FF[@]}" -ss 0.5 -i counter.mp4 -c copy "${BX[@]}" counter_editlist.mp4
 # Variable frame rate in Matroska: frame n at t = n/30 s, plus 0.5 s after frame 40.

@@ -10,6 +10,9 @@ public final class FrameReader {
     public let decoder: any Decoder
     public var input: String { demuxer.input }
     public var video: VideoStreamInfo { demuxer.video }
+    /// Where packets come from: the demuxer, or a cursor over a timeshift buffer that a thread
+    /// of its own fills from the demuxer (`TimeshiftBuffer`).
+    public var source: any PacketSource
 
     private let packet = Packet()
     private var draining = false
@@ -44,6 +47,7 @@ public final class FrameReader {
         let (name, urlHint) = try ContentHint.split(input)
         let hint = urlHint ?? contentHint
         demuxer = try Demuxer(input: name, options: demuxerOptions)
+        source = demuxer
         let start = monotonicNanoseconds()
         let (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
         decoderOpenSeconds = Double(monotonicNanoseconds() - start) / 1e9
@@ -53,6 +57,7 @@ public final class FrameReader {
 
     public init(demuxer: Demuxer, decoder: any Decoder) {
         self.demuxer = demuxer
+        source = demuxer
         self.decoder = decoder
         decision = nil
         decoderOpenSeconds = 0
@@ -91,7 +96,7 @@ public final class FrameReader {
     public func next(into frame: VideoFrame) throws -> Bool {
         if atStart {
             atStart = false
-            if try demuxer.read(into: packet) {
+            if try source.read(into: packet) {
                 bytesRead += packet.size
                 let first: FirstPicture = !packet.isDiscarded && packet.pts != nil ? try decoder.decodeAtOnce(packet, into: frame) : .notSent
                 switch first {
@@ -119,7 +124,7 @@ public final class FrameReader {
                 finished = true
                 continue
             }
-            if try demuxer.read(into: packet) {
+            if try source.read(into: packet) {
                 bytesRead += packet.size
                 try send(packet)
             } else {
@@ -161,13 +166,13 @@ public final class FrameReader {
         let second = max(Int64(1 / max(video.timeBase.doubleValue, 1e-9)), 1)
         var back: Int64 = 0
         for _ in 0..<6 {
-            try demuxer.seek(toTimestamp: ts - back, position: nil)
+            try source.seek(toTimestamp: ts - back, position: nil)
             if let key = try lastKeyframe(notAfter: ts), try seek(toKeyframe: key) { return }
             back = back == 0 ? second : back * 4
         }
         // No keyframe with a timestamp at or before `ts` (a stream without timestamps, or `ts`
         // before the first keyframe): the container's own landing, as it is.
-        try demuxer.seek(toTimestamp: ts, position: nil)
+        try source.seek(toTimestamp: ts, position: nil)
         restart()
         startedAtKeyframe = true
     }
@@ -177,7 +182,7 @@ public final class FrameReader {
     /// packet decoded after `ts` or keyframe shown after it.
     private func lastKeyframe(notAfter ts: Int64) throws -> FrameIndex.Keyframe? {
         var found: FrameIndex.Keyframe?
-        while try demuxer.read(into: packet) {
+        while try source.read(into: packet) {
             bytesRead += packet.size
             if packet.isKeyframe, let pts = packet.pts ?? packet.dts {
                 if pts > ts { break }
@@ -198,11 +203,11 @@ public final class FrameReader {
     /// exact); timestamp seeks otherwise, on the timeline the container searches
     /// (`Demuxer.seeksByPresentationTime`).
     public func seek(toKeyframe key: FrameIndex.Keyframe) throws -> Bool {
-        let ts = demuxer.seeksByPresentationTime ? key.pts : (key.dts ?? key.pts)
-        try demuxer.seek(toTimestamp: ts, position: key.position)
+        let ts = source.seeksByPresentationTime ? key.pts : (key.dts ?? key.pts)
+        try source.seek(toTimestamp: ts, position: key.position)
         restart()
         startedAtKeyframe = true
-        while try demuxer.read(into: packet) {
+        while try source.read(into: packet) {
             bytesRead += packet.size
             if packet.isKeyframe, (packet.pts ?? packet.dts) == key.pts {
                 dropShownBefore = key.pts
@@ -226,3 +231,18 @@ public final class FrameReader {
         return nil
     }
 }
+
+/// Where a `FrameReader` takes its packets from: a `Demuxer`, or a `TimeshiftCursor`.
+public protocol PacketSource: AnyObject {
+    /// The next packet of the video stream; false at the end.
+    func read(into packet: Packet) throws -> Bool
+    /// Repositions so that the next packet read is the keyframe at or before `timestamp`, or the
+    /// one at `position` (a byte offset for a demuxer, a sequence number for a cursor).
+    func seek(toTimestamp timestamp: Int64, position: Int64?) throws
+    /// Whether `seek` takes presentation (not decoding) timestamps.
+    var seeksByPresentationTime: Bool { get }
+    /// A live input's transport-stream counts so far; nil for other inputs.
+    var transportCounts: TSCounts? { get }
+}
+
+extension Demuxer: PacketSource {}

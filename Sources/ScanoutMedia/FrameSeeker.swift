@@ -175,6 +175,21 @@ public final class FrameSeeker {
         reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions)
     }
 
+    /// A seeker over `reader` as it is, with an index built elsewhere (a timeshift buffer's
+    /// packets, `TimeshiftBuffer.index()`): seeks go through the reader's packet source, and a
+    /// frame the index lists but the source no longer holds fails instead of being searched for
+    /// from the start (the source cannot be opened again).
+    public init(reader: FrameReader, index: FrameIndex) {
+        self.reader = reader
+        self.index = index
+        demuxerOptions = DemuxerOptions()
+        decoderOptions = DecoderOptions()
+        canReopen = false
+    }
+
+    /// Whether the input may be opened again to count frames from its start (`linear`).
+    private var canReopen = true
+
     public var frameCount: Int { index.frameCount }
 
     /// The frame number shown `seconds` after the first frame.
@@ -204,6 +219,9 @@ public final class FrameSeeker {
                 throw MediaError.frameOutOfRange(input: reader.input, requested: number, frameCount: index.frameCount)
             }
             if let f = try seekAndDecode(to: index.timestamps[number]) { return f }
+        }
+        guard canReopen else {
+            throw MediaError.frameOutOfRange(input: reader.input, requested: number, frameCount: index.frameCount)
         }
         return try linear(to: number)
     }

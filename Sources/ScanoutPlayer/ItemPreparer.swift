@@ -53,6 +53,16 @@ public final class PreparedItem {
     func useSeekerReader() {
         if let s = seeker { reader = s.reader }
     }
+
+    /// The timeshift buffer of a live item, once playing (`startTimeshift`).
+    private(set) var timeshift: LiveTimeshift?
+
+    /// From now on the reader takes its packets from a timeshift buffer that a thread of its
+    /// own fills from the demuxer (once; the buffer closes when the item goes).
+    func startTimeshift(_ options: TimeshiftOptions) {
+        guard timeshift == nil else { return }
+        timeshift = LiveTimeshift(reader: reader, options: options)
+    }
 }
 
 /// Prepares the next item ahead of time: on a thread of its own (`background`, so that opening and

@@ -36,7 +36,7 @@ public final class PlayerEngine {
     public var onItemChanged: ((PlaylistItem) -> Void)?
     public let session: PlaybackSession
 
-    private var current: PreparedItem?
+    private(set) var current: PreparedItem?
     private let preparer: ItemPreparer
     private let sink: (PlayerEvent) -> Void
     /// The latest item failure reported (an `error` event), for `/state`; nil before any.
@@ -89,7 +89,12 @@ public final class PlayerEngine {
     /// Whether `tick` has a frame to show (the loop should not wait for a command).
     public var isRunning: Bool { state == .playing || state == .buffering }
     /// When `tick` next has work while not running (a retry), in clock nanoseconds.
-    public var nextWakeup: UInt64? { state == .error ? retryAt : nil }
+    public var nextWakeup: UInt64? {
+        if state == .error { return retryAt }
+        // Paused on a live item: the buffer fills meanwhile; look now and then whether it wrapped.
+        if state == .paused, current?.timeshift != nil { return clock.now() &+ 200_000_000 }
+        return nil
+    }
 
     public func snapshot() -> PlayerSnapshot {
         var s = PlayerSnapshot()
@@ -118,6 +123,8 @@ public final class PlayerEngine {
         s.transfers = st.transfers
         s.bufferingReason = state == .buffering ? bufferingReason : nil
         s.transport = transport.totals
+        s.live = current.map { LiveInputOptions.handles($0.item.source) } ?? false
+        s.timeshift = timeshiftStatus
         return s
     }
 
@@ -208,12 +215,19 @@ public final class PlayerEngine {
         guard seconds >= 0, seconds.isFinite, duration.map({ seconds < $0 }) ?? true else {
             throw PlayerError.seekOutOfRange(seconds: seconds, duration: duration)
         }
+        try performSeek(item, target: seconds, exact: exact) { try seekFrame(item, seconds: seconds, exact: exact) }
+    }
+
+    /// Shows the frame `find` lands on (`seekStarted`, `seeking`, `seekCompleted`), then goes
+    /// on as before the seek: playing or paused. The one seek sequence of files and timeshift.
+    func performSeek(_ item: PreparedItem, target seconds: Double, exact: Bool,
+                     find: () throws -> (VideoFrame, Double, Int?)) throws {
         let resume: PlayerState = state == .ended ? .paused : (state == .buffering ? .playing : state)
         emit(.seekStarted(target: seconds, exact: exact))
         set(.seeking)
         seekedInItem = true
         do {
-            let (frame, media, number) = try seekFrame(item, seconds: seconds, exact: exact)
+            let (frame, media, number) = try find()
             session.hold(frame, media: media)
             _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
             session.rebase(atMedia: media)
@@ -355,6 +369,7 @@ public final class PlayerEngine {
             } catch {}
             return
         }
+        checkTimeshiftWrap()
         guard isRunning else { return }
         do {
             let r = try session.step()
@@ -446,7 +461,7 @@ public final class PlayerEngine {
     // MARK: Internals
 
     /// Hands `event` on; an `error` is kept as the latest failure too.
-    private func emit(_ event: PlayerEvent) {
+    func emit(_ event: PlayerEvent) {
         if case let .error(message, item, skipped) = event {
             let source = item.flatMap { playlist.indices.contains($0) ? playlist[$0].source : nil }
             lastFailure = ItemFailure(item: item, source: source, message: message, skipped: skipped)
@@ -507,6 +522,7 @@ public final class PlayerEngine {
         current = p
         index = p.index
         slateShown = false
+        if configuration.timeshift.seconds > 0, LiveInputOptions.handles(p.item.source) { p.startTimeshift(configuration.timeshift) }
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
@@ -652,7 +668,7 @@ struct TransportTally {
     /// Adds what `reader` counted since the last call; returns the new errors and
     /// discontinuities, nil when there are none.
     mutating func update(reader r: FrameReader, source: String) -> TSCounts? {
-        guard let now = r.demuxer.transportCounts else { return nil }
+        guard let now = r.source.transportCounts else { return nil }
         if reader != ObjectIdentifier(r) || now.packets < seen.packets {
             reader = ObjectIdentifier(r)
             seen = TSCounts()

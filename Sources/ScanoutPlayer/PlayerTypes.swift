@@ -91,6 +91,10 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
     case rateOutOfRange(Double)
     case rotationInvalid(Int)
     case seekOutOfRange(seconds: Double, duration: Double?)
+    /// A timeshift command on an item that is not a live input.
+    case notLive(command: String)
+    /// A timeshift position outside what the buffer holds (stream time, seconds).
+    case timeshiftOutOfRange(seconds: Double, start: Double?, end: Double?)
     case noNextItem
     case noPreviousItem
     case noPlayableItem(failures: Int)
@@ -107,6 +111,10 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .rateOutOfRange(let r): return "rate \(r) is outside 0.25...4"
         case .rotationInvalid(let r): return "rotation \(r) is not 0, 90, 180 or 270"
         case .seekOutOfRange(let s, let d): return "position \(s) s is outside the item" + (d.map { " (0...\($0) s)" } ?? "")
+        case .notLive(let c): return "cannot \(c): the current item is not a live input (udp://, rtp://) with a timeshift buffer"
+        case .timeshiftOutOfRange(let t, let a, let b):
+            guard let a, let b else { return "position \(t) s: the timeshift buffer is still empty" }
+            return "position \(t) s is outside the timeshift buffer (\(a)...\(b) s)"
         case .noNextItem: return "no item after the last one (repeat is none)"
         case .noPreviousItem: return "no item before the first one (repeat is none)"
         case .noPlayableItem(let n): return "no item of the playlist can be played (\(n) failed)"
@@ -154,6 +162,11 @@ public enum PlayerEvent: Equatable, Sendable {
     case hdcpChanged(output: String, state: String)
     /// The service as a whole is up (reasons empty) or down (why).
     case serviceState(up: Bool, reasons: ServiceReasons)
+    /// The timeshift buffer dropped the packets at the position of a paused (or behind-live)
+    /// live item: the position moved from `from` to the buffer's start (stream time, seconds).
+    case timeshiftWrapped(from: Double, to: Double)
+    /// Playback of a live item is at the live edge again (`playLive`).
+    case liveEdge(position: Double)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -179,6 +192,8 @@ public enum PlayerEvent: Equatable, Sendable {
         case .outputCensored: return "outputCensored"
         case .hdcpChanged: return "hdcpChanged"
         case .serviceState: return "serviceState"
+        case .timeshiftWrapped: return "timeshiftWrapped"
+        case .liveEdge: return "liveEdge"
         }
     }
 }
@@ -199,13 +214,15 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var retryInterval: UInt64 = 5_000_000_000
     public var demuxer = DemuxerOptions()
     public var decoder = DecoderOptions()
+    /// The buffer kept of live (UDP/RTP) inputs for pause and seeks behind the live edge.
+    public var timeshift = TimeshiftOptions()
     public init() {}
 
     public static func == (a: Self, b: Self) -> Bool {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
             && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
-            && a.decoder.threads == b.decoder.threads
+            && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift
     }
 }
 
@@ -248,6 +265,10 @@ public struct PlayerSnapshot: Sendable {
     public var transfers = TransferCounts()
     /// What playback waits for while `buffering`; nil otherwise.
     public var bufferingReason: String?
+    /// Whether the current item is a live input (udp://, rtp://).
+    public var live = false
+    /// Its timeshift buffer and the position in it; nil for other items.
+    public var timeshift: TimeshiftStatus?
     /// Transport-stream counts of each live input (by source) since the service started.
     public var transport: [String: TSCounts] = [:]
     public init() {}

@@ -189,6 +189,23 @@ public final class ControlAPI: Sendable {
             try o.rejectUnknown()
             return jsonResponse(WireFormat.state(try await perform { e in try e.seek(to: position, exact: exact); return e.snapshot() }))
         }
+        router.post("/timeshift/seek") { [self] request, context in
+            var o = try await body(request, context, fields: ["relative", "absolute"])
+            let relative = try o.double("relative", range: -86400...86400)
+            let absolute = try o.double("absolute", range: 0...1e12)
+            try o.rejectUnknown()
+            guard (relative == nil) != (absolute == nil) else {
+                throw APIError(.badRequest, "body: give exactly one of relative (seconds from the frame on screen) and absolute (stream time, seconds)", field: "body")
+            }
+            return jsonResponse(WireFormat.state(try await perform { e in
+                if let relative { try e.seekTimeshift(relative: relative) } else { try e.seekTimeshift(to: absolute!) }
+                return e.snapshot()
+            }))
+        }
+        router.post("/timeshift/live") { [self] request, context in
+            try await empty(request, context)
+            return jsonResponse(WireFormat.state(try await perform { e in try e.playLive(); return e.snapshot() }))
+        }
         router.put("/rate") { [self] request, context in
             var o = try await body(request, context, fields: ["rate"])
             let rate = try o.double("rate", required: true, range: 0.25...4)!
@@ -397,6 +414,8 @@ public final class ControlAPI: Sendable {
         case .rateOutOfRange: return APIError(.badRequest, "rate: \(e.description)", field: "rate")
         case .rotationInvalid: return APIError(.badRequest, "rotation: \(e.description)", field: "rotation")
         case .seekOutOfRange: return APIError(.badRequest, "position: \(e.description)", field: "position")
+        case .notLive: return APIError(.conflict, "state: \(e.description)", field: "state")
+        case .timeshiftOutOfRange: return APIError(.badRequest, "position: \(e.description)", field: "position")
         case .noNextItem, .noPreviousItem: return APIError(.conflict, "index: \(e.description)", field: "index")
         case .noPlayableItem: return APIError(.unprocessableContent, "playlist: \(e.description)", field: "playlist")
         case .media(let i, let m): return APIError(.unprocessableContent, "playlist[\(i)]: \(m.description)", field: "playlist[\(i)]")

@@ -16,6 +16,11 @@ enum WireFormat {
             "serviceUp": s.reasons.isEmpty,
             "reasons": s.reasons.names,
             "bufferingReason": s.bufferingReason ?? NSNull(),
+            "live": s.live,
+            "liveDuration": s.timeshift?.liveDuration ?? NSNull(),
+            "timeshift": s.timeshift.map { t -> [String: Any] in
+                ["start": t.start, "end": t.end, "position": t.position, "behindLive": t.behindLive]
+            } ?? NSNull(),
             "playlist": s.playlist.map(itemJSON),
             "lastError": s.lastFailure.map { f -> [String: Any] in
                 ["item": f.item ?? NSNull(), "source": f.source ?? NSNull(), "message": f.message, "skipped": f.skipped]
@@ -92,6 +97,11 @@ enum WireFormat {
             o["output"] = output; o["state"] = state
         case .serviceState(let up, let reasons):
             o["up"] = up; o["reasons"] = reasons.names; o["reasonBits"] = reasons.rawValue
+        case .timeshiftWrapped(let from, let to):
+            o["from"] = from; o["to"] = to
+            o["message"] = "the timeshift buffer wrapped past the position: moved to the buffer's start"
+        case .liveEdge(let position):
+            o["position"] = position
         }
         return o
     }

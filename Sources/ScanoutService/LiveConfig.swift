@@ -1,3 +1,4 @@
+import Foundation
 import ScanoutMedia
 
 extension ServiceConfig {
@@ -17,5 +18,21 @@ extension ServiceConfig {
             }
         }
         if let v = try o.double("liveTimeout", range: 1...600) { live.timeoutSeconds = v }
+        if var t = try o.object("timeshift") { try applyTimeshift(&t) }
+    }
+
+    /// `timeshift`: `seconds` of a live input kept for pause and seeks (0: none; default 30),
+    /// `maxBytes` (default 256 MiB), `directory` (null: in memory, the only kind so far).
+    private mutating func applyTimeshift(_ t: inout JSONObject) throws(APIError) {
+        if let v = try t.double("seconds", range: 0...3600) { timeshift.seconds = v }
+        if let v = try t.int("maxBytes", range: (1 << 20)...(1 << 40)) { timeshift.maxBytes = v }
+        if try t.string("directory", nullable: true) != nil {
+            throw .badRequest(t.name("directory"), "a buffer on disk is not supported: use null (the buffer is kept in memory, bounded by seconds and maxBytes)")
+        }
+        try t.rejectUnknown()
+    }
+
+    var timeshiftJSON: [String: Any] {
+        ["seconds": timeshift.seconds, "maxBytes": timeshift.maxBytes, "directory": NSNull()]
     }
 }

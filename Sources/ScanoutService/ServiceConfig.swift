@@ -27,6 +27,7 @@ import ScanoutRender
 ///     interface, sources [addresses], liveTimeout (s)    — UDP/RTP inputs: the interface to join
 ///                                                         on, source-specific senders, and the
 ///                                                         silence after which the service is down
+///     timeshift {seconds, maxBytes, directory: null}     — what is kept of live inputs (pause, seeks)
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -65,6 +66,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var timeout = 10.0
     /// How UDP/RTP inputs are received (`interface`, `sources`, `liveTimeout`).
     public var live = LiveInputOptions()
+    /// What is kept of live inputs for pause and seeks behind the live edge (`timeshift`).
+    public var timeshift = TimeshiftOptions()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -180,7 +183,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -191,6 +194,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.scaling = scaling
         p.overlay = overlay
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live)
+        p.timeshift = timeshift
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
@@ -209,6 +213,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
             "stateDir": stateDir ?? NSNull(),
             "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
+            "timeshift": timeshiftJSON,
         ]
     }
 }
