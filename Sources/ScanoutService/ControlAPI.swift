@@ -119,6 +119,7 @@ public final class ControlAPI: Sendable {
         ("GET", "/playlist"), ("PUT", "/playlist"), ("POST", "/playlist/next"), ("POST", "/playlist/previous"),
         ("POST", "/playlist/jump"), ("PUT", "/repeat"), ("GET", "/config"), ("PUT", "/config"),
         ("GET", "/log-level"), ("PUT", "/log-level"),
+        ("POST", "/timeshift/seek"), ("POST", "/timeshift/live"),
     ]
 
     public func router() -> Router<ServiceRequestContext> {
