@@ -212,6 +212,7 @@ public final class PlayerEngine {
         guard [.ready, .playing, .paused, .ended, .buffering].contains(state), let item = current else {
             throw PlayerError.invalidState(command: "seek", state: state)
         }
+        guard item.timeshift == nil else { throw PlayerError.seekOnLive }
         guard seconds >= 0, seconds.isFinite, duration.map({ seconds < $0 }) ?? true else {
             throw PlayerError.seekOutOfRange(seconds: seconds, duration: duration)
         }

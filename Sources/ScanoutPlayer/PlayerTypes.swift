@@ -93,6 +93,8 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
     case seekOutOfRange(seconds: Double, duration: Double?)
     /// A timeshift command on an item that is not a live input.
     case notLive(command: String)
+    /// `seek` on a live item: its positions are the timeshift buffer's (`seekTimeshift`).
+    case seekOnLive
     /// A timeshift position outside what the buffer holds (stream time, seconds).
     case timeshiftOutOfRange(seconds: Double, start: Double?, end: Double?)
     case noNextItem
@@ -112,6 +114,7 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .rotationInvalid(let r): return "rotation \(r) is not 0, 90, 180 or 270"
         case .seekOutOfRange(let s, let d): return "position \(s) s is outside the item" + (d.map { " (0...\($0) s)" } ?? "")
         case .notLive(let c): return "cannot \(c): the current item is not a live input (udp://, rtp://) with a timeshift buffer"
+        case .seekOnLive: return "a live item has no item timeline to seek in: seek within its timeshift buffer (POST /timeshift/seek with relative or absolute)"
         case .timeshiftOutOfRange(let t, let a, let b):
             guard let a, let b else { return "position \(t) s: the timeshift buffer is still empty" }
             return "position \(t) s is outside the timeshift buffer (\(a)...\(b) s)"

@@ -415,6 +415,7 @@ public final class ControlAPI: Sendable {
         case .rateOutOfRange: return APIError(.badRequest, "rate: \(e.description)", field: "rate")
         case .rotationInvalid: return APIError(.badRequest, "rotation: \(e.description)", field: "rotation")
         case .seekOutOfRange: return APIError(.badRequest, "position: \(e.description)", field: "position")
+        case .seekOnLive: return APIError(.conflict, "state: \(e.description)", field: "state")
         case .notLive: return APIError(.conflict, "state: \(e.description)", field: "state")
         case .timeshiftOutOfRange: return APIError(.badRequest, "position: \(e.description)", field: "position")
         case .noNextItem, .noPreviousItem: return APIError(.conflict, "index: \(e.description)", field: "index")

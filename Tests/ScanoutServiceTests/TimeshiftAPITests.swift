@@ -55,6 +55,8 @@ struct TimeshiftAPITests {
         #expect(timeshift(exact.json ?? [:])["position"] == start)
         let outside = try server.request("POST", "/timeshift/seek", body: "{\"absolute\": \(start - 0.5)}")
         #expect(outside.status == 400 && outside.json?["field"] as? String == "position", "\(outside.text)")
+        let itemSeek = try server.request("POST", "/seek", body: #"{"position": 1}"#)
+        #expect(itemSeek.status == 409 && itemSeek.text.contains("timeshift buffer"), "\(itemSeek.text)")
         let both = try server.request("POST", "/timeshift/seek", body: #"{"relative": -1, "absolute": 2}"#)
         #expect(both.status == 400 && both.json?["field"] as? String == "body")
 
