@@ -5,11 +5,15 @@ import Foundation
 public struct TimeshiftOptions: Sendable, Equatable {
     /// Seconds of stream time kept (0: no timeshift).
     public var seconds: Double = 30
-    /// Bytes of compressed packets kept, whatever their duration.
+    /// Bytes of compressed packets kept, whatever their duration (in memory, or on disk).
     public var maxBytes: Int = 256 << 20
-    public init(seconds: Double = 30, maxBytes: Int = 256 << 20) {
+    /// Where the packets are kept: nil in memory; a directory: on disk there, one unlinked
+    /// temporary file per GOP (`SpillFile`), only the packets' timing in memory.
+    public var directory: String?
+    public init(seconds: Double = 30, maxBytes: Int = 256 << 20, directory: String? = nil) {
         self.seconds = seconds
         self.maxBytes = maxBytes
+        self.directory = directory
     }
 }
 
@@ -30,13 +34,24 @@ public struct TimeshiftOptions: Sendable, Equatable {
 /// `condition`; the packets in `entries` are only referenced (never changed) once stored, and
 /// FFmpeg's buffer references are atomic.
 public final class TimeshiftBuffer: @unchecked Sendable {
+    /// Where a packet's data is: a reference to it in memory, or its place in its GOP's file.
+    enum Stored {
+        case memory(Packet)
+        case disk(SpillFile, offset: Int64)
+    }
+
     struct Entry {
         let seq: Int
-        let packet: Packet
+        let stored: Stored
         let pts: Int64?
         let dts: Int64?
         let isKeyframe: Bool
         let size: Int
+        /// What a packet read back from disk gets again besides its data.
+        let flags: Int32
+        let duration: Int64
+        let streamIndex: Int32
+        let position: Int64
     }
 
     public let options: TimeshiftOptions
@@ -60,6 +75,10 @@ public final class TimeshiftBuffer: @unchecked Sendable {
     private var silence: MediaError?
     private var silences = 0
     private var counts: TSCounts?
+    /// The file the current GOP's packets go to, with a directory.
+    private var spill: SpillFile?
+    /// Packets kept in memory because the directory refused them (no file, a failed write).
+    private var spillFailures = 0
 
     public init(options: TimeshiftOptions, timeBase: Rational, input: String) {
         self.options = options
@@ -76,13 +95,27 @@ public final class TimeshiftBuffer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         counts = transportCounts ?? counts
-        entries.append(Entry(seq: nextSeq, packet: packet.clone(), pts: packet.pts, dts: packet.dts,
-                             isKeyframe: packet.isKeyframe, size: packet.size))
+        entries.append(Entry(seq: nextSeq, stored: store(packet), pts: packet.pts, dts: packet.dts,
+                             isKeyframe: packet.isKeyframe, size: packet.size, flags: packet.pointer.pointee.flags,
+                             duration: packet.duration, streamIndex: packet.pointer.pointee.stream_index,
+                             position: packet.pointer.pointee.pos))
         nextSeq += 1
         bytes += packet.size
         if let p = packet.pts { newestPts = max(newestPts ?? p, p) }
         evict()
         condition.broadcast()
+    }
+
+    /// A reference to `packet` in memory, or its data written to the current GOP's file (a new
+    /// file at each keyframe, so that dropping a GOP frees its file). In memory when the disk fails.
+    private func store(_ packet: Packet) -> Stored {
+        guard let directory = options.directory else { return .memory(packet.clone()) }
+        if packet.isKeyframe || spill == nil { spill = SpillFile(directory: directory) }
+        guard let file = spill, let offset = file.append(packet) else {
+            spillFailures += 1
+            return .memory(packet.clone())
+        }
+        return .disk(file, offset: offset)
     }
 
     /// The source said nothing for a while (`MediaError.sourceSilent`): a reader waiting for a
@@ -177,8 +210,21 @@ public final class TimeshiftBuffer: @unchecked Sendable {
             }
             if seq < nextSeq {
                 let e = entries[head + (seq - first)]
-                packet.unref()
-                av_packet_ref(packet.pointer, e.packet.pointer)
+                switch e.stored {
+                case .memory(let p):
+                    packet.unref()
+                    av_packet_ref(packet.pointer, p.pointer)
+                case .disk(let file, let offset):
+                    guard file.read(offset: offset, size: e.size, into: packet) else {
+                        throw MediaError.readFailed(input: input, reason: "the timeshift buffer's file in \(options.directory ?? "?") could not be read back: \(String(cString: strerror(errno)))")
+                    }
+                    packet.pointer.pointee.pts = e.pts ?? SCANOUT_AV_NOPTS_VALUE
+                    packet.pointer.pointee.dts = e.dts ?? SCANOUT_AV_NOPTS_VALUE
+                    packet.pointer.pointee.flags = e.flags
+                    packet.pointer.pointee.duration = e.duration
+                    packet.pointer.pointee.stream_index = e.streamIndex
+                    packet.pointer.pointee.pos = e.position
+                }
                 seq += 1
                 return true
             }
@@ -219,6 +265,8 @@ public final class TimeshiftBuffer: @unchecked Sendable {
         public var bytes: Int
         /// GOPs dropped from the start since the buffer was made.
         public var gopsDropped: Int
+        /// Packets kept in memory although a directory was given (it refused them).
+        public var spillFailures: Int
         public var duration: Double { end - start }
     }
 
@@ -228,7 +276,7 @@ public final class TimeshiftBuffer: @unchecked Sendable {
             guard let first = firstKeyframe?.pts, let newest = newestPts else { return nil }
             let tb = timeBase.doubleValue
             return Extent(start: Double(first) * tb, end: Double(newest) * tb, packets: entries.count - head,
-                          bytes: bytes, gopsDropped: gopsDropped)
+                          bytes: bytes, gopsDropped: gopsDropped, spillFailures: spillFailures)
         }
     }
 

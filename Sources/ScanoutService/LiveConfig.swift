@@ -22,17 +22,25 @@ extension ServiceConfig {
     }
 
     /// `timeshift`: `seconds` of a live input kept for pause and seeks (0: none; default 30),
-    /// `maxBytes` (default 256 MiB), `directory` (null: in memory, the only kind so far).
+    /// `maxBytes` (default 256 MiB), `directory` (null: in memory; a writable directory: on disk there).
     private mutating func applyTimeshift(_ t: inout JSONObject) throws(APIError) {
         if let v = try t.double("seconds", range: 0...3600) { timeshift.seconds = v }
         if let v = try t.int("maxBytes", range: (1 << 20)...(1 << 40)) { timeshift.maxBytes = v }
-        if try t.string("directory", nullable: true) != nil {
-            throw .badRequest(t.name("directory"), "a buffer on disk is not supported: use null (the buffer is kept in memory, bounded by seconds and maxBytes)")
+        if t.values.keys.contains("directory") {
+            let dir = try t.string("directory", nullable: true)
+            if let dir {
+                var isDir: ObjCBool = false
+                guard dir.hasPrefix("/"), FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue,
+                      FileManager.default.isWritableFile(atPath: dir) else {
+                    throw .badRequest(t.name("directory"), "must be an existing directory this user can write to, as an absolute path, or null to keep the buffer in memory (got \"\(dir)\")")
+                }
+            }
+            timeshift.directory = dir
         }
         try t.rejectUnknown()
     }
 
     var timeshiftJSON: [String: Any] {
-        ["seconds": timeshift.seconds, "maxBytes": timeshift.maxBytes, "directory": NSNull()]
+        ["seconds": timeshift.seconds, "maxBytes": timeshift.maxBytes, "directory": timeshift.directory ?? NSNull()]
     }
 }

@@ -79,8 +79,10 @@ private func packets(of path: String) throws -> (packets: [Packet], timeBase: Ra
 
     /// Frames found through the buffer's index and a cursor are the frames an exact seek in the
     /// file finds: same timestamp, same frame number drawn in the picture.
-    @Test func frameExactLookupsMatchTheFileSeeker() throws {
-        let buffer = TimeshiftBuffer(options: TimeshiftOptions(seconds: 12), timeBase: timeBase, input: clip)
+    @Test(arguments: [false, true]) func frameExactLookupsMatchTheFileSeeker(onDisk: Bool) throws {
+        let scratch = try Scratch()
+        let buffer = TimeshiftBuffer(options: TimeshiftOptions(seconds: 12, directory: onDisk ? scratch.url.path : nil),
+                                     timeBase: timeBase, input: clip)
         for p in all { buffer.append(p) }
         buffer.finish(nil)  // the input ended: the newest frames decode without waiting for more
         let index = buffer.index()
@@ -101,6 +103,29 @@ private func packets(of path: String) throws -> (packets: [Packet], timeBase: Ra
             #expect(frameCode(f) == frameCode(g))
             #expect(frameCode(f) == offset + n)
         }
+        #expect(buffer.extent?.spillFailures == 0)
+        // On disk: the GOPs' files are unlinked from the start, nothing is left to clean up.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
+    }
+
+    /// On disk, the packets read back are the packets appended: same bytes, same timing.
+    @Test func packetsReadBackFromDiskAreThePacketsAppended() throws {
+        let scratch = try Scratch()
+        let buffer = TimeshiftBuffer(options: TimeshiftOptions(seconds: 3600, maxBytes: 60_000, directory: scratch.url.path),
+                                     timeBase: timeBase, input: clip)
+        let cursor = TimeshiftCursor(buffer: buffer)
+        for p in all { buffer.append(p) }
+        buffer.finish(nil)
+        let e = try #require(buffer.extent)
+        #expect(e.bytes <= 60_000 && e.spillFailures == 0)
+        let kept = all.suffix(e.packets)
+        let p = Packet()
+        for q in kept {
+            #expect(try cursor.read(into: p))
+            #expect(p.pts == q.pts && p.dts == q.dts && p.isKeyframe == q.isKeyframe && p.size == q.size)
+            #expect(p.bytes == q.bytes)
+        }
+        #expect(try cursor.read(into: p) == false)
     }
 }
 
@@ -198,8 +223,9 @@ struct TimeshiftPlaybackTests {
         #expect(try #require(h.status).behindLive < 0.5)
     }
 
-    @Test func aPauseLongerThanTheBufferWrapsToItsStart() throws {
-        let h = try LiveHarness(timeshift: TimeshiftOptions(seconds: 1.5))
+    @Test(arguments: [false, true]) func aPauseLongerThanTheBufferWrapsToItsStart(onDisk: Bool) throws {
+        let scratch = try Scratch()
+        let h = try LiveHarness(timeshift: TimeshiftOptions(seconds: 1.5, directory: onDisk ? scratch.url.path : nil))
         h.run(1)
         try h.engine.pause()
         let pausedAt = try #require(h.status).position
@@ -221,4 +247,9 @@ struct TimeshiftPlaybackTests {
         #expect(h.display.shown.last?.pts == Int64((w.to * 90000).rounded()))
         #expect(s.liveDuration <= 1.5 + 1e-6)
     }
+}
+
+private extension Packet {
+    /// The packet's data, for comparing.
+    var bytes: [UInt8] { size == 0 ? [] : Array(UnsafeBufferPointer(start: pointer.pointee.data, count: size)) }
 }

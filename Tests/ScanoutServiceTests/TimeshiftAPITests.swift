@@ -5,15 +5,19 @@ import ScanoutTestSupport
 import Testing
 
 @Suite struct TimeshiftConfigTests {
-    @Test func timeshiftSettingsReachThePlayerAndADirectoryIsRefused() throws {
+    @Test func timeshiftSettingsReachThePlayerAndADirectoryMustBeWritable() throws {
         var c = ServiceConfig()
         #expect(c.playerConfiguration.timeshift == TimeshiftOptions(seconds: 30, maxBytes: 256 << 20))
         var o = JSONObject(values: ["timeshift": ["seconds": 10, "maxBytes": 8 << 20, "directory": NSNull()]])
         try c.apply(&o, runtimeOnly: false)
         #expect(c.playerConfiguration.timeshift == TimeshiftOptions(seconds: 10, maxBytes: 8 << 20))
         #expect((c.json["timeshift"] as? [String: Any])?["seconds"] as? Double == 10)
-        var disk = JSONObject(values: ["timeshift": ["directory": "/var/cache/scanout"]])
-        #expect(throws: APIError.self) { try c.apply(&disk, runtimeOnly: false) }
+        var missing = JSONObject(values: ["timeshift": ["directory": "/nonexistent/scanout"]])
+        #expect(throws: APIError.self) { try c.apply(&missing, runtimeOnly: false) }
+        let scratch = try Scratch()
+        var disk = JSONObject(values: ["timeshift": ["directory": scratch.url.path]])
+        try c.apply(&disk, runtimeOnly: false)
+        #expect(c.playerConfiguration.timeshift.directory == scratch.url.path)
         var unknown = JSONObject(values: ["timeshift": ["minutes": 1]])
         #expect(throws: APIError.badRequest("timeshift.minutes", "unknown field")) { try c.apply(&unknown, runtimeOnly: false) }
     }
