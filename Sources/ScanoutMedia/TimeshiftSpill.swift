@@ -29,14 +29,8 @@ final class SpillFile {
         let size = packet.size
         let offset = length
         if size > 0 {
-            guard let data = packet.pointer.pointee.data else { return nil }
-            var done = 0
-            while done < size {
-                let r = pwrite(fd, data + done, size - done, off_t(offset) + off_t(done))
-                if r < 0 && errno == EINTR { continue }
-                guard r > 0 else { return nil }
-                done += r
-            }
+            guard let data = packet.pointer.pointee.data,
+                  Self.whole(size, { pwrite(fd, data + $0, size - $0, off_t(offset) + off_t($0)) }) else { return nil }
         }
         length += Int64(size)
         return offset
@@ -49,9 +43,15 @@ final class SpillFile {
         guard av_new_packet(packet.pointer, Int32(size)) == 0 else { return false }
         guard size > 0 else { return true }
         guard let data = packet.pointer.pointee.data else { return false }
+        return Self.whole(size, { pread(fd, data + $0, size - $0, off_t(offset) + off_t($0)) })
+    }
+
+    /// Repeats `io` (a `pread` or `pwrite` of the bytes from the count done so far on) until all
+    /// `size` bytes moved, again after `EINTR`. False on an error or the file's end.
+    private static func whole(_ size: Int, _ io: (Int) -> Int) -> Bool {
         var done = 0
         while done < size {
-            let r = pread(fd, data + done, size - done, off_t(offset) + off_t(done))
+            let r = io(done)
             if r < 0 && errno == EINTR { continue }
             guard r > 0 else { return false }
             done += r
