@@ -370,7 +370,7 @@ public final class PlayerEngine {
             } catch {}
             return
         }
-        checkTimeshiftWrap()
+        followTimeshift()
         guard isRunning else { return }
         do {
             let r = try session.step()

@@ -21,6 +21,9 @@ public struct TimeshiftStatus: Sendable, Equatable {
 final class LiveTimeshift {
     let buffer: TimeshiftBuffer
     let cursor: TimeshiftCursor
+    /// Whether playback is behind the live edge (paused there, or sought back) and has not
+    /// returned to it since; `liveEdge` is emitted when it does.
+    var behind = false
 
     init(reader: FrameReader, options: TimeshiftOptions) {
         buffer = TimeshiftBuffer(options: options, timeBase: reader.video.timeBase, input: reader.input)
@@ -69,7 +72,10 @@ extension PlayerEngine {
             return (frame, Double((frame.pts ?? origin) - origin) * tb.doubleValue, nil)
         }
         if let last = index.timestamps.last, streamTime(of: item) >= Double(last) * tb.doubleValue - 1e-9 {
+            ts.behind = false
             emit(.liveEdge(position: streamTime(of: item)))
+        } else {
+            ts.behind = true
         }
     }
 
@@ -87,11 +93,19 @@ extension PlayerEngine {
         Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + position
     }
 
-    /// When the buffer dropped the packets the current live item was to read next (it was paused,
-    /// or played behind the live edge for longer than the buffer holds), the position moves to
-    /// the buffer's start: `timeshiftWrapped`, then that frame is shown (paused or not).
-    func checkTimeshiftWrap() {
+    /// Follows the current live item's position in its buffer, once per turn of the loop. When
+    /// playback behind the edge caught up with it (a rate above 1), `liveEdge`. When the buffer
+    /// dropped the packets the item was to read next (it was paused, or played behind the live
+    /// edge for longer than the buffer holds), the position moves to the buffer's start:
+    /// `timeshiftWrapped`, then that frame is shown (paused or not).
+    func followTimeshift() {
         guard let item = current, let ts = item.timeshift else { return }
+        if state == .paused {
+            ts.behind = true
+        } else if ts.behind, ts.cursor.next >= ts.buffer.endSeq {
+            ts.behind = false
+            emit(.liveEdge(position: streamTime(of: item)))
+        }
         guard ts.cursor.isBehindBuffer || ts.cursor.takeWrapped(), let e = ts.buffer.extent else { return }
         emit(.timeshiftWrapped(from: streamTime(of: item), to: e.start))
         try? seekTimeshift(to: e.start)

@@ -223,6 +223,26 @@ struct TimeshiftPlaybackTests {
         #expect(try #require(h.status).behindLive < 0.5)
     }
 
+    @Test func playingFasterThanLiveCatchesUpWithTheEdge() throws {
+        let h = try LiveHarness()
+        h.run(1)
+        try h.engine.pause()
+        h.run(1)
+        try h.engine.play()
+        try h.engine.setRate(2)
+        let isLiveEdge = { (e: PlayerEvent) -> Bool in if case .liveEdge = e { return true } else { return false } }
+        h.run(0.5)
+        #expect(!h.events.contains(where: isLiveEdge))
+        #expect(try #require(h.status).behindLive > 0.5)
+        // About a second behind, gaining a second each second at 2x.
+        let end = Date().addingTimeInterval(4)
+        while !h.events.contains(where: isLiveEdge), Date() < end { h.engine.tick() }
+        #expect(h.events.contains(where: isLiveEdge))
+        #expect(try #require(h.status).behindLive < 0.5)
+        let codes = h.codes
+        #expect(zip(codes, codes.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
     @Test(arguments: [false, true]) func aPauseLongerThanTheBufferWrapsToItsStart(onDisk: Bool) throws {
         let scratch = try Scratch()
         let h = try LiveHarness(timeshift: TimeshiftOptions(seconds: 1.5, directory: onDisk ? scratch.url.path : nil))
