@@ -52,6 +52,11 @@ public final class PlayerEngine {
     /// Why the loop is `buffering` on a silent live input; nil when not.
     private var bufferingReason: String?
     private var transport = TransportTally()
+    /// When the command that is making an item current began (load, prepare, jump, a retry).
+    private var requestStartedAt: UInt64?
+    /// The current item's first frame is still to be shown: when it was asked for (nil after a
+    /// gapless transition, which no command asked for).
+    private var awaitingFirstFrame: FirstFrameRequest?
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -106,6 +111,8 @@ public final class PlayerEngine {
         s.framesDecoded = st.framesDecoded
         s.framesPresented = st.framesPresented
         s.framesDropped = st.framesDropped
+        s.liveSlips = st.liveSlips
+        s.liveSlipSeconds = st.liveSlipSeconds
         s.bytesRead = st.bytesRead
         s.decodeErrors = st.decodeErrors.errorCount
         s.pacingP50Ms = st.pacingPercentile(50)
@@ -128,6 +135,7 @@ public final class PlayerEngine {
     public func load(_ items: [PlaylistItem], start: Int = 0, autoplay: Bool = false) throws {
         guard !items.isEmpty else { throw PlayerError.emptyPlaylist }
         guard items.indices.contains(start) else { throw PlayerError.itemOutOfRange(index: start, count: items.count) }
+        requestStartedAt = clock.now()
         for item in items where ![0, 90, 180, 270].contains(item.rotation) { throw PlayerError.rotationInvalid(item.rotation) }
         if current != nil, [.ready, .playing, .paused, .buffering].contains(state) {
             // Something is on screen: it stays until an item of the new playlist is ready, and
@@ -155,6 +163,7 @@ public final class PlayerEngine {
     public func prepare(_ i: Int) throws {
         guard !playlist.isEmpty else { throw PlayerError.emptyPlaylist }
         guard playlist.indices.contains(i) else { throw PlayerError.itemOutOfRange(index: i, count: playlist.count) }
+        requestStartedAt = clock.now()
         release()
         try prepareCurrent(i, userInitiated: true)
     }
@@ -167,6 +176,7 @@ public final class PlayerEngine {
             // Resume where the picture stands: the next frame is due one frame after it.
             session.rebase(atMedia: resumeMedia)
         case .ended, .stopped:
+            requestStartedAt = clock.now()
             try prepareCurrent(state == .ended ? 0 : (index ?? 0), userInitiated: userInitiated)
             guard state == .ready else { return }
             session.rebase()
@@ -276,6 +286,7 @@ public final class PlayerEngine {
     /// Makes item `i` current; playback goes on if it was playing.
     public func jump(to i: Int) throws {
         guard playlist.indices.contains(i) else { throw PlayerError.itemOutOfRange(index: i, count: playlist.count) }
+        requestStartedAt = clock.now()
         let wasPlaying = isRunning
         let prepared: PreparedItem
         switch takePrepared(i) {
@@ -349,6 +360,7 @@ public final class PlayerEngine {
         emitFallbacks()
         if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
             retryAt = nil
+            requestStartedAt = clock.now()
             do {
                 try prepareCurrent(index ?? 0, userInitiated: false)
                 try play(userInitiated: false)
@@ -375,6 +387,11 @@ public final class PlayerEngine {
             switch r {
             case .presented:
                 setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout]))
+                if let request = awaitingFirstFrame, let i = index, let item = current {
+                    awaitingFirstFrame = nil
+                    emit(.firstFrame(item: i, source: item.item.source,
+                                     sinceRequest: request.startedAt.map { Double(clock.now() &- $0) / 1e9 }, stages: item.stages))
+                }
                 let now = clock.now()
                 if now &- lastPositionEvent >= configuration.positionInterval, let i = index {
                     lastPositionEvent = now
@@ -472,6 +489,7 @@ public final class PlayerEngine {
         preparer.cancel()
         session.clear()
         current = nil
+        awaitingFirstFrame = nil
     }
 
     /// The item after `i` under the repeat mode; `forced` (a user's "next") moves on even with
@@ -513,6 +531,8 @@ public final class PlayerEngine {
         display.overlay = p.item.overlay ?? configuration.overlay
         onItemChanged?(p.item)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
+        awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
+        requestStartedAt = nil
         emit(.itemChanged(index: p.index, source: p.item.source))
         emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
                        codec: p.video.codecName, duration: p.video.durationSeconds))
@@ -673,4 +693,9 @@ struct TransportTally {
         totals[source] = t
         return d.ccErrors + d.discontinuities + d.rtpPacketsLost > 0 ? d : nil
     }
+}
+
+/// When the command that made an item current began, until the item's first frame is shown.
+private struct FirstFrameRequest {
+    var startedAt: UInt64?
 }

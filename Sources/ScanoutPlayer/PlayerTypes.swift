@@ -116,6 +116,23 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Seconds each step of preparing an item took: opening the input (for a live channel, joining
+/// it), probing its streams (for a live channel, mostly waiting for a keyframe), opening the
+/// decoder, and decoding the first frame.
+public struct PreparationStages: Equatable, Sendable {
+    public var open: Double
+    public var probe: Double
+    public var decoder: Double
+    public var firstDecode: Double
+
+    public init(open: Double, probe: Double, decoder: Double, firstDecode: Double) {
+        self.open = open
+        self.probe = probe
+        self.decoder = decoder
+        self.firstDecode = firstDecode
+    }
+}
+
 /// What a player reports, in the order it happens. Delivered on the player's loop thread.
 public enum PlayerEvent: Equatable, Sendable {
     case stateChanged(from: PlayerState, to: PlayerState)
@@ -138,6 +155,11 @@ public enum PlayerEvent: Equatable, Sendable {
     case durationChanged(Double?)
     /// The current item changed (playlist move, gapless transition, loop).
     case itemChanged(index: Int, source: String)
+    /// The first frame of the current item is on screen; `sinceRequest` is the time in seconds
+    /// from the command that made it current (load, jump, next/previous, a retry) to its
+    /// presentation — a channel change's zap time — and nil after a gapless transition;
+    /// `stages`, where the item's preparation spent its time.
+    case firstFrame(item: Int, source: String, sinceRequest: Double?, stages: PreparationStages)
     case position(seconds: Double, duration: Double?, item: Int)
     case rateChanged(Double)
     /// A rate above 2x: the machine may not keep up.
@@ -169,6 +191,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .seekCompleted: return "seekCompleted"
         case .durationChanged: return "durationChanged"
         case .itemChanged: return "itemChanged"
+        case .firstFrame: return "firstFrame"
         case .position: return "position"
         case .rateChanged: return "rateChanged"
         case .warning: return "warning"
@@ -233,6 +256,9 @@ public struct PlayerSnapshot: Sendable {
     public var framesDecoded = 0
     public var framesPresented = 0
     public var framesDropped = 0
+    /// Live inputs: late frames shown with the timeline moved back to them, and the delay added.
+    public var liveSlips = 0
+    public var liveSlipSeconds = 0.0
     public var bytesRead = 0
     public var decodeErrors = 0
     public var pacingP50Ms = 0.0

@@ -28,6 +28,8 @@ enum WireFormat {
             "framesDecoded": s.framesDecoded,
             "framesPresented": s.framesPresented,
             "framesDropped": s.framesDropped,
+            "liveSlips": s.liveSlips,
+            "liveSlipSeconds": s.liveSlipSeconds,
             "bytesRead": s.bytesRead,
             "decodeErrors": s.decodeErrors,
             "itemsFailed": s.itemsFailed,
@@ -74,6 +76,9 @@ enum WireFormat {
             o["duration"] = d ?? NSNull()
         case .itemChanged(let index, let source):
             o["item"] = index; o["source"] = source
+        case .firstFrame(let item, let source, let since, let stages):
+            o["item"] = item; o["source"] = source; o["sinceRequest"] = since ?? NSNull()
+            o["stages"] = ["open": stages.open, "probe": stages.probe, "decoder": stages.decoder, "firstDecode": stages.firstDecode]
         case .position(let seconds, let duration, let item):
             o["position"] = seconds; o["duration"] = duration ?? NSNull(); o["item"] = item
         case .rateChanged(let r):
