@@ -175,3 +175,16 @@ struct SAPChannelTests {
         #expect(at35.removed.map(\.channel.name) == ["Two"] && at55.removed.map(\.channel.name) == ["One"])
     }
 }
+
+@Suite("the SAP listener's socket")
+struct SAPListenerSocketTests {
+    @Test("an interface that does not exist is refused at start, the interfaces named (the UDP inputs' resolution)")
+    func unknownInterface() {
+        #expect {
+            _ = try SAPListener(options: SAPListenerOptions(interface: "nosuch0"), onMessage: { _ in }, onIdle: {})
+        } throws: { e in
+            guard case MediaError.openFailed(let input, let reason) = e else { return false }
+            return input == "udp://224.2.127.254:9875" && reason.hasPrefix("no interface nosuch0 (interfaces: ") && reason.contains("lo")
+        }
+    }
+}
