@@ -208,6 +208,20 @@ public final class PlayerEngine {
         emit(.stop)
     }
 
+    /// Stops because the source itself went away (a channel withdrawn): `event` says why, then
+    /// playback stops and the service is down for `reason` until something plays again.
+    public func stop(reporting event: PlayerEvent, reason: ServiceReasons) {
+        emit(event)
+        stop()
+        setReasons(reasons.union(reason))
+    }
+
+    /// Hands an event that happened beside playback (the channel list) on, in order with the
+    /// player's own.
+    public func report(_ event: PlayerEvent) {
+        emit(event)
+    }
+
     /// Moves to `seconds` from the item's first frame: exactly that frame (`exact`, through the
     /// frame index), or the keyframe at or before it. The frame landed on is shown at once;
     /// playback goes on from it if it was playing.
@@ -386,7 +400,7 @@ public final class PlayerEngine {
             }
             switch r {
             case .presented:
-                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout]))
+                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout, .channelInvalid]))
                 if let request = awaitingFirstFrame, let i = index, let item = current {
                     awaitingFirstFrame = nil
                     emit(.firstFrame(item: i, source: item.item.source,
@@ -585,7 +599,7 @@ public final class PlayerEngine {
         let attempt = firstPlayable(from: start, count: count, next: { ($0 + 1) % count }, open: takePrepared)
         if let p = attempt.item {
             become(p, gapless: false)
-            setReasons(reasons.subtracting(.noSource))
+            setReasons(reasons.subtracting([.noSource, .channelInvalid]))
             set(.ready)
             return
         }

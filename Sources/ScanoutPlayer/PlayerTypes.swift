@@ -72,6 +72,9 @@ public struct ServiceReasons: OptionSet, Sendable, Hashable {
     /// A live source (UDP, RTP) sent nothing for longer than its timeout; playback goes on when
     /// packets come back.
     public static let sourceTimeout = ServiceReasons(rawValue: 8)
+    /// The channel playing was withdrawn by its announcer (SAP delete, or no announcement within
+    /// its timeout); playback stopped. Up again once something plays.
+    public static let channelInvalid = ServiceReasons(rawValue: 16)
 
     public var names: [String] {
         var n: [String] = []
@@ -79,6 +82,7 @@ public struct ServiceReasons: OptionSet, Sendable, Hashable {
         if contains(.decodeFailing) { n.append("decodeFailing") }
         if contains(.noOutput) { n.append("noOutput") }
         if contains(.sourceTimeout) { n.append("sourceTimeout") }
+        if contains(.channelInvalid) { n.append("channelInvalid") }
         return n
     }
 }
@@ -176,6 +180,12 @@ public enum PlayerEvent: Equatable, Sendable {
     case hdcpChanged(output: String, state: String)
     /// The service as a whole is up (reasons empty) or down (why).
     case serviceState(up: Bool, reasons: ServiceReasons)
+    /// A channel of the channel list was tuned: its URL is the current item.
+    case channelChanged(id: String, name: String, source: String)
+    /// Channels came into the channel list or left it (`count`: how many it holds now).
+    case channelsChanged(count: Int, added: [String], removed: [String])
+    /// The channel playing left the announcements (`reason`); playback stopped.
+    case channelInvalid(id: String, reason: String)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -202,6 +212,9 @@ public enum PlayerEvent: Equatable, Sendable {
         case .outputCensored: return "outputCensored"
         case .hdcpChanged: return "hdcpChanged"
         case .serviceState: return "serviceState"
+        case .channelChanged: return "channelChanged"
+        case .channelsChanged: return "channelsChanged"
+        case .channelInvalid: return "channelInvalid"
         }
     }
 }

@@ -97,6 +97,12 @@ enum WireFormat {
             o["output"] = output; o["state"] = state
         case .serviceState(let up, let reasons):
             o["up"] = up; o["reasons"] = reasons.names; o["reasonBits"] = reasons.rawValue
+        case .channelChanged(let id, let name, let source):
+            o["id"] = id; o["name"] = name; o["source"] = source
+        case .channelsChanged(let count, let added, let removed):
+            o["count"] = count; o["added"] = added; o["removed"] = removed
+        case .channelInvalid(let id, let reason):
+            o["id"] = id; o["reason"] = reason
         }
         return o
     }

@@ -28,6 +28,7 @@ import ScanoutRender
 ///                                                         on, source-specific senders, and the
 ///                                                         silence after which the service is down
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
+///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -65,6 +66,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var timeout = 10.0
     /// How UDP/RTP inputs are received (`interface`, `sources`, `liveTimeout`).
     public var live = LiveInputOptions()
+    /// The channel list's sources (`channels`).
+    public var channels = ChannelsConfig()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -170,6 +173,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
         try applyLive(&o)
+        try applyChannels(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
             guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
@@ -180,7 +184,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "channels"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -209,6 +213,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
             "stateDir": stateDir ?? NSNull(),
             "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
+            "channels": channels.json,
         ]
     }
 }
