@@ -63,17 +63,19 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // A blocking HTTP/1.1 and SSE client for loopback servers (tests, `bench zap`).
+        .target(name: "ScanoutLoopback"),
         // Test doubles for every layer's tests (and for users' own): FakeKMSDevice, ManualClock,
         // MemoryScanoutRenderer.
         .target(name: "ScanoutTesting", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService",
+            "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutLoopback",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Fixtures, subprocesses, scratch directories and frame checksums for every test target.
         .target(name: "ScanoutTestSupport", dependencies: [
-            "ScanoutMedia", .product(name: "JWTKit", package: "jwt-kit"),
+            "ScanoutMedia", "ScanoutLoopback", .product(name: "JWTKit", package: "jwt-kit"),
         ], path: "Tests/ScanoutTestSupport"),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),

@@ -6,6 +6,8 @@
 #   sample.mp4            H.264 1280x720 30 fps, 10 s: the README's playback demo
 #   h264-1080p30.mp4      H.264 1920x1080 30 fps, 10 s, MP4       (the decode benchmark)
 #   h264-1080p30.ts       the same stream in MPEG-TS
+#   h264-1080p25-gop12.ts H.264 1920x1080 25 fps, 20 s, a keyframe every 12 frames, constant-rate
+#                         MPEG-TS (7 Mbit/s): a broadcast channel    (the zapping benchmark)
 #   h264-720p60.mp4       H.264 1280x720 60 fps, 5 s
 #   h264-1080p60.mp4      H.264 1920x1080 60 fps, 60 s             (the playback benchmark)
 #   h264-2160p30.mp4      H.264 3840x2160 30 fps, 3 s
@@ -16,7 +18,7 @@
 #
 # Usage: tools/make-clips.sh [DIR] [CLIP...]   (no CLIP: all of them; `--list` prints the names)
 set -euo pipefail
-ALL=(sample.mp4 h264-1080p30.mp4 h264-1080p30.ts h264-720p60.mp4 h264-1080p60.mp4 h264-2160p30.mp4 hevc-1080p30.mkv hevc10-1080p30.mkv vp9-1080p30.webm av1-720p30.mkv)
+ALL=(sample.mp4 h264-1080p30.mp4 h264-1080p30.ts h264-1080p25-gop12.ts h264-720p60.mp4 h264-1080p60.mp4 h264-2160p30.mp4 hevc-1080p30.mkv hevc10-1080p30.mkv vp9-1080p30.webm av1-720p30.mkv)
 if [[ ${1:-} == --list ]]; then printf '%s\n' "${ALL[@]:1}"; exit 0; fi
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.clips"}
 shift || true
@@ -45,6 +47,7 @@ for c in "${CLIPS[@]}"; do
     h264-1080p30.mp4)  make_clip "$c" "$(src 1920x1080 30 10)" -c:v libx264 -preset veryfast -g 60 -bf 3 -b:v 8M -movflags +faststart ;;
     h264-1080p30.ts)   "$0" "$DIR" h264-1080p30.mp4
                        [[ -s $DIR/$c ]] || { echo "making $DIR/$c" >&2; "${FF[@]}" -i "$DIR/h264-1080p30.mp4" -c copy "${BX[@]}" "$DIR/.tmp-$c" && mv "$DIR/.tmp-$c" "$DIR/$c"; } ;;
+    h264-1080p25-gop12.ts) make_clip "$c" "$(src 1920x1080 25 20)" -c:v libx264 -preset veryfast -g 12 -keyint_min 12 -sc_threshold 0 -bf 2 -b:v 5M -maxrate 5M -bufsize 2M -f mpegts -muxrate 7M ;;
     h264-720p60.mp4)   make_clip "$c" "$(src 1280x720 60 5)" -c:v libx264 -preset veryfast -g 120 -bf 3 -b:v 6M ;;
     h264-1080p60.mp4)  make_clip "$c" "$(src 1920x1080 60 60)" -c:v libx264 -preset veryfast -g 120 -bf 3 -b:v 8M -movflags +faststart ;;
     h264-2160p30.mp4)  make_clip "$c" "$(src 3840x2160 30 3)" -c:v libx264 -preset ultrafast -g 60 -b:v 20M ;;

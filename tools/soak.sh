@@ -176,7 +176,7 @@ class Subscriber:
             self.last_id = ident
 
 
-samples = []  # (seconds since load started, rss kB, fds)
+samples = []  # (seconds since load started, rss kB, fds, frames dropped so far, load average over 1 min)
 
 
 def sample(t):
@@ -187,7 +187,13 @@ def sample(t):
                 if line.startswith("VmRSS:"):
                     rss = int(line.split()[1])
         fds = len(os.listdir(f"/proc/{server.pid}/fd"))
-        samples.append((t, rss, fds))
+        with open("/proc/loadavg") as f:
+            load1 = float(f.read().split()[0])
+        try:
+            dropped = get_json("/stats").get("framesDropped", -1)
+        except Exception:
+            dropped = -1
+        samples.append((t, rss, fds, dropped, load1))
     except OSError:
         pass
 
@@ -252,9 +258,9 @@ if alive:
         exit_code = "hung (killed)"
 
 with open(os.path.join(workdir, "samples.csv"), "w") as f:
-    f.write("seconds,rss_kib,fds\n")
-    for t, rss, fds in samples:
-        f.write(f"{t:.1f},{rss},{fds}\n")
+    f.write("seconds,rss_kib,fds,frames_dropped,load1\n")
+    for t, rss, fds, dropped, load1 in samples:
+        f.write(f"{t:.1f},{rss},{fds},{dropped},{load1}\n")
 
 # Figures. Warm-up baseline and end value: the lowest sample of a window of 2 minutes (24
 # samples; a fifth of the run after warm-up when that is shorter). RSS swings by 5 to 10 MB from
@@ -296,6 +302,16 @@ if len(after) >= 2:
           f"idle {idle_fds_before} before the load, {idle_fds_after} after it")
 print(f"frames: {stats.get('framesPresented', '?')} presented, {stats.get('framesDropped', '?')} dropped, "
       f"{stats.get('decodeErrors', '?')} decode errors, {stats.get('itemsFailed', '?')} items failed (reported, not asserted)")
+# When frames were dropped: the 5-s sample windows that saw new drops, and the load then. A
+# drop under a load above the core count is the machine's; one on an idle machine is the player's.
+cores = os.cpu_count() or 1
+steps = [(b[3] - a[3], b[4]) for a, b in zip(samples, samples[1:]) if a[3] >= 0 and b[3] >= 0]
+busy = [(d, l) for d, l in steps if d > 0]
+if steps:
+    print(f"drops by load: {sum(d for d, l in busy if l <= cores)} dropped in {sum(1 for d, l in busy if l <= cores)} "
+          f"of {sum(1 for d, l in steps if l <= cores)} sample windows with load average <= {cores}, "
+          f"{sum(d for d, l in busy if l > cores)} in {sum(1 for d, l in busy if l > cores)} "
+          f"of {sum(1 for d, l in steps if l > cores)} above it")
 print(f"machine: load average {' '.join(loadavg_start)} at start, {' '.join(loadavg_end)} at the end; "
       f"{os.cpu_count()} cores; server exit on SIGTERM: {exit_code}")
 if failures:

@@ -186,10 +186,12 @@ public final class SoftwareDecoder: Decoder {
     /// stream costs four decodes. An IDR picture refers to nothing: a second, single-threaded
     /// context decodes it alone on the calling thread, while this decoder's frame threads decode
     /// the same packet at the same time, so that decoding goes on from it with nothing left to
-    /// redo. The pictures are the same bits (FFmpeg's decoders do not depend on threading).
+    /// redo. The same for a keyframe that is not IDR (an open GOP's I picture with its recovery
+    /// point, where a live channel is joined); when it cannot be decoded alone it is left to the
+    /// frame threads. The pictures are the same bits (FFmpeg's decoders do not depend on threading).
     /// Counted once in `stats`.
     public func decodeAtOnce(_ packet: Packet, into frame: VideoFrame) throws -> FirstPicture {
-        guard context.pointee.codec_id == AV_CODEC_ID_H264, isIDR(packet),
+        guard context.pointee.codec_id == AV_CODEC_ID_H264, isIDR(packet) || packet.isKeyframe,
               let alone = SingleThreadContext(copying: context) else { return .notSent }
         try send(packet)
         guard alone.decode(packet, into: frame) else {

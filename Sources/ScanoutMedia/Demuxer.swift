@@ -108,6 +108,8 @@ public final class Demuxer {
     private let errorLines = ErrorLines()
     /// The socket and transport-packet watch of a UDP/RTP input; nil for any other input.
     let live: LiveInput?
+    /// A live input (UDP, RTP): joined mid-stream, with no start and no end.
+    public var isLive: Bool { live != nil }
     /// Packets the demuxer flagged as damaged or cut short.
     public private(set) var corruptPackets = 0
     /// Video packets read since the start, or since the last seek.
@@ -239,6 +241,12 @@ public final class Demuxer {
         deadline.arm(seconds: options.timeoutSeconds)
         let openStart = monotonicNanoseconds()
         live = try Self.attachLiveInput(ctx, input: input, options: options.live, deadline: deadline)
+        if live != nil {
+            // A channel change waits for the probe: stop it once the streams are described
+            // (at the first keyframe), not after the 20 frames it would otherwise time to guess
+            // the frame rate — the stream's own timing (H.264 VUI) and its timestamps give it.
+            av_dict_set(&dict, "fpsprobesize", "0", 0)
+        }
         let openResult = avformat_open_input(&ctxOpt, input, live == nil ? nil : av_find_input_format("mpegts"), &dict)
         let probeStart = monotonicNanoseconds()
         openSeconds = Double(probeStart - openStart) / 1e9

@@ -35,6 +35,8 @@ public final class FrameReader {
 
     /// Compressed bytes read so far.
     public private(set) var bytesRead = 0
+    /// Packets of a live input passed over before its first keyframe (`readFirstPacket`).
+    public private(set) var packetsBeforeKeyframe = 0
 
     /// How the decoder was chosen; nil when the caller gave the decoder.
     public let decision: DecoderDecision?
@@ -96,7 +98,7 @@ public final class FrameReader {
     public func next(into frame: VideoFrame) throws -> Bool {
         if atStart {
             atStart = false
-            if try source.read(into: packet) {
+            if try readFirstPacket() {
                 bytesRead += packet.size
                 let first: FirstPicture = !packet.isDiscarded && packet.pts != nil ? try decoder.decodeAtOnce(packet, into: frame) : .notSent
                 switch first {
@@ -132,6 +134,21 @@ public final class FrameReader {
                 try decoder.send(nil)
             }
         }
+    }
+
+    /// Reads the first packet to decode. A live input is joined mid-stream: the pictures before
+    /// its first keyframe refer to pictures never received, so they are passed over
+    /// (`packetsBeforeKeyframe`), and the keyframe can be decoded at once instead of after them.
+    private func readFirstPacket() throws -> Bool {
+        guard demuxer.isLive else { return try source.read(into: packet) }
+        while try source.read(into: packet) {
+            if packet.isKeyframe {
+                startedAtKeyframe = true
+                return true
+            }
+            packetsBeforeKeyframe += 1
+        }
+        return false
     }
 
     /// Sends `packet` to the decoder, its picture skipped when `skipUnreferencedBefore` says so

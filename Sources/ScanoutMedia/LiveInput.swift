@@ -197,8 +197,8 @@ struct RTPDepacketizer {
 /// taken off, and a read that waits longer than `stallSeconds` returns `EAGAIN` (the demuxer keeps
 /// its state and reading resumes where it stopped).
 ///
-/// Owns the `udp` protocol's `AVIOContext` (closed once, in `deinit`: the socket leaves the group)
-/// and the `AVIOContext` handed to the demuxer with its buffer (freed once, in `deinit`, after the
+/// Owns the `UDPSocket` (closed when the input goes: the socket leaves the group) and the
+/// `AVIOContext` handed to the demuxer with its buffer (freed once, in `deinit`, after the
 /// demuxer that reads it). Used by the thread that owns the demuxer; libavformat calls back into
 /// it from inside that thread's reads.
 final class LiveInput {
@@ -206,7 +206,7 @@ final class LiveInput {
     let options: LiveInputOptions
     /// The context the demuxer reads (`AVFormatContext.pb`).
     private(set) var pb: UnsafeMutablePointer<AVIOContext>!
-    private var socket: UnsafeMutablePointer<AVIOContext>?
+    private var socket: UDPSocket?
     private let isRTP: Bool
     private var rtp = RTPDepacketizer()
     private(set) var continuity = TSContinuity()
@@ -240,21 +240,7 @@ final class LiveInput {
         let udpURL = isRTP ? "udp://" + url.dropFirst("rtp://".count) : url
         lastData = monotonicNanoseconds()
 
-        var dict: OpaquePointer?
-        defer { av_dict_free(&dict) }
-        for (k, v) in try options.protocolOptions(for: url) { av_dict_set(&dict, k, v, 0) }
-        var cb = AVIOInterruptCB()
-        cb.callback = { opaque in
-            guard let opaque else { return 0 }
-            return Unmanaged<LiveInput>.fromOpaque(opaque).takeUnretainedValue().interrupted ? 1 : 0
-        }
-        cb.opaque = Unmanaged.passUnretained(self).toOpaque()
-        var s: UnsafeMutablePointer<AVIOContext>?
-        let r = avio_open2(&s, udpURL, AVIO_FLAG_READ, &cb, &dict)
-        guard r >= 0, let s else {
-            throw MediaError.openFailed(input: url, reason: "cannot receive on \(udpURL): \(ffmpegErrorString(r))")
-        }
-        socket = s
+        socket = try UDPSocket(url: udpURL, input: url, options: try options.protocolOptions(for: url)) { [unowned self] in interrupted }
         let size: Int32 = 65536
         guard let buffer = av_malloc(Int(size)),
               let ctx = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0,
@@ -272,7 +258,6 @@ final class LiveInput {
             av_freep(&pb.pointee.buffer)
             avio_context_free(&pb)
         }
-        avio_closep(&socket)
     }
 
     /// Polled by the socket's blocking read: the demuxer's own deadline, or a wait past `stallSeconds`.
@@ -290,12 +275,9 @@ final class LiveInput {
         guard let socket else { return SCANOUT_AVERROR_EOF }
         while pending.isEmpty {
             readStart = monotonicNanoseconds()
-            let n = datagram.withUnsafeMutableBytes { avio_read_partial(socket, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32($0.count)) }
+            let n = datagram.withUnsafeMutableBytes { socket.receive(into: $0) }
             readStart = 0
             if n < 0 {
-                // Ready for the next read: libavformat marks the context ended after any error.
-                socket.pointee.eof_reached = 0
-                socket.pointee.error = 0
                 return n == SCANOUT_AVERROR_EXIT && !outer.fired ? SCANOUT_AVERROR_EAGAIN : n
             }
             guard n > 0 else { continue }

@@ -13,15 +13,19 @@ public final class PreparedItem {
     /// Timestamp of the item's first frame (its media time 0).
     public let originPts: Int64?
     public var video: VideoStreamInfo { reader.video }
+    /// How long each step of preparing it took.
+    public let stages: PreparationStages
     /// Built on the first exact seek (it indexes the whole input).
     private(set) var seeker: FrameSeeker?
 
-    init(index: Int, item: PlaylistItem, reader: FrameReader, firstFrame: VideoFrame) {
+    init(index: Int, item: PlaylistItem, reader: FrameReader, firstFrame: VideoFrame, decodeSeconds: Double = 0) {
         self.index = index
         self.item = item
         self.reader = reader
         self.firstFrame = firstFrame
         originPts = firstFrame.pts
+        stages = PreparationStages(open: reader.demuxer.openSeconds, probe: reader.demuxer.probeSeconds,
+                                   decoder: reader.decoderOpenSeconds, firstDecode: decodeSeconds)
     }
 
     /// Opens `item` and decodes its first frame. Typed failure: the item's `MediaError`.
@@ -31,8 +35,10 @@ public final class PreparedItem {
             if let type = item.playerType { decoder.playerType = type }
             let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder, contentHint: item.contentHint)
             let first = VideoFrame()
+            let start = monotonicNanoseconds()
             guard try reader.next(into: first) else { return .failure(.noFrames(input: item.source)) }
-            return .success(PreparedItem(index: index, item: item, reader: reader, firstFrame: first))
+            let decode = Double(monotonicNanoseconds() - start) / 1e9
+            return .success(PreparedItem(index: index, item: item, reader: reader, firstFrame: first, decodeSeconds: decode))
         } catch let e as MediaError {
             return .failure(e)
         } catch {

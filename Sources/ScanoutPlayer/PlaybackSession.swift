@@ -7,6 +7,10 @@ public struct PlaybackStats: Sendable {
     public var framesPresented = 0
     /// Frames skipped because they were already more than one frame late when decoded.
     public var framesDropped = 0
+    /// Live inputs: frames that were late and were shown anyway, the timeline moved back to
+    /// them (`liveSlips`), and the delay those moves added, seconds.
+    public var liveSlips = 0
+    public var liveSlipSeconds = 0.0
     /// Wall time spent inside the decoder (demux + decode), seconds.
     public var decodeSeconds = 0.0
     /// Wall time spent presenting (conversion + display), seconds.
@@ -225,7 +229,21 @@ public final class PlaybackSession {
         var target = self.target(of: media)
         if timed {
             let now = clock.now()
-            if !forcePresent, now > target &+ UInt64(frameInterval / rate) {
+            let late = !forcePresent && now > target &+ UInt64(frameInterval / rate)
+            if late, reader?.demuxer.isLive == true {
+                // A live source cannot be caught up: its frames come no sooner than it sends them,
+                // so dropping a late one loses it and makes the next one no earlier. The
+                // timeline moves back to this frame instead, once per delay (pictures held for
+                // reordering when a channel starts at its keyframe, a late burst of packets),
+                // with one frame interval to spare so that the frames after it, which come just
+                // in time, are not shown late.
+                let slack = UInt64(frameInterval / rate)
+                stats.liveSlips += 1
+                stats.liveSlipSeconds += Double(now - target + slack) / 1e9
+                anchorTime = now + slack
+                anchorMedia = media
+                target = now + slack
+            } else if late {
                 stats.framesDropped += 1
                 lastTarget = target
                 observer?.frameDropped()

@@ -253,6 +253,21 @@ public final class Player: @unchecked Sendable {
         }
     }
 
+    /// Queues `body` to run on the loop thread, in order with the commands queued before and
+    /// after it, without waiting for it: for callers on a thread of their own (the SAP listener).
+    /// Dropped when the player is stopping.
+    public func submit(_ body: @escaping @Sendable (PlayerEngine) -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return }
+        queue.append(Job(run: { [unowned self] engine in
+                             body(engine)
+                             self.publishSnapshot(engine)
+                         },
+                         cancel: {}))
+        condition.signal()
+    }
+
     /// Stops playback and ends the loop thread (waits for it).
     public func shutdown() {
         condition.lock()

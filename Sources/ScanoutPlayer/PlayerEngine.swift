@@ -52,6 +52,11 @@ public final class PlayerEngine {
     /// Why the loop is `buffering` on a silent live input; nil when not.
     private var bufferingReason: String?
     private var transport = TransportTally()
+    /// When the command that is making an item current began (load, prepare, jump, a retry).
+    private var requestStartedAt: UInt64?
+    /// The current item's first frame is still to be shown: when it was asked for (nil after a
+    /// gapless transition, which no command asked for).
+    private var awaitingFirstFrame: FirstFrameRequest?
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -111,6 +116,8 @@ public final class PlayerEngine {
         s.framesDecoded = st.framesDecoded
         s.framesPresented = st.framesPresented
         s.framesDropped = st.framesDropped
+        s.liveSlips = st.liveSlips
+        s.liveSlipSeconds = st.liveSlipSeconds
         s.bytesRead = st.bytesRead
         s.decodeErrors = st.decodeErrors.errorCount
         s.pacingP50Ms = st.pacingPercentile(50)
@@ -135,6 +142,7 @@ public final class PlayerEngine {
     public func load(_ items: [PlaylistItem], start: Int = 0, autoplay: Bool = false) throws {
         guard !items.isEmpty else { throw PlayerError.emptyPlaylist }
         guard items.indices.contains(start) else { throw PlayerError.itemOutOfRange(index: start, count: items.count) }
+        requestStartedAt = clock.now()
         for item in items where ![0, 90, 180, 270].contains(item.rotation) { throw PlayerError.rotationInvalid(item.rotation) }
         if current != nil, [.ready, .playing, .paused, .buffering].contains(state) {
             // Something is on screen: it stays until an item of the new playlist is ready, and
@@ -162,6 +170,7 @@ public final class PlayerEngine {
     public func prepare(_ i: Int) throws {
         guard !playlist.isEmpty else { throw PlayerError.emptyPlaylist }
         guard playlist.indices.contains(i) else { throw PlayerError.itemOutOfRange(index: i, count: playlist.count) }
+        requestStartedAt = clock.now()
         release()
         try prepareCurrent(i, userInitiated: true)
     }
@@ -174,6 +183,7 @@ public final class PlayerEngine {
             // Resume where the picture stands: the next frame is due one frame after it.
             session.rebase(atMedia: resumeMedia)
         case .ended, .stopped:
+            requestStartedAt = clock.now()
             try prepareCurrent(state == .ended ? 0 : (index ?? 0), userInitiated: userInitiated)
             guard state == .ready else { return }
             session.rebase()
@@ -203,6 +213,20 @@ public final class PlayerEngine {
         release()
         set(.stopped)
         emit(.stop)
+    }
+
+    /// Stops because the source itself went away (a channel withdrawn): `event` says why, then
+    /// playback stops and the service is down for `reason` until something plays again.
+    public func stop(reporting event: PlayerEvent, reason: ServiceReasons) {
+        emit(event)
+        stop()
+        setReasons(reasons.union(reason))
+    }
+
+    /// Hands an event that happened beside playback (the channel list) on, in order with the
+    /// player's own.
+    public func report(_ event: PlayerEvent) {
+        emit(event)
     }
 
     /// Moves to `seconds` from the item's first frame: exactly that frame (`exact`, through the
@@ -291,6 +315,7 @@ public final class PlayerEngine {
     /// Makes item `i` current; playback goes on if it was playing.
     public func jump(to i: Int) throws {
         guard playlist.indices.contains(i) else { throw PlayerError.itemOutOfRange(index: i, count: playlist.count) }
+        requestStartedAt = clock.now()
         let wasPlaying = isRunning
         let prepared: PreparedItem
         switch takePrepared(i) {
@@ -364,6 +389,7 @@ public final class PlayerEngine {
         emitFallbacks()
         if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
             retryAt = nil
+            requestStartedAt = clock.now()
             do {
                 try prepareCurrent(index ?? 0, userInitiated: false)
                 try play(userInitiated: false)
@@ -390,7 +416,12 @@ public final class PlayerEngine {
             }
             switch r {
             case .presented:
-                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout]))
+                setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout, .channelInvalid]))
+                if let request = awaitingFirstFrame, let i = index, let item = current {
+                    awaitingFirstFrame = nil
+                    emit(.firstFrame(item: i, source: item.item.source,
+                                     sinceRequest: request.startedAt.map { Double(clock.now() &- $0) / 1e9 }, stages: item.stages))
+                }
                 let now = clock.now()
                 if now &- lastPositionEvent >= configuration.positionInterval, let i = index {
                     lastPositionEvent = now
@@ -488,6 +519,7 @@ public final class PlayerEngine {
         preparer.cancel()
         session.clear()
         current = nil
+        awaitingFirstFrame = nil
     }
 
     /// The item after `i` under the repeat mode; `forced` (a user's "next") moves on even with
@@ -530,6 +562,8 @@ public final class PlayerEngine {
         display.overlay = p.item.overlay ?? configuration.overlay
         onItemChanged?(p.item)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
+        awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
+        requestStartedAt = nil
         emit(.itemChanged(index: p.index, source: p.item.source))
         emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
                        codec: p.video.codecName, duration: p.video.durationSeconds))
@@ -582,7 +616,7 @@ public final class PlayerEngine {
         let attempt = firstPlayable(from: start, count: count, next: { ($0 + 1) % count }, open: takePrepared)
         if let p = attempt.item {
             become(p, gapless: false)
-            setReasons(reasons.subtracting(.noSource))
+            setReasons(reasons.subtracting([.noSource, .channelInvalid]))
             set(.ready)
             return
         }
@@ -690,4 +724,9 @@ struct TransportTally {
         totals[source] = t
         return d.ccErrors + d.discontinuities + d.rtpPacketsLost > 0 ? d : nil
     }
+}
+
+/// When the command that made an item current began, until the item's first frame is shown.
+private struct FirstFrameRequest {
+    var startedAt: UInt64?
 }

@@ -72,6 +72,9 @@ public struct ServiceReasons: OptionSet, Sendable, Hashable {
     /// A live source (UDP, RTP) sent nothing for longer than its timeout; playback goes on when
     /// packets come back.
     public static let sourceTimeout = ServiceReasons(rawValue: 8)
+    /// The channel playing was withdrawn by its announcer (SAP delete, or no announcement within
+    /// its timeout); playback stopped. Up again once something plays.
+    public static let channelInvalid = ServiceReasons(rawValue: 16)
 
     public var names: [String] {
         var n: [String] = []
@@ -79,6 +82,7 @@ public struct ServiceReasons: OptionSet, Sendable, Hashable {
         if contains(.decodeFailing) { n.append("decodeFailing") }
         if contains(.noOutput) { n.append("noOutput") }
         if contains(.sourceTimeout) { n.append("sourceTimeout") }
+        if contains(.channelInvalid) { n.append("channelInvalid") }
         return n
     }
 }
@@ -127,6 +131,23 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Seconds each step of preparing an item took: opening the input (for a live channel, joining
+/// it), probing its streams (for a live channel, mostly waiting for a keyframe), opening the
+/// decoder, and decoding the first frame.
+public struct PreparationStages: Equatable, Sendable {
+    public var open: Double
+    public var probe: Double
+    public var decoder: Double
+    public var firstDecode: Double
+
+    public init(open: Double, probe: Double, decoder: Double, firstDecode: Double) {
+        self.open = open
+        self.probe = probe
+        self.decoder = decoder
+        self.firstDecode = firstDecode
+    }
+}
+
 /// What a player reports, in the order it happens. Delivered on the player's loop thread.
 public enum PlayerEvent: Equatable, Sendable {
     case stateChanged(from: PlayerState, to: PlayerState)
@@ -149,6 +170,11 @@ public enum PlayerEvent: Equatable, Sendable {
     case durationChanged(Double?)
     /// The current item changed (playlist move, gapless transition, loop).
     case itemChanged(index: Int, source: String)
+    /// The first frame of the current item is on screen; `sinceRequest` is the time in seconds
+    /// from the command that made it current (load, jump, next/previous, a retry) to its
+    /// presentation — a channel change's zap time — and nil after a gapless transition;
+    /// `stages`, where the item's preparation spent its time.
+    case firstFrame(item: Int, source: String, sinceRequest: Double?, stages: PreparationStages)
     case position(seconds: Double, duration: Double?, item: Int)
     case rateChanged(Double)
     /// A rate above 2x: the machine may not keep up.
@@ -170,6 +196,12 @@ public enum PlayerEvent: Equatable, Sendable {
     case timeshiftWrapped(from: Double, to: Double)
     /// Playback of a live item is at the live edge again (`playLive`).
     case liveEdge(position: Double)
+    /// A channel of the channel list was tuned: its URL is the current item.
+    case channelChanged(id: String, name: String, source: String)
+    /// Channels came into the channel list or left it (`count`: how many it holds now).
+    case channelsChanged(count: Int, added: [String], removed: [String])
+    /// The channel playing left the announcements (`reason`); playback stopped.
+    case channelInvalid(id: String, reason: String)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -185,6 +217,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .seekCompleted: return "seekCompleted"
         case .durationChanged: return "durationChanged"
         case .itemChanged: return "itemChanged"
+        case .firstFrame: return "firstFrame"
         case .position: return "position"
         case .rateChanged: return "rateChanged"
         case .warning: return "warning"
@@ -197,6 +230,9 @@ public enum PlayerEvent: Equatable, Sendable {
         case .serviceState: return "serviceState"
         case .timeshiftWrapped: return "timeshiftWrapped"
         case .liveEdge: return "liveEdge"
+        case .channelChanged: return "channelChanged"
+        case .channelsChanged: return "channelsChanged"
+        case .channelInvalid: return "channelInvalid"
         }
     }
 }
@@ -253,6 +289,9 @@ public struct PlayerSnapshot: Sendable {
     public var framesDecoded = 0
     public var framesPresented = 0
     public var framesDropped = 0
+    /// Live inputs: late frames shown with the timeline moved back to them, and the delay added.
+    public var liveSlips = 0
+    public var liveSlipSeconds = 0.0
     public var bytesRead = 0
     public var decodeErrors = 0
     public var pacingP50Ms = 0.0

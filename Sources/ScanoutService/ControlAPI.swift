@@ -88,6 +88,8 @@ struct MethodMiddleware: RouterMiddleware {
 public final class ControlAPI: Sendable {
     public let player: Player
     public let metrics: PlayerMetrics
+    /// The channel list (`/channels`, `/channel`).
+    public let channels: ChannelDirectory
     public let logLevel: LogLevelControl
     let logger: Logger
     private let config: Mutex<ServiceConfig>
@@ -106,6 +108,7 @@ public final class ControlAPI: Sendable {
         rateLimiter = config.rateLimit.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.player = player
         self.metrics = metrics
+        channels = ChannelDirectory(config: config.channels, player: player, logger: logger, timeout: config.timeout)
         self.authorizer = authorizer
         self.config = Mutex(config)
         self.logLevel = logLevel
@@ -120,6 +123,7 @@ public final class ControlAPI: Sendable {
         ("POST", "/playlist/jump"), ("PUT", "/repeat"), ("GET", "/config"), ("PUT", "/config"),
         ("GET", "/log-level"), ("PUT", "/log-level"),
         ("POST", "/timeshift/seek"), ("POST", "/timeshift/live"),
+        ("GET", "/channels"), ("POST", "/channel"), ("POST", "/channel/next"), ("POST", "/channel/previous"),
     ]
 
     public func router() -> Router<ServiceRequestContext> {
@@ -279,6 +283,7 @@ public final class ControlAPI: Sendable {
             config.withLock { $0.logLevel = level }
             return jsonResponse(["level": level.rawValue])
         }
+        addChannelRoutes(to: router)
         return router
     }
 
@@ -336,7 +341,7 @@ public final class ControlAPI: Sendable {
 
     /// The request's JSON object; fields other than `fields` are refused before anything else is
     /// checked, so that a misspelt field is named as such.
-    private func body(_ request: Request, _ context: ServiceRequestContext, fields: [String]) async throws -> JSONObject {
+    func body(_ request: Request, _ context: ServiceRequestContext, fields: [String]) async throws -> JSONObject {
         var request = request
         let buffer: ByteBuffer
         do {
@@ -356,7 +361,7 @@ public final class ControlAPI: Sendable {
     }
 
     /// Commands without parameters accept an empty body or `{}` only.
-    private func empty(_ request: Request, _ context: ServiceRequestContext) async throws {
+    func empty(_ request: Request, _ context: ServiceRequestContext) async throws {
         _ = try await body(request, context, fields: [])
     }
 
@@ -399,7 +404,7 @@ public final class ControlAPI: Sendable {
     }
 
     /// Runs a command on the player; its refusals become 4xx answers naming the field.
-    private func perform<T: Sendable>(_ body: @escaping @Sendable (PlayerEngine) throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ body: @escaping @Sendable (PlayerEngine) throws -> T) async throws -> T {
         do {
             return try await player.perform(body)
         } catch let e as PlayerError {

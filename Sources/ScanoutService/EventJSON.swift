@@ -33,6 +33,8 @@ enum WireFormat {
             "framesDecoded": s.framesDecoded,
             "framesPresented": s.framesPresented,
             "framesDropped": s.framesDropped,
+            "liveSlips": s.liveSlips,
+            "liveSlipSeconds": s.liveSlipSeconds,
             "bytesRead": s.bytesRead,
             "decodeErrors": s.decodeErrors,
             "itemsFailed": s.itemsFailed,
@@ -79,6 +81,9 @@ enum WireFormat {
             o["duration"] = d ?? NSNull()
         case .itemChanged(let index, let source):
             o["item"] = index; o["source"] = source
+        case .firstFrame(let item, let source, let since, let stages):
+            o["item"] = item; o["source"] = source; o["sinceRequest"] = since ?? NSNull()
+            o["stages"] = ["open": stages.open, "probe": stages.probe, "decoder": stages.decoder, "firstDecode": stages.firstDecode]
         case .position(let seconds, let duration, let item):
             o["position"] = seconds; o["duration"] = duration ?? NSNull(); o["item"] = item
         case .rateChanged(let r):
@@ -102,6 +107,12 @@ enum WireFormat {
             o["message"] = "the timeshift buffer wrapped past the position: moved to the buffer's start"
         case .liveEdge(let position):
             o["position"] = position
+        case .channelChanged(let id, let name, let source):
+            o["id"] = id; o["name"] = name; o["source"] = source
+        case .channelsChanged(let count, let added, let removed):
+            o["count"] = count; o["added"] = added; o["removed"] = removed
+        case .channelInvalid(let id, let reason):
+            o["id"] = id; o["reason"] = reason
         }
         return o
     }

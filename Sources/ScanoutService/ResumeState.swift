@@ -21,14 +21,7 @@ public struct ResumePoint: Equatable, Sendable {
     /// The identity of a playlist: FNV-1a (64 bits, hex) of its sources, in order, each followed by
     /// a newline. Scaling, rotation and tokens do not count: the same files are the same playlist.
     public static func identity(of playlist: [PlaylistItem]) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for item in playlist {
-            for byte in Array(item.source.utf8) + [0x0a] {
-                h ^= UInt64(byte)
-                h = h &* 0x100_0000_01b3
-            }
-        }
-        return String(h, radix: 16)
+        fnv1aHex(playlist.map { $0.source + "\n" }.joined())
     }
 
     /// Where to start `playlist`: this point's index when the playlist is the one it was saved

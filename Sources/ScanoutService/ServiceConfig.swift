@@ -29,6 +29,7 @@ import ScanoutRender
 ///                                                         silence after which the service is down
 ///     timeshift {seconds, maxBytes, directory: null}     — what is kept of live inputs (pause, seeks)
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
+///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -68,6 +69,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var live = LiveInputOptions()
     /// What is kept of live inputs for pause and seeks behind the live edge (`timeshift`).
     public var timeshift = TimeshiftOptions()
+    /// The channel list's sources (`channels`).
+    public var channels = ChannelsConfig()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -173,6 +176,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
         try applyLive(&o)
+        try applyChannels(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
             guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
@@ -183,7 +187,8 @@ public struct ServiceConfig: Sendable, Equatable {
 
     static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
+                                       "channels"]
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -214,6 +219,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "stateDir": stateDir ?? NSNull(),
             "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
             "timeshift": timeshiftJSON,
+            "channels": channels.json,
         ]
     }
 }

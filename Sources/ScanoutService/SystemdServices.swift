@@ -125,7 +125,7 @@ final class ConfigReloader: Sendable {
         self.logger = logger
     }
 
-    static let restartKeys = ["host", "port", "unixSocket", "tokenSet", "output", "outputSize", "threads", "timeout", "playerType", "hwBackend"]
+    static let restartKeys = ["host", "port", "unixSocket", "tokenSet", "output", "outputSize", "threads", "timeout", "playerType", "hwBackend", "channels"]
 
     func reload() async {
         let current = api.currentConfig, lastRead = self.lastRead.withLock { $0 }

@@ -35,8 +35,10 @@ struct Play: ParsableCommand {
     @OptionGroup var overlay: OverlayOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
+    @OptionGroup var channelList: ChannelOptions
 
     func validate() throws {
+        if channelList.channels != nil && input != nil { throw ValidationError("give an input or --channels, not both") }
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
         guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
         if capture != nil && output == .headless { throw ValidationError("--capture needs a KMS output with a writeback connector") }
@@ -56,7 +58,7 @@ struct Play: ParsableCommand {
         try runReporting {
             // The token is verified before anything is shown; its policy is what each KMS output's
             // OutputGuard enforces, frame by frame.
-            let item = try policy.authorize(input: input, capture: capture != nil ? .writeback : nil)
+            let item = try policy.authorize(input: try channelList.url(timeout: options.timeout) ?? input, capture: capture != nil ? .writeback : nil)
             let input = mediaInput(item.input)
             // Read before a screen is taken over, so that a bad image fails with the screen untouched.
             let logo = try overlay.load()

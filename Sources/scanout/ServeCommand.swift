@@ -23,6 +23,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Config file (JSON).") var config: String?
     @Option(help: "UDP/RTP inputs: the interface to join multicast groups on (a name or an IPv4 address).") var interface: String?
     @Option(help: "UDP/RTP inputs: seconds without a packet before the service reports the source gone.") var liveTimeout: Double?
+    @Option(help: "Channel list: an M3U playlist (a file or an http(s) URL), served by GET /channels and tuned by POST /channel.") var channels: String?
+    @Flag(help: "Add the sessions announced over SAP (224.2.127.254:9875) to the channel list.") var sap = false
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "TCP port (0: any free port).") var port: Int?
     @Option(help: "Unix socket path.") var socket: String?
@@ -140,6 +142,8 @@ struct Serve: ParsableCommand {
             throw ValidationError("--\(optionName(field)): \(message)")
         }
         if noSocket { c.unixSocket = nil }
+        if let channels { c.channels.m3u = channels }
+        if sap, c.channels.sap == nil { c.channels.sap = SAPListenerOptions() }
         if let hwBackend { c.hwBackend = hwBackend }
         if let playerType { c.playerType = playerType }
         return c

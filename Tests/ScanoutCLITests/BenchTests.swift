@@ -71,6 +71,28 @@ struct BenchTests {
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 2)
     }
 
+    @Test("zap: two live channels of one MPEG-TS file over loopback UDP, each change timed to its first frame, with its stages")
+    func zap() throws {
+        let ts = try Fixtures.path("counter_open_long.ts")
+        let root = try json(try CLI.run(["bench", "zap", ts, "--zaps", "2", "--warmup", "0", "--json"], timeout: 90))
+        #expect(root["channels"] as? Int == 2)
+        // counter_open_long.ts: a keyframe every 100 frames at 30 fps.
+        let gop = try #require(root["keyframeInterval"] as? Double)
+        #expect(abs(gop - 100.0 / 30) < 0.001)
+        let scanout = try #require((root["tools"] as? [[String: Any]])?.first)
+        #expect(scanout["tool"] as? String == "scanout")
+        let zaps = try #require(scanout["zapsMs"] as? [Double])
+        #expect(zaps.count == 2 && zaps.allSatisfy { $0 > 0 }, "\(zaps)")
+        // Each change waited for a keyframe that was sent after the request.
+        let afterKeyframe = try #require(scanout["afterKeyframeMs"] as? [Double])
+        #expect(afterKeyframe.count == 2 && zip(afterKeyframe, zaps).allSatisfy { $0 < $1 }, "\(afterKeyframe)")
+        let stages = try #require(scanout["stagesMedianMs"] as? [String: Double])
+        #expect(Set(stages.keys) == ["open", "probe", "decoder", "firstDecode"])
+        let notTS = try CLI.run(["bench", "zap", try Fixtures.path("counter.mp4")])
+        #expect(notTS.status == 1)
+        #expect(notTS.stderrText.contains("bench zap sends MPEG-TS"), "\(notTS.stderrText)")
+    }
+
     @Test("bad options and inputs fail with one line")
     func badInput() throws {
         let unknown = try CLI.run(["bench", "decode", try Fixtures.path("counter.mp4"), "--compare", "vlc"])

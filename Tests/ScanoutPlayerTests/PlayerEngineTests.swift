@@ -106,6 +106,11 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         h.run { h.engine.state == .ended }
         #expect(h.states == [.preparing, .ready, .playing, .ended])
         let duration = try #require(h.engine.duration)
+        // The preparation's stages are measured on the real clock; the rest is on the manual one.
+        let stages = try #require(h.events.lazy.compactMap { e -> PreparationStages? in
+            if case .firstFrame(_, _, _, let s) = e { return s } else { return nil }
+        }.first)
+        #expect(stages.firstDecode > 0)
         let expected: [PlayerEvent] = [
             .stateChanged(from: .idle, to: .preparing),
             .itemChanged(index: 0, source: path),
@@ -115,6 +120,7 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
             .stateChanged(from: .preparing, to: .ready),
             .stateChanged(from: .ready, to: .playing),
             .play(userInitiated: true),
+            .firstFrame(item: 0, source: path, sinceRequest: 0, stages: stages),
             .stateChanged(from: .playing, to: .ended),
             .ended,
         ]

@@ -43,7 +43,7 @@ import Testing
         var names = seen.map(\.name).filter { $0 != "position" }
         if names.first == "outputChanged" { names.removeFirst() }
         #expect(names == ["stateChanged", "itemChanged", "prepared", "durationChanged", "serviceState", "stateChanged",
-                          "rateChanged", "warning", "stateChanged", "play", "stateChanged", "ended"])
+                          "rateChanged", "warning", "stateChanged", "play", "firstFrame", "stateChanged", "ended"])
         // The copy is published after the tick that emitted `ended`: wait for it (bounded).
         var snapshot = player.snapshot
         for _ in 0..<200 where snapshot.state != .ended {

@@ -9,13 +9,11 @@ import Glibc
 /// only, with a route for 239.0.0.0/8), from a sender in the same namespace that replays
 /// counter_open_long.ts (230 frames, 30 fps) in real time: `Tests/Fixtures/ts_sender.py`.
 /// The service is reached through its Unix socket, which lives in the file system both share.
-final class NamespacedService: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is set once in init and only read afterwards;
-    // `Process` is thread-safe for the calls made here.
+final class NamespacedService: Sendable {
     let scratch: Scratch
     let socketPath: String
     let source: String
-    private let process: Process
+    private let run: NamespaceRun
 
     /// Why these tests cannot run here, nil when they can: they need root (a network namespace
     /// and its routes) and `unshare`, `ip` and `python3`.
@@ -40,13 +38,7 @@ final class NamespacedService: @unchecked Sendable {
             python3 \(quoted([senderScript, clip, "239.1.1.1", String(port), "--seconds", "7.667", "--wait-for-join"] + (rtp ? ["--rtp"] : []) + sender)) > '\(scratch.path("sender.log"))' 2>&1 &
             exec \(quoted([try ScanoutBinary.path(), "serve", "--output", "headless", "--port", "0", "--socket", socketPath] + serve + (viaLoad ? [] : [source])))
             """
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Proc.which("unshare"))
-        process.arguments = ["-n", "sh", "-c", script]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: { FileManager.default.createFile(atPath: scratch.path("stderr"), contents: nil); return scratch.path("stderr") }()))
-        try process.run()
+        run = try NamespaceRun(script: script, scratch: scratch, socketPath: socketPath)
         // The sender starts once the service joined the group; the service listens once the
         // first item is prepared.
         let deadline = Date().addingTimeInterval(30)
@@ -58,26 +50,21 @@ final class NamespacedService: @unchecked Sendable {
                 }
                 return
             }
-            if !process.isRunning { break }
+            if !run.isRunning { break }
             usleep(50_000)
         }
-        kill(process.processIdentifier, SIGKILL)
+        run.killNow()
         throw SupportError("scanout serve did not start in the namespace: \(stderr)")
     }
 
-    var stderr: String { (try? String(contentsOfFile: scratch.path("stderr"), encoding: .utf8)) ?? "" }
+    var stderr: String { run.stderr }
     var senderLog: String { (try? String(contentsOfFile: scratch.path("sender.log"), encoding: .utf8)) ?? "" }
     var senderDone: Bool { senderLog.contains("sent ") }
 
     /// Every event since the start (the event stream's replay from id 0), up to the first for
     /// which `done` holds, or those that came within `seconds`.
     func events(seconds: Double = 3, until done: @escaping ([SSEMessage]) -> Bool) throws -> [SSEMessage] {
-        let reader = try SSEReader(.unix(path: socketPath), path: "/events", headers: ["Last-Event-ID": "0"])
-        var seen: [SSEMessage] = []
-        return reader.read(timeout: seconds) { m in
-            seen.append(m)
-            return done(seen)
-        }
+        try run.events(seconds: seconds, until: done)
     }
 
     func get(_ path: String) throws -> HTTPAnswer { try HTTPTestClient.request(.unix(path: socketPath), "GET", path, timeout: 5) }
@@ -87,24 +74,7 @@ final class NamespacedService: @unchecked Sendable {
     func transport() throws -> [String: Int] { ((try stats()["transport"] as? [String: Any])?[source] as? [String: Int]) ?? [:] }
 
     /// Polls every 100 ms until `done` holds or `seconds` pass; true when it held.
-    func wait(seconds: Double, _ done: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try done() { return true }
-            usleep(100_000)
-        }
-        return try done()
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-    }
+    func wait(seconds: Double, _ done: () throws -> Bool) rethrows -> Bool { try run.wait(seconds: seconds, done) }
 }
 
 @Suite("MPEG-TS over UDP and RTP multicast, in a network namespace", .serialized,

@@ -104,9 +104,11 @@ func localized(_ v: Any, source: String) -> Any {
         #expect(initial.last?.json?["state"] as? String == "ready")
 
         #expect(try server.request("POST", "/play").json?["state"] as? String == "playing")
-        let started = events.read(timeout: 5) { $0.event == "play" }
-        #expect(started.map(\.event) == ["stateChanged", "play"])
-        #expect(started.last?.json?["userInitiated"] as? Bool == true)
+        let started = events.read(timeout: 5) { $0.event == "firstFrame" }
+        #expect(started.map(\.event) == ["stateChanged", "play", "firstFrame"])
+        #expect(started.first { $0.event == "play" }?.json?["userInitiated"] as? Bool == true)
+        // The frame was prepared at start (the service was started paused): its stages are there.
+        #expect((started.last?.json?["stages"] as? [String: Double])?.keys.sorted() == ["decoder", "firstDecode", "open", "probe"])
 
         let seek = try server.request("POST", "/seek", body: #"{"position": 2.0, "exact": true}"#)
         #expect(seek.status == 200, "\(seek.text)")

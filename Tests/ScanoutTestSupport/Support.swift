@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutLoopback
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -185,13 +186,6 @@ public func freeUDPLoopbackPort() throws -> UInt16 {
     #endif
 }
 
-private func unusedLoopbackPort(_ type: Int32) throws -> UInt16 {
-    let fd = socket(AF_INET, type, 0)
-    guard fd >= 0 else { throw SupportError("socket() failed") }
-    defer { close(fd) }
-    return try bindLoopback(fd)
-}
-
 /// A program run in the background with its output discarded, killed when released.
 public final class BackgroundProcess: @unchecked Sendable {
     private let process = Process()
@@ -210,24 +204,6 @@ public final class BackgroundProcess: @unchecked Sendable {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
-}
-
-/// Binds `fd` to 127.0.0.1 on an ephemeral port and returns the port.
-private func bindLoopback(_ fd: Int32) throws -> UInt16 {
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = 0
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0 else { throw SupportError("bind(127.0.0.1:0) failed") }
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
-    }
-    guard named == 0 else { throw SupportError("getsockname() failed") }
-    return UInt16(bigEndian: addr.sin_port)
 }
 
 /// `tools/http-serve.py` (HTTP with byte ranges) serving `directory` on 127.0.0.1 (a free port),

@@ -3,6 +3,12 @@ import Foundation
 enum Peer {
     static let known = ["ffmpeg", "mpv", "gstreamer"]
 
+    /// Where `program` is on PATH, nil when it is not installed.
+    static func path(of program: String) -> String? {
+        let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return dirs.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     /// The argument vectors that do one measured run of `suite` on `input` (several for seek: one
     /// process per target), or nil when the peer has no equivalent.
     /// `decoding` is the decoder ffmpeg uses in the decode suite (Scanout's kind of decoder).
