@@ -52,6 +52,7 @@ public final class PlayerEngine {
     /// Why the loop is `buffering` on a silent live input; nil when not.
     private var bufferingReason: String?
     private var transport = TransportTally()
+    private var variantTally = VariantTally()
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -118,6 +119,7 @@ public final class PlayerEngine {
         s.transfers = st.transfers
         s.bufferingReason = state == .buffering ? bufferingReason : nil
         s.transport = transport.totals
+        s.adaptive = current.flatMap { AdaptiveStatus($0.reader.demuxer) }
         return s
     }
 
@@ -359,6 +361,7 @@ public final class PlayerEngine {
         do {
             let r = try session.step()
             reportTransport()
+            reportVariants()
             if bufferingReason != nil { liveSourceReturned() }
             if session.lastStepStalled {
                 // The read blocked past the threshold; the timeline restarted at the frame that came.
@@ -441,6 +444,16 @@ public final class PlayerEngine {
               let d = transport.update(reader: reader, source: source) else { return }
         emit(.discontinuity(source: source, item: index, ccErrors: d.ccErrors, discontinuities: d.discontinuities,
                             rtpPacketsLost: d.rtpPacketsLost, totals: transport.totals[source] ?? d))
+    }
+
+    /// Emits `variantSwitch` for the current item's variant choices not reported yet.
+    private func reportVariants() {
+        guard let reader = current?.reader else { return }
+        let video = reader.video
+        for v in variantTally.update(reader: reader) {
+            emit(.variantSwitch(item: index, from: v.from, to: v.to, bandwidth: v.bandwidth, reason: v.reason, pts: v.pts,
+                                seconds: v.pts.map { Double($0 - (video.startTime ?? 0)) * video.timeBase.doubleValue }))
+        }
     }
 
     // MARK: Internals

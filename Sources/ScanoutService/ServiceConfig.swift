@@ -27,6 +27,7 @@ import ScanoutRender
 ///     interface, sources [addresses], liveTimeout (s)    — UDP/RTP inputs: the interface to join
 ///                                                         on, source-specific senders, and the
 ///                                                         silence after which the service is down
+///     maxHeight, maxBitrate (b/s), initialBandwidth (b/s), liveStartIndex — adaptive HLS
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -65,6 +66,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var timeout = 10.0
     /// How UDP/RTP inputs are received (`interface`, `sources`, `liveTimeout`).
     public var live = LiveInputOptions()
+    /// How HLS variants are chosen (`maxHeight`, `maxBitrate`, `initialBandwidth`, `liveStartIndex`).
+    public var adaptive = AdaptiveOptions()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -170,6 +173,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.int("threads", range: 0...64) { threads = v }
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
         try applyLive(&o)
+        try applyAdaptive(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
             guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
@@ -178,9 +182,9 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
-    static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
+    static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout"]
+                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout"]).union(adaptiveKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -190,7 +194,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.slate = slate
         p.scaling = scaling
         p.overlay = overlay
-        p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live)
+        p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live, adaptive: adaptive)
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
@@ -198,7 +202,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     /// As JSON for `GET /config` (the token itself is never shown).
     public var json: [String: Any] {
-        [
+        let base: [String: Any] = [
             "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil, "allowedHosts": allowedHosts,
             "rateLimit": rateLimit.map { ["requestsPerSecond": $0.perSecond, "burst": $0.burst] as [String: Any] } ?? NSNull(),
             "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
@@ -210,6 +214,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "stateDir": stateDir ?? NSNull(),
             "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
         ]
+        return base.merging(adaptiveJSON) { a, _ in a }
     }
 }
 

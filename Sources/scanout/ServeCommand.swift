@@ -23,6 +23,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Config file (JSON).") var config: String?
     @Option(help: "UDP/RTP inputs: the interface to join multicast groups on (a name or an IPv4 address).") var interface: String?
     @Option(help: "UDP/RTP inputs: seconds without a packet before the service reports the source gone.") var liveTimeout: Double?
+    @Option(help: "HLS: play no variant taller than this many pixels.") var maxHeight: Int?
+    @Option(help: "HLS: play no variant whose advertised bitrate exceeds this many bits a second.") var maxBitrate: Int?
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "TCP port (0: any free port).") var port: Int?
     @Option(help: "Unix socket path.") var socket: String?
@@ -120,6 +122,8 @@ struct Serve: ParsableCommand {
         if let slate { o["slate"] = slate }
         if let interface { o["interface"] = interface }
         if let liveTimeout { o["liveTimeout"] = liveTimeout }
+        if let maxHeight { o["maxHeight"] = maxHeight }
+        if let maxBitrate { o["maxBitrate"] = maxBitrate }
         if let logo = overlay.configObject { o["overlay"] = logo }
         if let logLevel { o["logLevel"] = logLevel }
         if paused { o["autoplay"] = false }
