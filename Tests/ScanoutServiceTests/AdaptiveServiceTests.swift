@@ -32,7 +32,7 @@ import Testing
             #expect((stats["variants"] as? [Any])?.count == 3 && stats["switches"] as? Int == 1)
             let metrics = try server.request("GET", "/metrics").text
             #expect(metrics.contains("scanout_hls_variant_switches_total 1"), "\(metrics)")
-            #expect(metrics.contains("scanout_hls_variant_bitrate_bits_per_second 165000"))
+            #expect(metrics.contains("scanout_hls_variant_bitrate_bytes_per_second 20625"))
             #expect(metrics.contains("# HELP scanout_hls_variant_switches_total "))
             #expect(server.terminate() == 0)
         }
