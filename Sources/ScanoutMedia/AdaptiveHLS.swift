@@ -46,6 +46,20 @@ final class AdaptiveHLS {
         _ = meter.takeSamples()
     }
 
+    /// After a seek: a change decided or under way is dropped (the next segments measured decide
+    /// again), and keyframes count from where reading starts.
+    func restart() {
+        if let j = joining {
+            // The new variant's context is already the one read.
+            switches.append(VariantSwitch(from: current, to: j.to, bandwidth: j.bandwidth, reason: j.reason, pts: nil))
+            current = j.to
+        }
+        pending = nil
+        joining = nil
+        lastPts = nil
+        _ = meter.takeSamples()
+    }
+
     /// Whether `packet`, of the active stream, is handed out; may change the demuxer's context
     /// (the next read then comes from the new variant).
     func admit(_ packet: Packet, demuxer: Demuxer) throws -> Bool {

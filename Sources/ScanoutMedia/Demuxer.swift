@@ -410,13 +410,14 @@ public final class Demuxer {
         if let position, canSeekByByte {
             r = av_seek_frame(context, -1, position, AVSEEK_FLAG_BYTE)
         } else {
-            r = av_seek_frame(context, Int32(video.index), timestamp, AVSEEK_FLAG_BACKWARD)
+            r = av_seek_frame(context, Int32(activeStreamIndex), timestamp, AVSEEK_FLAG_BACKWARD)
         }
         if r < 0 {
             if deadline.fired { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "seeking") }
             throw MediaError.readFailed(input: input, reason: "seek failed: \(ffmpegErrorString(r))")
         }
         // Counting starts again where the seek landed.
+        adaptive?.restart()
         packetsRead = 0
         packetsBeforeStart = nil
         locateStartInIndex = true

@@ -86,6 +86,26 @@ import Testing
         }
     }
 
+    @Test func seekAfterAChangeLandsOnAKeyframeOfTheCurrentVariant() async throws {
+        try await offPool {
+            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
+            // From the lowest variant up, one step a segment on loopback's throughput.
+            let reader = try FrameReader(input: server.url("master.m3u8"),
+                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 100_000, upSegments: 1)))
+            let frame = VideoFrame()
+            var pts: [Int: Int64] = [:]
+            for _ in 0..<100 {
+                #expect(try reader.next(into: frame))
+                try frame.makeCPUResident()
+                pts[frameCode(frame)] = frame.pts
+            }
+            #expect(reader.demuxer.variantSwitches.count > 1, "\(reader.demuxer.variantSwitches)")
+            try reader.seek(toTimestamp: try #require(pts[45]), position: nil)
+            let after = try Self.read(reader)
+            #expect(after.map(\.code) == Array(30..<150))
+        }
+    }
+
     @Test func capsKeepTallerAndCostlierVariantsOut() async throws {
         try await offPool {
             let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
