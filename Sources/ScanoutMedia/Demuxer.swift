@@ -323,6 +323,9 @@ public final class Demuxer {
             av_dict_set(&dict, "http_persistent", "0", 0)
             av_dict_set(&dict, "http_multiple", "0", 0)
             av_dict_set(&dict, "live_start_index", String(options.adaptive.liveStartIndex), 0)
+            // A live playlist that does not grow is waited for until the timeout, not given up
+            // after a few reloads (libavformat's default count differs between versions).
+            av_dict_set(&dict, "max_reload", "1000000", 0)
         } else {
             av_dict_set(&dict, "rw_timeout", String(Int64(options.timeoutSeconds * 1_000_000)), 0)
             av_dict_set(&dict, "reconnect", "0", 0)
