@@ -25,6 +25,14 @@ import Testing
         DemuxerOptions(timeoutSeconds: timeout, adaptive: adaptive)
     }
 
+    /// A reader of `ladder`'s master playlist on a server that sends paths under `prefix` at
+    /// `rate` bytes a second.
+    static func throttled(_ ladder: String, _ prefix: String, rate: Int, _ adaptive: AdaptiveOptions) throws -> (HTTPFileServer, FrameReader) {
+        let server = try HTTPFileServer.hls(directory: try Fixtures.path(ladder))
+        try server.control("throttle?prefix=\(prefix)&rate=\(rate)")
+        return (server, try FrameReader(input: server.url("master.m3u8"), demuxerOptions: options(adaptive)))
+    }
+
     @Test func startVariantFollowsTheEstimate() async throws {
         try await offPool {
             let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
@@ -44,11 +52,8 @@ import Testing
 
     @Test func throttlingForcesDownThenUpWithEveryFrameOnce() async throws {
         try await offPool {
-            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
             // 60 kB/s (480 kb/s) carries 288x216 (330 kb/s) but not 320x240 (660 kb/s).
-            try server.control("throttle?prefix=/v2/&rate=60000")
-            let reader = try FrameReader(input: server.url("master.m3u8"),
-                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 1)))
+            let (server, reader) = try Self.throttled("hls3", "/v2/", rate: 60000, AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 1))
             #expect(reader.demuxer.currentVariant?.height == 240)
             var lifted = false
             let shown = try Self.read(reader) { reader in
@@ -75,11 +80,8 @@ import Testing
 
     @Test func twoVariantsDownWhenTheTopIsSlow() async throws {
         try await offPool {
-            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
-            try server.control("throttle?prefix=/v1/&rate=40000")
-            let reader = try FrameReader(input: server.url("master.m3u8"),
-                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99)))
-            let shown = try Self.read(reader)
+            let (server, reader) = try Self.throttled("hls2", "/v1/", rate: 40000, AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99))
+            let shown = try withExtendedLifetime(server) { try Self.read(reader) }
             #expect(shown.map(\.code) == Array(0..<150))
             #expect(reader.demuxer.variantSwitches.map(\.to.width) == [320, 256])
             #expect(shown.first?.width == 320 && shown.last?.width == 256)
