@@ -370,6 +370,8 @@ public final class Demuxer {
                 throw MediaError.readFailed(input: input, reason: ffmpegErrorString(r))
             }
             if packet.streamIndex != activeStreamIndex { continue }
+            // Before the damage check: packets a change of variant drops are never decoded.
+            if let adaptive, try !adaptive.admit(packet, demuxer: self) { continue }
             if packet.isCorrupt, isHTTP {
                 // A connection that broke inside a packet and could not be reopened: libavformat
                 // hands out the part it has. Decoded, it would show wrong pictures (concealed from
@@ -377,7 +379,6 @@ public final class Demuxer {
                 if readInterrupted { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading") }
                 throw MediaError.readFailed(input: input, reason: "the connection broke inside a packet and reconnecting did not resume it")
             }
-            if let adaptive, try !adaptive.admit(packet, demuxer: self) { continue }
             if packet.isCorrupt { corruptPackets += 1 }
             if locateStartInIndex {
                 locateStartInIndex = false

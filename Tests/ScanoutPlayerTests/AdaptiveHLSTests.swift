@@ -134,6 +134,22 @@ import Testing
         }
     }
 
+    @Test func liveChangesVariantWithEveryFrameOnce() async throws {
+        try await offPool {
+            // A window of 4 from the start (the clip's 5 segments: none leaves the window while it
+            // plays); 70 kB/s (560 kb/s) is below 320x240's 660 kb/s but keeps up with the clock.
+            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"), options: ["--live", "1", "--window", "4"])
+            try server.control("throttle?prefix=/v1/&rate=70000")
+            let reader = try FrameReader(input: server.url("master.m3u8"),
+                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99, liveStartIndex: -2)))
+            let shown = try Self.read(reader)
+            #expect(reader.demuxer.variantSwitches.map(\.to.width) == [320, 256])
+            let first = try #require(shown.first?.code)
+            #expect(shown.map(\.code) == Array(first..<150), "\(shown.map(\.code))")
+            #expect(shown.first?.width == 320 && shown.last?.width == 256)
+        }
+    }
+
     @Test func frozenLivePlaylistTimesOut() async throws {
         try await offPool {
             let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"), options: ["--live", "1", "--window", "2"])
