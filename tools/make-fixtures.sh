@@ -91,6 +91,26 @@ assert i >= 0
 mkv[i:i + 15] = b'V_SCANOUT/NONE1'
 open('unknown_codec.mkv', 'wb').write(bytes(mkv))
 PY
+# HLS ladders for adaptive playback: the counter at each size (the code band is drawn at every
+# size, not scaled), 150 frames at 30 fps, keyframes every 30 frames and nowhere else (no scene
+# cuts, closed GOPs), 1 s segments: every variant's segments start at the same frames.
+hls_ladder() { # dir size:bitrate...
+  local dir=$1; shift
+  local inputs=() maps=() rates=() streams=() i=0
+  for v in "$@"; do
+    inputs+=(-f lavfi -i "$(counter "${v%%:*}" 30 150)")
+    maps+=(-map "$i:v")
+    rates+=("-b:v:$i" "${v##*:}" "-maxrate:v:$i" "${v##*:}" "-bufsize:v:$i" "${v##*:}")
+    streams+=("v:$i")
+    i=$((i + 1))
+  done
+  rm -rf "$dir" && mkdir -p "$dir"
+  "${FF[@]}" "${inputs[@]}" "${maps[@]}" "${X264[@]}" "${rates[@]}" -g 30 -keyint_min 30 -bf 2 \
+    -x264-params open-gop=0:scenecut=0 -pix_fmt yuv420p "${BX[@]}" -f hls -hls_time 1 -hls_playlist_type vod \
+    -hls_segment_filename "$dir/v%v/seg%d.ts" -master_pl_name master.m3u8 -var_stream_map "${streams[*]}" "$dir/v%v/index.m3u8"
+}
+hls_ladder hls2 256x192:150k 320x240:600k
+hls_ladder hls3 256x192:150k 288x216:300k 320x240:600k
 # Audio only.
 "${FF[@]}" -f lavfi -i "sine=frequency=440:duration=1" -c:a pcm_s16le "${BX[@]}" audio_only.wav
 echo "$STAMP" > .stamp

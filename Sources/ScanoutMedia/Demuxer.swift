@@ -10,9 +10,12 @@ public struct DemuxerOptions: Sendable {
     public var timeoutSeconds: Double = 10
     /// How `udp://` and `rtp://` inputs are received (`LiveInput`).
     public var live = LiveInputOptions()
-    public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions()) {
+    /// How the variants of an HLS master playlist are chosen (`AdaptiveHLS`).
+    public var adaptive = AdaptiveOptions()
+    public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions(), adaptive: AdaptiveOptions = AdaptiveOptions()) {
         self.timeoutSeconds = timeoutSeconds
         self.live = live
+        self.adaptive = adaptive
     }
 }
 
@@ -101,11 +104,15 @@ public struct Orientation: Hashable, Sendable, CustomStringConvertible {
 public final class Demuxer {
     public let input: String
     public let video: VideoStreamInfo
-    let context: UnsafeMutablePointer<AVFormatContext>
-    let stream: UnsafeMutablePointer<AVStream>
-    private let deadline: Deadline
-    private let options: DemuxerOptions
-    private let errorLines = ErrorLines()
+    /// The format context; replaced (`join`) when an adaptive HLS input changes variant.
+    var context: UnsafeMutablePointer<AVFormatContext>
+    /// The video stream read; another variant's after a change of variant.
+    var stream: UnsafeMutablePointer<AVStream>
+    let deadline: Deadline
+    let options: DemuxerOptions
+    let errorLines = ErrorLines()
+    /// The variant choice of an HLS master playlist with variants; nil for any other input.
+    var adaptive: AdaptiveHLS?
     /// The socket and transport-packet watch of a UDP/RTP input; nil for any other input.
     let live: LiveInput?
     /// A live input (UDP, RTP): joined mid-stream, with no start and no end.
@@ -210,31 +217,10 @@ public final class Demuxer {
         try Self.checkLocalPath(input)
 
         deadline = Deadline()
-        guard let ctx = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
-        ctx.pointee.interrupt_callback.callback = { opaque in
-            guard let opaque else { return 0 }
-            return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
-        }
-        ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(deadline).toOpaque()
-        FFmpegLog.ensureInstalled()
-        ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
-
-        var dict: OpaquePointer? = nil
-        if input.hasPrefix("http://") || input.hasPrefix("https://") {
-            // A connection that stalls for half the timeout, or is reset before the end of the
-            // body, is opened again at the byte where it stopped (a range request), with no
-            // frame lost or repeated; a read that has not recovered within the whole timeout
-            // fails (the deadline below), and the player moves on.
-            let half = max(options.timeoutSeconds / 2, 0.1)
-            av_dict_set(&dict, "rw_timeout", String(Int64(half * 1_000_000)), 0)
-            av_dict_set(&dict, "reconnect", "1", 0)
-            av_dict_set(&dict, "reconnect_streamed", "1", 0)
-            av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
-            av_dict_set(&dict, "reconnect_delay_max", String(max(1, Int(half))), 0)
-        } else {
-            av_dict_set(&dict, "rw_timeout", String(Int64(options.timeoutSeconds * 1_000_000)), 0)
-            av_dict_set(&dict, "reconnect", "0", 0)
-        }
+        let ctx = Self.allocateContext(deadline: deadline, errorLines: errorLines)
+        let meter = Self.isHTTP(input) ? SegmentMeter() : nil
+        meter?.hook(ctx)
+        var dict = Self.openDictionary(input: input, options: options)
         defer { av_dict_free(&dict) }
 
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
@@ -252,6 +238,7 @@ public final class Demuxer {
         openSeconds = Double(probeStart - openStart) / 1e9
         if openResult < 0 {
             // avformat_open_input frees the context on failure.
+            meter?.unhook(ctx)
             throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
         }
         guard let opened = ctxOpt else { throw MediaError.openFailed(input: input, reason: "no context") }
@@ -264,12 +251,18 @@ public final class Demuxer {
         probeSeconds = Double(monotonicNanoseconds() - probeStart) / 1e9
         if probe < 0 {
             avformat_close_input(&ctxOpt)
+            meter?.unhook(ctx)
             throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)
         }
 
-        let best = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        // An HLS master playlist's variants: the start one is read, the others discarded.
+        let variants = meter == nil ? [] : Self.hlsVariants(opened)
+        let selector = variants.isEmpty ? nil : VariantSelector(variants: variants, options: options.adaptive)
+        let startVariant = selector?.carried(by: Double(options.adaptive.initialBandwidth))
+        let best = startVariant.map { Int32($0.streamIndex) } ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard best >= 0, let st = opened.pointee.streams[Int(best)] else {
             avformat_close_input(&ctxOpt)
+            meter?.unhook(ctx)
             throw MediaError.noVideoStream(input: input)
         }
         // Only the video stream's packets are read; the demuxer skips the rest cheaply.
@@ -278,6 +271,14 @@ public final class Demuxer {
         }
         context = opened
         stream = st
+        activeStreamIndex = Int(best)
+        if let meter, let selector, let startVariant {
+            adaptive = AdaptiveHLS(meter: meter, variants: variants, selector: selector, start: startVariant,
+                                   estimate: Double(options.adaptive.initialBandwidth))
+        } else {
+            // Not HLS: nothing was opened through the meter.
+            meter?.unhook(opened, restore: true)
+        }
         // An MP4 whose index (moov) follows the media data: the header was read past the first packet.
         if opened.pointee.pb != nil, let first = avformat_index_get_entry(st, 0) {
             indexFollowsData = String(cString: opened.pointee.iformat.pointee.name).hasPrefix("mov") && first.pointee.pos < headerEnd
@@ -292,6 +293,52 @@ public final class Demuxer {
     deinit {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&ctx)
+        adaptive?.meter.unhook(context)
+    }
+
+    /// The stream whose packets `read` hands out: the video stream, or the current variant's.
+    var activeStreamIndex: Int
+
+    /// A format context whose blocking calls `deadline` bounds and whose log lines go to `errorLines`.
+    static func allocateContext(deadline: Deadline, errorLines: ErrorLines) -> UnsafeMutablePointer<AVFormatContext> {
+        guard let ctx = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
+        ctx.pointee.interrupt_callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
+        }
+        ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(deadline).toOpaque()
+        FFmpegLog.ensureInstalled()
+        ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
+        return ctx
+    }
+
+    /// The options `avformat_open_input` gets for `input` (the caller frees them).
+    static func openDictionary(input: String, options: DemuxerOptions) -> OpaquePointer? {
+        var dict: OpaquePointer? = nil
+        if isHTTP(input) {
+            // A connection that stalls for half the timeout, or is reset before the end of the
+            // body, is opened again at the byte where it stopped (a range request), with no
+            // frame lost or repeated; a read that has not recovered within the whole timeout
+            // fails (the deadline below), and the player moves on.
+            let half = max(options.timeoutSeconds / 2, 0.1)
+            av_dict_set(&dict, "rw_timeout", String(Int64(half * 1_000_000)), 0)
+            av_dict_set(&dict, "reconnect", "1", 0)
+            av_dict_set(&dict, "reconnect_streamed", "1", 0)
+            av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
+            av_dict_set(&dict, "reconnect_delay_max", String(max(1, Int(half))), 0)
+            // The hls demuxer's: one connection a segment, each closed at its end, so that every
+            // segment passes through the segment meter (`SegmentMeter`); the live start.
+            av_dict_set(&dict, "http_persistent", "0", 0)
+            av_dict_set(&dict, "http_multiple", "0", 0)
+            av_dict_set(&dict, "live_start_index", String(options.adaptive.liveStartIndex), 0)
+            // A live playlist that does not grow is waited for until the timeout, not given up
+            // after a few reloads (libavformat's default count differs between versions).
+            av_dict_set(&dict, "max_reload", "1000000", 0)
+        } else {
+            av_dict_set(&dict, "rw_timeout", String(Int64(options.timeoutSeconds * 1_000_000)), 0)
+            av_dict_set(&dict, "reconnect", "0", 0)
+        }
+        return dict
     }
 
     /// The stream's codec parameters, for opening a decoder. Valid as long as the demuxer lives.
@@ -330,7 +377,9 @@ public final class Demuxer {
                 }
                 throw MediaError.readFailed(input: input, reason: ffmpegErrorString(r))
             }
-            if packet.streamIndex != video.index { continue }
+            if packet.streamIndex != activeStreamIndex { continue }
+            // Before the damage check: packets a change of variant drops are never decoded.
+            if let adaptive, try !adaptive.admit(packet, demuxer: self) { continue }
             if packet.isCorrupt, isHTTP {
                 // A connection that broke inside a packet and could not be reopened: libavformat
                 // hands out the part it has. Decoded, it would show wrong pictures (concealed from
@@ -373,13 +422,14 @@ public final class Demuxer {
         if let position, canSeekByByte {
             r = av_seek_frame(context, -1, position, AVSEEK_FLAG_BYTE)
         } else {
-            r = av_seek_frame(context, Int32(video.index), timestamp, AVSEEK_FLAG_BACKWARD)
+            r = av_seek_frame(context, Int32(activeStreamIndex), timestamp, AVSEEK_FLAG_BACKWARD)
         }
         if r < 0 {
             if deadline.fired { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "seeking") }
             throw MediaError.readFailed(input: input, reason: "seek failed: \(ffmpegErrorString(r))")
         }
         // Counting starts again where the seek landed.
+        adaptive?.restart()
         packetsRead = 0
         packetsBeforeStart = nil
         locateStartInIndex = true
@@ -402,7 +452,8 @@ public final class Demuxer {
         return pb.pointee.seekable & AVIO_SEEKABLE_NORMAL != 0
     }
 
-    private var isHTTP: Bool { input.hasPrefix("http://") || input.hasPrefix("https://") }
+    private var isHTTP: Bool { Self.isHTTP(input) }
+    static func isHTTP(_ input: String) -> Bool { input.hasPrefix("http://") || input.hasPrefix("https://") }
 
     /// A truncated MP4 ends reads with EIO/INVALIDDATA before EOF; the file's end tells it apart
     /// from a read error.
@@ -431,7 +482,7 @@ public final class Demuxer {
         if access(path, R_OK) != 0 { throw MediaError.permissionDenied(input: input) }
     }
 
-    private static func openError(input: String, code: Int32, deadline: Deadline, timeout: Double, during: String, detail: String?) -> MediaError {
+    static func openError(input: String, code: Int32, deadline: Deadline, timeout: Double, during: String, detail: String?) -> MediaError {
         if deadline.fired || code == SCANOUT_AVERROR_EXIT || code == scanout_averror(ETIMEDOUT) {
             return .timedOut(input: input, seconds: timeout, during: during)
         }

@@ -57,6 +57,7 @@ public final class PlayerEngine {
     /// The current item's first frame is still to be shown: when it was asked for (nil after a
     /// gapless transition, which no command asked for).
     private var awaitingFirstFrame: FirstFrameRequest?
+    private var variantTally = VariantTally()
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -132,6 +133,7 @@ public final class PlayerEngine {
         s.transport = transport.totals
         s.live = current.map { LiveInputOptions.handles($0.item.source) } ?? false
         s.timeshift = timeshiftStatus
+        s.adaptive = current.flatMap { AdaptiveStatus($0.reader.demuxer) }
         return s
     }
 
@@ -401,6 +403,7 @@ public final class PlayerEngine {
         do {
             let r = try session.step()
             reportTransport()
+            reportVariants()
             if bufferingReason != nil { liveSourceReturned() }
             if session.lastStepStalled {
                 // The read blocked past the threshold; the timeline restarted at the frame that came.
@@ -488,6 +491,16 @@ public final class PlayerEngine {
               let d = transport.update(reader: reader, source: source) else { return }
         emit(.discontinuity(source: source, item: index, ccErrors: d.ccErrors, discontinuities: d.discontinuities,
                             rtpPacketsLost: d.rtpPacketsLost, totals: transport.totals[source] ?? d))
+    }
+
+    /// Emits `variantSwitch` for the current item's variant choices not reported yet.
+    private func reportVariants() {
+        guard let reader = current?.reader else { return }
+        let video = reader.video
+        for v in variantTally.update(reader: reader) {
+            emit(.variantSwitch(item: index, from: v.from, to: v.to, bandwidth: v.bandwidth, reason: v.reason, pts: v.pts,
+                                seconds: v.pts.map { Double($0 - (video.startTime ?? 0)) * video.timeBase.doubleValue }))
+        }
     }
 
     // MARK: Internals

@@ -163,6 +163,10 @@ public enum PlayerEvent: Equatable, Sendable {
     /// the last report (`ccErrors`, `discontinuities`, `rtpPacketsLost` are the new ones;
     /// `totals`, the channel's since the service started).
     case discontinuity(source: String, item: Int?, ccErrors: Int, discontinuities: Int, rtpPacketsLost: Int, totals: TSCounts)
+    /// An adaptive HLS item's variant: the start one (`from` nil), then each change, whose first
+    /// frame is the keyframe at `pts` (`seconds` on the item's timeline); `bandwidth` (bits a
+    /// second) is the throughput that decided it.
+    case variantSwitch(item: Int?, from: HLSVariant?, to: HLSVariant, bandwidth: Double, reason: String, pts: Int64?, seconds: Double?)
     case stop
     case seekStarted(target: Double, exact: Bool)
     /// Landed on `frame` (its number when the seek was exact) at `position` seconds.
@@ -212,6 +216,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .pause: return "pause"
         case .buffering: return "buffering"
         case .discontinuity: return "discontinuity"
+        case .variantSwitch: return "variantSwitch"
         case .stop: return "stop"
         case .seekStarted: return "seekStarted"
         case .seekCompleted: return "seekCompleted"
@@ -261,6 +266,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
             && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
+            && a.demuxer.adaptive == b.demuxer.adaptive
             && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift
     }
 }
@@ -313,5 +319,7 @@ public struct PlayerSnapshot: Sendable {
     public var timeshift: TimeshiftStatus?
     /// Transport-stream counts of each live input (by source) since the service started.
     public var transport: [String: TSCounts] = [:]
+    /// The current item's variant choice when it is an adaptive HLS stream; nil otherwise.
+    public var adaptive: AdaptiveStatus?
     public init() {}
 }

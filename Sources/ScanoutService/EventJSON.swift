@@ -47,7 +47,16 @@ enum WireFormat {
             "transfers": ["downloads": s.transfers.downloads, "uploads": s.transfers.uploads,
                           "gpuCopies": s.transfers.gpuCopies, "imports": s.transfers.imports],
             "transport": s.transport.mapValues(transportJSON),
+            "adaptive": s.adaptive.map { a -> [String: Any] in
+                ["variant": variantJSON(a.variant), "variants": a.variants.map(variantJSON),
+                 "throughput": a.throughput ?? NSNull(), "switches": a.switches]
+            } ?? NSNull(),
         ]
+    }
+
+    /// One HLS variant.
+    static func variantJSON(_ v: HLSVariant) -> [String: Any] {
+        ["id": v.id, "bitrate": v.bitrate, "width": v.width, "height": v.height]
     }
 
     /// A live input's transport-stream counts.
@@ -71,6 +80,10 @@ enum WireFormat {
         case .discontinuity(let source, let item, let cc, let disc, let lost, let totals):
             o["source"] = source; o["item"] = item ?? NSNull(); o["ccErrors"] = cc; o["discontinuities"] = disc
             o["rtpPacketsLost"] = lost; o["totals"] = transportJSON(totals)
+        case .variantSwitch(let item, let from, let to, let bandwidth, let reason, let pts, let seconds):
+            o["item"] = item ?? NSNull(); o["from"] = from.map(variantJSON) ?? NSNull(); o["to"] = variantJSON(to)
+            o["bandwidth"] = bandwidth.isFinite ? bandwidth : NSNull(); o["reason"] = reason
+            o["pts"] = pts ?? NSNull(); o["seconds"] = seconds ?? NSNull()
         case .stop, .ended:
             break
         case .seekStarted(let target, let exact):

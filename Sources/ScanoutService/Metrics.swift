@@ -24,6 +24,8 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
     let renderTime: DurationHistogram
     let serviceUp: Gauge
     let playing: Gauge
+    let variantSwitches: Counter
+    let variantBitrate: Gauge
     let process: ProcessMetrics
 
     public init() {
@@ -48,6 +50,9 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         r.makeGauge(descriptor: MetricNameDescriptor(namespace: "scanout", metricName: "build_info", unitName: "",
                                                      helpText: "The running build: its version and the libavcodec it links (always 1)."),
                     labels: [("version", ScanoutVersion.string), ("libavcodec", libavcodecVersion)]).set(to: 1)
+        variantSwitches = r.makeCounter(descriptor: name("hls_variant_switches", "total", "Changes of variant of adaptive HLS streams (count)."))
+        variantBitrate = r.makeGauge(descriptor: name("hls_variant_bitrate", "bytes_per_second",
+                                                      "Advertised bitrate of the HLS variant played (its BANDWIDTH / 8), 0 when none (bytes per second)."))
         process = ProcessMetrics(registry: r)
         serviceUp.set(to: 0)
         playing.set(to: 0)
@@ -96,6 +101,10 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         case .serviceState(let up, _): serviceUp.set(to: up ? 1 : 0)
         case .stateChanged(_, let to): playing.set(to: to == .playing || to == .buffering ? 1 : 0)
         case .discontinuity(let source, _, let cc, let disc, let lost, _): countTransport(source: source, cc: cc, discontinuities: disc, lost: lost)
+        case .variantSwitch(_, let from, let to, _, _, _, _):
+            if from != nil { variantSwitches.increment() }
+            variantBitrate.set(to: Double(to.bitrate) / 8)
+        case .itemChanged: variantBitrate.set(to: 0)
         default: break
         }
     }

@@ -28,6 +28,7 @@ import ScanoutRender
 ///                                                         on, source-specific senders, and the
 ///                                                         silence after which the service is down
 ///     timeshift {seconds, maxBytes, directory: null}     — what is kept of live inputs (pause, seeks)
+///     maxHeight, maxBitrate (b/s), initialBandwidth (b/s), liveStartIndex — adaptive HLS
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 ///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
 public struct ServiceConfig: Sendable, Equatable {
@@ -71,6 +72,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var timeshift = TimeshiftOptions()
     /// The channel list's sources (`channels`).
     public var channels = ChannelsConfig()
+    /// How HLS variants are chosen (`maxHeight`, `maxBitrate`, `initialBandwidth`, `liveStartIndex`).
+    public var adaptive = AdaptiveOptions()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -177,6 +180,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
         try applyLive(&o)
         try applyChannels(&o)
+        try applyAdaptive(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
             guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
@@ -185,10 +189,10 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
     }
 
-    static let allKeys: Set<String> = ["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
+    static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels"]
+                                       "channels"]).union(adaptiveKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -198,7 +202,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.slate = slate
         p.scaling = scaling
         p.overlay = overlay
-        p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live)
+        p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live, adaptive: adaptive)
         p.timeshift = timeshift
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
@@ -207,7 +211,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     /// As JSON for `GET /config` (the token itself is never shown).
     public var json: [String: Any] {
-        [
+        let base: [String: Any] = [
             "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil, "allowedHosts": allowedHosts,
             "rateLimit": rateLimit.map { ["requestsPerSecond": $0.perSecond, "burst": $0.burst] as [String: Any] } ?? NSNull(),
             "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
@@ -221,6 +225,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "timeshift": timeshiftJSON,
             "channels": channels.json,
         ]
+        return base.merging(adaptiveJSON) { a, _ in a }
     }
 }
 

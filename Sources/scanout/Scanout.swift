@@ -79,8 +79,22 @@ struct InputOptions: ParsableArguments {
     @Option(help: "UDP/RTP inputs: seconds without a packet before the source counts as gone.")
     var liveTimeout: Double = 5
 
+    @Option(help: "HLS: play no variant taller than this many pixels.")
+    var maxHeight: Int?
+
+    @Option(help: "HLS: play no variant whose advertised bitrate exceeds this many bits a second.")
+    var maxBitrate: Int?
+
+    @Option(help: "HLS: the bandwidth assumed before the first segment is measured, bits a second (picks the start variant).")
+    var initialBandwidth: Int = AdaptiveOptions().initialBandwidth
+
+    @Option(help: "HLS live: start this many segments from the live edge (negative).")
+    var liveStartIndex: Int = AdaptiveOptions().liveStartIndex
+
     var demuxer: DemuxerOptions {
-        DemuxerOptions(timeoutSeconds: timeout, live: LiveInputOptions(interface: interface, sources: ssmSources, timeoutSeconds: liveTimeout))
+        DemuxerOptions(timeoutSeconds: timeout, live: LiveInputOptions(interface: interface, sources: ssmSources, timeoutSeconds: liveTimeout),
+                       adaptive: AdaptiveOptions(initialBandwidth: initialBandwidth, maxHeight: maxHeight, maxBitrate: maxBitrate,
+                                                 liveStartIndex: liveStartIndex))
     }
 
     /// The decoding options, with the faults of `SCANOUT_FAULTS` and an observer that prints

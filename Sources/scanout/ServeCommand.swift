@@ -25,6 +25,8 @@ struct Serve: ParsableCommand {
     @Option(help: "UDP/RTP inputs: seconds without a packet before the service reports the source gone.") var liveTimeout: Double?
     @Option(help: "Channel list: an M3U playlist (a file or an http(s) URL), served by GET /channels and tuned by POST /channel.") var channels: String?
     @Flag(help: "Add the sessions announced over SAP (224.2.127.254:9875) to the channel list.") var sap = false
+    @Option(help: "HLS: play no variant taller than this many pixels.") var maxHeight: Int?
+    @Option(help: "HLS: play no variant whose advertised bitrate exceeds this many bits a second.") var maxBitrate: Int?
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "TCP port (0: any free port).") var port: Int?
     @Option(help: "Unix socket path.") var socket: String?
@@ -122,6 +124,8 @@ struct Serve: ParsableCommand {
         if let slate { o["slate"] = slate }
         if let interface { o["interface"] = interface }
         if let liveTimeout { o["liveTimeout"] = liveTimeout }
+        if let maxHeight { o["maxHeight"] = maxHeight }
+        if let maxBitrate { o["maxBitrate"] = maxBitrate }
         if let logo = overlay.configObject { o["overlay"] = logo }
         if let logLevel { o["logLevel"] = logLevel }
         if paused { o["autoplay"] = false }

@@ -214,13 +214,37 @@ public final class HTTPFileServer: @unchecked Sendable {
     private let process: Process
 
     /// `faults`: `tools/http-serve.py`'s fault options (`--stall-at`, `--reset-at`, `--times`, ...).
-    public init(directory: String, byteRanges: Bool = true, faults: [String] = []) throws {
+    public convenience init(directory: String, byteRanges: Bool = true, faults: [String] = []) throws {
+        try self.init { port in
+            byteRanges
+                ? [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)] + faults
+                : ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", directory]
+        }
+    }
+
+    /// `Tests/Fixtures/hls_server.py` serving `directory`: throttling changed at run time
+    /// (`control`), and with `--live S --window N` in `options`, a sliding window of segments.
+    public static func hls(directory: String, options: [String] = []) throws -> HTTPFileServer {
+        try HTTPFileServer { port in
+            [Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/hls_server.py").path, directory, String(port)] + options
+        }
+    }
+
+    /// Asks an `hls` server to change (`throttle?prefix=/v2/&rate=30000`, `freeze`) or to tell
+    /// (`log`); returns its answer.
+    @discardableResult
+    public func control(_ request: String) throws -> String {
+        let answer = try HTTPTestClient.request(.tcp(host: "127.0.0.1", port: port), "GET", "/_control/" + request)
+        guard answer.status == 200 else { throw SupportError("control \(request): HTTP \(answer.status)") }
+        return answer.text
+    }
+
+    /// Runs python3 with `arguments(port)` and waits until it accepts connections on that port.
+    private init(arguments: (UInt16) -> [String]) throws {
         port = try refusedLoopbackPort()
         process = Process()
         process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
-        process.arguments = byteRanges
-            ? [Fixtures.packageRoot.appendingPathComponent("tools/http-serve.py").path, directory, String(port)] + faults
-            : ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", directory]
+        process.arguments = arguments(port)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -1,0 +1,38 @@
+import ScanoutMedia
+
+/// Where an adaptive HLS item stands: its variants, the one played, the last measured segment
+/// throughput and the changes so far.
+public struct AdaptiveStatus: Sendable, Equatable {
+    public var variants: [HLSVariant]
+    public var variant: HLSVariant
+    /// Bits a second; nil before the first segment was measured.
+    public var throughput: Double?
+    /// Changes of variant since the item opened (the start not counted).
+    public var switches: Int
+
+    /// Nil when `demuxer` is not reading an HLS stream.
+    init?(_ demuxer: Demuxer) {
+        guard let v = demuxer.currentVariant else { return nil }
+        variants = demuxer.variants
+        variant = v
+        throughput = demuxer.segmentThroughput
+        switches = demuxer.variantSwitches.count - 1
+    }
+}
+
+/// The variant choices of the reader being played that were not reported yet.
+struct VariantTally {
+    private var reader: ObjectIdentifier?
+    private var reported = 0
+
+    mutating func update(reader r: FrameReader) -> [VariantSwitch] {
+        if reader != ObjectIdentifier(r) {
+            reader = ObjectIdentifier(r)
+            reported = 0
+        }
+        let all = r.demuxer.variantSwitches
+        guard all.count > reported else { return [] }
+        defer { reported = all.count }
+        return Array(all[reported...])
+    }
+}

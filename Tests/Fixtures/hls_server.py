@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Serves a directory of HLS playlists and segments over loopback HTTP, with throttling and a live mode.
+
+hls_server.py DIR PORT [--live SECONDS_PER_SEGMENT --window N]
+Serves on 127.0.0.1:PORT until killed.
+
+Control paths (GET):
+  /_control/throttle?prefix=P&rate=B  files whose path starts with P are sent at B bytes a second
+                                      (rate=0 lifts it; the longest matching prefix wins)
+  /_control/freeze                    live mode: the media playlists stop changing
+  /_control/log                       the paths served so far, one a line, in order
+
+Live mode turns each VOD media playlist (one with #EXTINF lines) into a sliding window: at time t
+after the start, segments up to floor(t / SECONDS_PER_SEGMENT) + N - 1 are listed, the last N of
+them, with the matching #EXT-X-MEDIA-SEQUENCE and no #EXT-X-ENDLIST until the last segment is listed.
+"""
+import argparse, http.server, os, sys, threading, time, urllib.parse
+
+a = argparse.ArgumentParser()
+a.add_argument("dir")
+a.add_argument("port", type=int)
+a.add_argument("--live", type=float, help="seconds between new segments (live mode)")
+a.add_argument("--window", type=int, default=3)
+o = a.parse_args()
+
+lock = threading.Lock()
+throttles = {}
+served = []
+frozen_at = None
+start = time.monotonic()
+
+
+def live_playlist(text):
+    lines = text.splitlines()
+    head = [l for l in lines if l.startswith("#EXT") and not l.startswith(("#EXTINF", "#EXT-X-ENDLIST", "#EXT-X-PLAYLIST-TYPE", "#EXT-X-MEDIA-SEQUENCE"))]
+    segs = []
+    for i, l in enumerate(lines):
+        if l.startswith("#EXTINF"):
+            segs.append((l, lines[i + 1]))
+    with lock:
+        now = frozen_at if frozen_at is not None else time.monotonic()
+    newest = min(len(segs) - 1, int((now - start) / o.live) + o.window - 1)
+    first = max(0, newest - o.window + 1)
+    out = head + ["#EXT-X-MEDIA-SEQUENCE:%d" % first]
+    for inf, uri in segs[first:newest + 1]:
+        out += [inf, uri]
+    if newest == len(segs) - 1:
+        out.append("#EXT-X-ENDLIST")
+    return ("\n".join(out) + "\n").encode()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        global frozen_at
+        url = urllib.parse.urlsplit(self.path)
+        path = urllib.parse.unquote(url.path)
+        if path.startswith("/_control/"):
+            q = dict(urllib.parse.parse_qsl(url.query))
+            body = b"ok\n"
+            with lock:
+                if path == "/_control/throttle":
+                    rate = float(q.get("rate", "0"))
+                    if rate > 0:
+                        throttles[q.get("prefix", "/")] = rate
+                    else:
+                        throttles.pop(q.get("prefix", "/"), None)
+                elif path == "/_control/freeze":
+                    frozen_at = time.monotonic()
+                elif path == "/_control/log":
+                    body = ("\n".join(served) + "\n").encode()
+            return self.reply(200, body, "text/plain")
+        full = os.path.realpath(os.path.join(o.dir, path.lstrip("/")))
+        if not full.startswith(os.path.realpath(o.dir)) or not os.path.isfile(full):
+            return self.reply(404, b"not found\n", "text/plain")
+        with lock:
+            served.append(path)
+            matches = [p for p in throttles if path.startswith(p)]
+            rate = throttles[max(matches, key=len)] if matches else None
+        data = open(full, "rb").read()
+        kind = "video/mp2t"
+        if full.endswith(".m3u8"):
+            kind = "application/vnd.apple.mpegurl"
+            if o.live and b"#EXTINF" in data:
+                data = live_playlist(data.decode())
+        self.reply(200, data, kind, rate)
+
+    def reply(self, code, body, kind, rate=None):
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not rate:
+            self.wfile.write(body)
+            return
+        chunk = max(1, int(rate / 20))
+        for i in range(0, len(body), chunk):
+            t = time.monotonic()
+            self.wfile.write(body[i:i + chunk])
+            self.wfile.flush()
+            time.sleep(max(0.0, len(body[i:i + chunk]) / rate - (time.monotonic() - t)))
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that closes its connection mid-transfer is normal (a player that moves on).
+        if not isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
+server = Server(("127.0.0.1", o.port), Handler)
+server.serve_forever()
