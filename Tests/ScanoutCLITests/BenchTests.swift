@@ -72,7 +72,9 @@ struct BenchTests {
     }
 
     @Test("zap: two live channels of one MPEG-TS file over loopback UDP, each change timed to its first frame, with its stages")
-    func zap() throws {
+    func zap() async throws { try await offPool { [self] in try self.zapBlocking() } }
+
+    func zapBlocking() throws {
         let ts = try Fixtures.path("counter_open_long.ts")
         let root = try json(try CLI.run(["bench", "zap", ts, "--zaps", "2", "--warmup", "0", "--json"], timeout: 90))
         #expect(root["channels"] as? Int == 2)

@@ -1,5 +1,7 @@
 import Foundation
+import ScanoutDisplay
 import ScanoutMedia
+import ScanoutPlayer
 import ScanoutTestSupport
 import Testing
 
@@ -147,6 +149,30 @@ import Testing
             let first = try #require(shown.first?.code)
             #expect(shown.map(\.code) == Array(first..<150), "\(shown.map(\.code))")
             #expect(shown.first?.width == 320 && shown.last?.width == 256)
+        }
+    }
+
+    @Test("a live playlist that stops updating: the player says buffering while its read waits, then the timeout is an error")
+    func frozenLivePlaylistIsBufferingThenAnError() async throws {
+        try await offPool {
+            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"), options: ["--live", "1", "--window", "2"])
+            try server.control("freeze")
+            var configuration = PlayerConfiguration()
+            configuration.demuxer = Self.options(AdaptiveOptions(initialBandwidth: 100_000, upSegments: 99, liveStartIndex: -2), timeout: 3)
+            var events: [PlayerEvent] = []
+            let engine = PlayerEngine(display: LiveRecordingDisplay(), clock: MonotonicClock(), configuration: configuration) { events.append($0) }
+            var stateInsideRead: PlayerState?
+            engine.onBufferingInsideRead = { stateInsideRead = engine.state }
+            try engine.load([PlaylistItem(source: server.url("master.m3u8"))], autoplay: true)
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline, !events.contains(where: { if case .error = $0 { true } else { false } }) { engine.tick() }
+            let buffering = try #require(events.firstIndex { if case .buffering(true, _) = $0 { true } else { false } }, "\(events)")
+            let error = try #require(events.firstIndex { if case .error = $0 { true } else { false } }, "\(events)")
+            #expect(buffering < error)
+            // Said from inside the read, while it still waited: the loop's owner could publish it.
+            #expect(stateInsideRead == .buffering)
+            if case .buffering(_, let reason) = events[buffering] { #expect(reason?.hasPrefix("no data from \(server.url("master.m3u8")) for ") == true, "\(reason ?? "")") }
+            if case .error(let message, _, _) = events[error] { #expect(message.contains("no answer within 3 s"), "\(message)") }
         }
     }
 

@@ -163,7 +163,9 @@ private final class LiveHarness {
 
 @Suite("Timeshift on a live UDP input", .serialized, .timeLimit(.minutes(1)))
 struct TimeshiftPlaybackTests {
-    @Test func pauseKeepsBufferingAndPlayGoesOnFromTheFrameShown() throws {
+    @Test func pauseKeepsBufferingAndPlayGoesOnFromTheFrameShown() async throws { try await offPool { [self] in try self.pauseKeepsBufferingAndPlayGoesOnFromTheFrameShownBlocking() } }
+
+    func pauseKeepsBufferingAndPlayGoesOnFromTheFrameShownBlocking() throws {
         let h = try LiveHarness()
         h.run(1.5)
         try h.engine.pause()
@@ -190,7 +192,9 @@ struct TimeshiftPlaybackTests {
         #expect(h.engine.snapshot().live)
     }
 
-    @Test func seekRelativeShowsTheExactFrameAndPlayLiveReturnsToTheEdge() throws {
+    @Test func seekRelativeShowsTheExactFrameAndPlayLiveReturnsToTheEdge() async throws { try await offPool { [self] in try self.seekRelativeShowsTheExactFrameAndPlayLiveReturnsToTheEdgeBlocking() } }
+
+    func seekRelativeShowsTheExactFrameAndPlayLiveReturnsToTheEdgeBlocking() throws {
         let h = try LiveHarness()
         h.run(3)
         try h.engine.pause()
@@ -223,7 +227,9 @@ struct TimeshiftPlaybackTests {
         #expect(try #require(h.status).behindLive < 0.5)
     }
 
-    @Test func playingFasterThanLiveCatchesUpWithTheEdge() throws {
+    @Test func playingFasterThanLiveCatchesUpWithTheEdge() async throws { try await offPool { [self] in try self.playingFasterThanLiveCatchesUpWithTheEdgeBlocking() } }
+
+    func playingFasterThanLiveCatchesUpWithTheEdgeBlocking() throws {
         let h = try LiveHarness()
         h.run(1)
         try h.engine.pause()
@@ -243,7 +249,9 @@ struct TimeshiftPlaybackTests {
         #expect(zip(codes, codes.dropFirst()).allSatisfy { $0 < $1 })
     }
 
-    @Test(arguments: [false, true]) func aPauseLongerThanTheBufferWrapsToItsStart(onDisk: Bool) throws {
+    @Test(arguments: [false, true]) func aPauseLongerThanTheBufferWrapsToItsStart(onDisk: Bool) async throws { try await offPool { [self] in try self.aPauseLongerThanTheBufferWrapsToItsStartBlocking(onDisk: onDisk) } }
+
+    func aPauseLongerThanTheBufferWrapsToItsStartBlocking(onDisk: Bool) throws {
         let scratch = try Scratch()
         let h = try LiveHarness(timeshift: TimeshiftOptions(seconds: 1.5, directory: onDisk ? scratch.url.path : nil))
         h.run(1)

@@ -26,7 +26,9 @@ import Testing
 /// `scanout serve` on a live UDP channel (loopback unicast), driven over HTTP.
 @Suite("Timeshift over the API", .serialized, .timeLimit(.minutes(1)))
 struct TimeshiftAPITests {
-    @Test func pauseSeekBackAndReturnToLive() throws {
+    @Test func pauseSeekBackAndReturnToLive() async throws { try await offPool { [self] in try self.pauseSeekBackAndReturnToLiveBlocking() } }
+
+    func pauseSeekBackAndReturnToLiveBlocking() throws {
         let sender = try LoopbackSender()
         let server = try ServeProcess(arguments: ["--output", "headless", sender.source])
         func state() throws -> [String: Any] { try server.request("GET", "/state").json ?? [:] }
