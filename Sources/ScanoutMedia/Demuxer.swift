@@ -344,12 +344,22 @@ public final class Demuxer {
     /// The stream's codec parameters, for opening a decoder. Valid as long as the demuxer lives.
     var codecParameters: UnsafeMutablePointer<AVCodecParameters> { stream.pointee.codecpar }
 
+    /// Has `report` called on the reading thread, from inside a read, once that read has waited
+    /// `seconds` for data (once per read; libavformat polls every 100 ms while it waits), with the
+    /// seconds waited: a player can say it is buffering while the read still blocks. Not for live
+    /// inputs, whose silence `read` reports itself (`MediaError.sourceSilent`).
+    public func reportStalls(after seconds: Double, _ report: @escaping (Double) -> Void) {
+        guard live == nil else { return }
+        deadline.stallThreshold = UInt64(seconds * 1e9)
+        deadline.onStall = report
+    }
+
     /// Reads the next packet of the video stream into `packet` (`av_read_frame`).
     /// Returns false at the end of the input.
     public func read(into packet: Packet) throws -> Bool {
         while true {
             packet.unref()
-            deadline.arm(seconds: options.timeoutSeconds)
+            deadline.arm(seconds: options.timeoutSeconds, reportingStalls: true)
             let r = av_read_frame(context, packet.pointer)
             deadline.disarm()
             // The interrupt can fire inside a read that still returns a packet (the demuxer hands
@@ -541,17 +551,30 @@ public final class Demuxer {
 final class Deadline {
     private var limit: UInt64 = 0
     private(set) var fired = false
+    private var armedAt: UInt64 = 0
+    /// Reads only: after this many nanoseconds without a return, `onStall` is called once, from
+    /// inside the read (0: never).
+    private var stallAfter: UInt64 = 0
+    var stallThreshold: UInt64 = 0
+    var onStall: ((Double) -> Void)?
 
-    func arm(seconds: Double) {
+    func arm(seconds: Double, reportingStalls: Bool = false) {
         fired = false
-        limit = monotonicNanoseconds() + UInt64(max(seconds, 0.001) * 1e9)
+        armedAt = monotonicNanoseconds()
+        limit = armedAt + UInt64(max(seconds, 0.001) * 1e9)
+        stallAfter = reportingStalls && onStall != nil ? stallThreshold : 0
     }
 
     func disarm() { limit = 0 }
 
     var expired: Bool {
         guard limit != 0 else { return false }
-        if monotonicNanoseconds() >= limit { fired = true }
+        let now = monotonicNanoseconds()
+        if now >= limit { fired = true }
+        if stallAfter > 0, now - armedAt >= stallAfter, !fired {
+            stallAfter = 0
+            onStall?(Double(now - armedAt) / 1e9)
+        }
         return fired
     }
 }

@@ -176,6 +176,9 @@ public final class Player: @unchecked Sendable {
         let engine = PlayerEngine(display: makeDisplay(), clock: clock, configuration: configuration,
                                   backgroundPreparation: true, emit: { hub.publish($0) })
         engine.announceOutput()
+        // A read that blocks stops the loop: the state it announced from inside the read is
+        // published from there (the engine is only reached from this thread).
+        engine.onBufferingInsideRead = { [unowned self, unowned engine] in self.publishSnapshot(engine) }
         publishSnapshot(engine)
         var lastSnapshot: UInt64 = 0
         while true {

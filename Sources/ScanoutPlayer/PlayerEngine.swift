@@ -34,6 +34,9 @@ public final class PlayerEngine {
     /// Called when an item becomes current, before its first frame is shown (the output applies
     /// the item's content policy here).
     public var onItemChanged: ((PlaylistItem) -> Void)?
+    /// Called on the loop thread from inside a read that blocks, once `buffering` has been
+    /// announced there: the loop's owner publishes its state copy (the loop is not ticking).
+    public var onBufferingInsideRead: (() -> Void)?
     public let session: PlaybackSession
 
     private(set) var current: PreparedItem?
@@ -57,6 +60,9 @@ public final class PlayerEngine {
     /// The current item's first frame is still to be shown: when it was asked for (nil after a
     /// gapless transition, which no command asked for).
     private var awaitingFirstFrame: FirstFrameRequest?
+    /// `buffering` was announced from inside a read of the current item that is still blocked
+    /// (HTTP, HLS; live UDP/RTP report their silence through `MediaError.sourceSilent`).
+    private var stallAnnounced = false
     private var variantTally = VariantTally()
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
@@ -277,6 +283,7 @@ public final class PlayerEngine {
             let n = try seeker.frameNumber(at: seconds)
             let f = try seeker.frame(n).clone()
             item.useSeekerReader()
+            watchStalls(item.reader)
             session.replaceReader(item.reader)
             return (f, Double((f.pts ?? origin) - origin) * tb, n)
         }
@@ -404,18 +411,24 @@ public final class PlayerEngine {
             let r = try session.step()
             reportTransport()
             reportVariants()
-            if bufferingReason != nil { liveSourceReturned() }
-            if session.lastStepStalled {
-                // The read blocked past the threshold; the timeline restarted at the frame that came.
-                set(.buffering)
-                emit(.buffering(true, reason: "a read waited longer than \(Double(configuration.stallThreshold) / 1e9) s for data"))
-                if let i = index {
-                    let source = playlist.indices.contains(i) ? playlist[i].source : "?"
-                    let waited = String(format: "%.1f", session.lastStallSeconds)
-                    emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (no data from it); playback goes on from the frame that came"))
-                }
+            if stallAnnounced {
+                // The read that blocked has returned; buffering was announced from inside it.
+                stallAnnounced = false
+                bufferingReason = nil
+                warnStalled()
                 set(.playing)
                 emit(.buffering(false))
+            } else {
+                if bufferingReason != nil { liveSourceReturned() }
+                if session.lastStepStalled {
+                    // The read blocked past the threshold (and said nothing while it did): the
+                    // timeline restarted at the frame that came.
+                    set(.buffering)
+                    emit(.buffering(true, reason: "a read waited longer than \(Double(configuration.stallThreshold) / 1e9) s for data"))
+                    warnStalled()
+                    set(.playing)
+                    emit(.buffering(false))
+                }
             }
             switch r {
             case .presented:
@@ -462,6 +475,34 @@ public final class PlayerEngine {
 
     /// A live input sent nothing for a while: `buffering` with the reason, then, past its
     /// timeout, the service goes down (`sourceTimeout`) until packets come back.
+    /// The warning after a stall: which item, its source, and how long it gave nothing.
+    private func warnStalled() {
+        guard let i = index else { return }
+        let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+        let waited = String(format: "%.1f", session.lastStallSeconds)
+        emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (no data from it); playback goes on from the frame that came"))
+    }
+
+    /// Called from inside a read of the current item that has waited `seconds` for data: the
+    /// player says it is buffering now, not only once the data has come (or the timeout ended it).
+    private func readStalling(_ seconds: Double) {
+        guard state == .playing, bufferingReason == nil, !stallAnnounced, let i = index else { return }
+        let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+        let reason = "no data from \(source) for \(String(format: "%.1f", seconds)) s"
+        stallAnnounced = true
+        bufferingReason = reason
+        set(.buffering)
+        emit(.buffering(true, reason: reason))
+        onBufferingInsideRead?()
+    }
+
+    /// Reads of `reader` (not live: those report their silence themselves) say when they block.
+    private func watchStalls(_ reader: FrameReader) {
+        reader.demuxer.reportStalls(after: Double(configuration.stallThreshold) / 1e9) { [weak self] seconds in
+            self?.readStalling(seconds)
+        }
+    }
+
     private func liveSourceSilent(_ e: MediaError, timedOut: Bool) {
         let first = bufferingReason == nil
         bufferingReason = e.description
@@ -533,6 +574,7 @@ public final class PlayerEngine {
         session.clear()
         current = nil
         awaitingFirstFrame = nil
+        stallAnnounced = false
     }
 
     /// The item after `i` under the repeat mode; `forced` (a user's "next") moves on even with
@@ -574,6 +616,14 @@ public final class PlayerEngine {
         session.layout = layout(for: p)
         display.overlay = p.item.overlay ?? configuration.overlay
         onItemChanged?(p.item)
+        if stallAnnounced {
+            // The item that stalled is gone (it failed, or another was asked for): its buffering ends.
+            stallAnnounced = false
+            bufferingReason = nil
+            if state == .buffering { set(.playing) }
+            emit(.buffering(false))
+        }
+        watchStalls(p.reader)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
         requestStartedAt = nil
