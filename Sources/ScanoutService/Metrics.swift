@@ -26,6 +26,8 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
     let playing: Gauge
     let variantSwitches: Counter
     let variantBitrate: Gauge
+    let firstFrameTime: DurationHistogram
+    let channelChanges: Counter
     let process: ProcessMetrics
 
     public init() {
@@ -53,6 +55,12 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         variantSwitches = r.makeCounter(descriptor: name("hls_variant_switches", "total", "Changes of variant of adaptive HLS streams (count)."))
         variantBitrate = r.makeGauge(descriptor: name("hls_variant_bitrate", "bytes_per_second",
                                                       "Advertised bitrate of the HLS variant played (its BANDWIDTH / 8), 0 when none (bytes per second)."))
+        let tuneBuckets: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(300), .milliseconds(500),
+                                       .milliseconds(750), .seconds(1), .milliseconds(1500), .seconds(2), .seconds(3), .seconds(5), .seconds(10)]
+        firstFrameTime = r.makeDurationHistogram(descriptor: name("first_frame", "seconds",
+                                                                  "Time from a command that makes an item current (load, channel change, next, jump, retry) to its first frame on screen (seconds)."),
+                                                 buckets: tuneBuckets)
+        channelChanges = r.makeCounter(descriptor: name("channel_changes", "total", "Channels tuned through the channel list (count)."))
         process = ProcessMetrics(registry: r)
         serviceUp.set(to: 0)
         playing.set(to: 0)
@@ -105,6 +113,8 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
             if from != nil { variantSwitches.increment() }
             variantBitrate.set(to: Double(to.bitrate) / 8)
         case .itemChanged: variantBitrate.set(to: 0)
+        case .firstFrame(_, _, .some(let seconds), _): firstFrameTime.recordNanoseconds(Int64(seconds * 1e9))
+        case .channelChanged: channelChanges.increment()
         default: break
         }
     }

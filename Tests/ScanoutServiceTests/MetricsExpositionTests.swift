@@ -42,11 +42,32 @@ struct MetricsExpositionTests {
         #expect((value("process_resident_memory_bytes") ?? 0) > 1_000_000)
         #expect((value("process_open_fds") ?? 0) >= 3)
         #expect((value("process_cpu_seconds_total") ?? 0) > 0)
+        for (name, kind) in [("scanout_first_frame_seconds", "histogram"), ("scanout_channel_changes_total", "counter")] {
+            #expect(type[name] == kind, "\(name): \(type[name] ?? "missing")")
+        }
         if let promtool = try? Proc.which("promtool") {
             let scratch = try Scratch()
             try text.write(toFile: scratch.path("metrics.txt"), atomically: true, encoding: .utf8)
             let r = try Proc.run("/bin/sh", ["-c", "\(promtool) check metrics < \(scratch.path("metrics.txt"))"])
             #expect(r.status == 0, "promtool: \(r.stdoutText)\(r.stderrText)")
         }
+    }
+
+    @Test("each tune's time to its first frame goes into a histogram; gapless transitions do not; channel changes are counted")
+    func firstFrameAndChannels() throws {
+        let metrics = PlayerMetrics()
+        let stages = PreparationStages(open: 0.01, probe: 0.2, decoder: 0.001, firstDecode: 0.008)
+        for seconds in [0.3, 0.6, 2.5] {
+            metrics.observe(.firstFrame(item: 0, source: "udp://239.1.1.1:5000", sinceRequest: seconds, stages: stages))
+        }
+        metrics.observe(.firstFrame(item: 1, source: "b.mp4", sinceRequest: nil, stages: stages))
+        metrics.observe(.channelChanged(id: "news", name: "News", source: "udp://239.1.1.1:5000"))
+        let lines = metrics.render().split(separator: "\n").map(String.init)
+        func sample(_ prefix: String) -> Double? { lines.first { $0.hasPrefix(prefix + " ") }.flatMap { Double($0.split(separator: " ").last!) } }
+        #expect(sample("scanout_first_frame_seconds_count") == 3)
+        #expect(abs((sample("scanout_first_frame_seconds_sum") ?? 0) - 3.4) < 1e-6)
+        #expect(sample(#"scanout_first_frame_seconds_bucket{le="0.5"}"#) == 1)
+        #expect(sample(#"scanout_first_frame_seconds_bucket{le="1.0"}"#) == 2)
+        #expect(sample("scanout_channel_changes_total") == 1)
     }
 }
