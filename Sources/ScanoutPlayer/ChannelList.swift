@@ -205,6 +205,19 @@ public struct ChannelList: Sendable {
         return all[((i + step) % all.count + all.count) % all.count]
     }
 
+    /// Replaces the M3U playlist's channels (the file read again). A channel whose id is gone, or
+    /// whose stream changed, is removed (and the new one added); SAP sessions that the old playlist
+    /// hid, or the new one hides, come and go with it.
+    public mutating func replacePlaylist(_ new: [Channel]) -> Changes {
+        let before = channels
+        playlist = new
+        let after = channels
+        var changes = Changes()
+        changes.removed = before.filter { !after.contains($0) }.map { ($0, "no longer in the channel playlist") }
+        changes.added = after.filter { !before.contains($0) }
+        return changes
+    }
+
     /// A SAP session not hidden behind a playlist entry with the same URL.
     private func listed(_ c: Channel) -> Bool { !playlist.contains { $0.url == c.url } }
 

@@ -56,6 +56,24 @@ public final class ChannelDirectory: Sendable {
 
     deinit { listener.withLock { $0?.stop() } }
 
+    /// Reads the M3U playlist of `config` again (a reload): channels that left it go as SAP
+    /// withdrawals do (`channelInvalid` and a stop when it is the one playing), new ones are
+    /// added. A playlist that cannot be read now keeps the channels read before.
+    public func reloadPlaylist(_ config: ChannelsConfig, timeout: Double) {
+        var playlist: [Channel] = []
+        if let m3u = config.m3u {
+            do {
+                playlist = try M3UPlaylist.load(m3u, timeout: timeout)
+            } catch {
+                logger.error("reload: \(error); the channels read before are kept")
+                return
+            }
+        }
+        let changes = state.withLock { $0.list.replacePlaylist(playlist) }
+        logger.notice("channel list reloaded: \(channels.count) channels, \(changes.added.count) added, \(changes.removed.count) removed")
+        publish(changes)
+    }
+
     public var channels: [Channel] { state.withLock { $0.list.channels } }
     public var tuned: String? { state.withLock { $0.tuned } }
 

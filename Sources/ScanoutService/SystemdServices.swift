@@ -125,7 +125,7 @@ final class ConfigReloader: Sendable {
         self.logger = logger
     }
 
-    static let restartKeys = ["host", "port", "unixSocket", "tokenSet", "output", "outputSize", "threads", "timeout", "playerType", "hwBackend", "channels"]
+    static let restartKeys = ["host", "port", "unixSocket", "tokenSet", "output", "outputSize", "threads", "timeout", "playerType", "hwBackend"]
 
     func reload() async {
         let current = api.currentConfig, lastRead = self.lastRead.withLock { $0 }
@@ -151,7 +151,12 @@ final class ConfigReloader: Sendable {
         next.playlist = fresh.playlist
         let newPlaylist = fresh.playlist != current.playlist && !fresh.playlist.isEmpty
         let old = (lastRead ?? current).json, new = fresh.json
-        let needRestart = Self.restartKeys.filter { (old[$0] as? NSObject) != (new[$0] as? NSObject) }
+        var needRestart = Self.restartKeys.filter { (old[$0] as? NSObject) != (new[$0] as? NSObject) }
+        // The channel playlist is read again (its file or URL may have changed, or only its
+        // content); where SAP is listened to needs a restart.
+        if fresh.channels.sap != (lastRead ?? current).channels.sap { needRestart.append("channels.sap") }
+        next.channels.m3u = fresh.channels.m3u
+        api.channels.reloadPlaylist(next.channels, timeout: current.timeout)
         let updated = next
         do {
             // The new playlist's content tokens are verified as the kiosk config's are at start:

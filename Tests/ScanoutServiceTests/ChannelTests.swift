@@ -200,3 +200,41 @@ struct ChannelTests {
         #expect(removedTwo.count == 1 && events.filter { $0.event == "channelInvalid" }.count == 1)
     }
 }
+
+@Suite("the channel playlist read again on reload")
+struct ChannelReloadTests {
+    @Test("SIGHUP reads the M3U again: a new channel is added, the one playing is gone, so it stops with channelInvalid")
+    func reloadReadsThePlaylistAgain() async throws { try await offPool { try Self.reloadBlocking() } }
+
+    static func reloadBlocking() throws {
+        let scratch = try Scratch()
+        let clip = try Fixtures.path("counter.mp4"), other = try Fixtures.path("counter_open.ts"), third = try Fixtures.path("bt709.mp4")
+        let m3u = scratch.path("channels.m3u"), file = scratch.path("scanout.json")
+        func list(_ entries: [(String, String)]) throws {
+            try (["#EXTM3U"] + entries.flatMap { ["#EXTINF:-1 tvg-id=\"\($0.0)\",\($0.0)", $0.1] }).joined(separator: "\n")
+                .write(toFile: m3u, atomically: true, encoding: .utf8)
+        }
+        try list([("one", clip), ("two", other)])
+        try JSONSerialization.data(withJSONObject: ["channels": ["m3u": m3u], "repeat": "all", "output": "headless"])
+            .write(to: URL(fileURLWithPath: file))
+        let server = try ServeProcess(arguments: ["--config", file])
+        defer { _ = server.terminate() }
+        let tuned = try server.request("POST", "/channel", body: #"{"id": "one"}"#)
+        #expect(tuned.status == 200, "\(tuned.text)")
+        let events = try SSEReader(server.tcp, path: "/events")
+        _ = events.read(timeout: 5) { $0.event == "state" }
+
+        try list([("two", other), ("three", third)])
+        kill(server.pid, SIGHUP)
+        let seen = events.read(timeout: 10) { $0.event == "channelsChanged" }
+        let names = seen.map(\.event).filter { ["channelInvalid", "stop", "channelsChanged"].contains($0) }
+        #expect(names == ["channelInvalid", "stop", "channelsChanged"], "\(seen.map(\.event)); \(server.stderr)")
+        #expect(seen.first { $0.event == "channelInvalid" }?.json?["id"] as? String == "one")
+        let changed = try #require(seen.last?.json)
+        #expect(changed["added"] as? [String] == ["three"] && changed["removed"] as? [String] == ["one"], "\(changed)")
+        let ids = (try server.request("GET", "/channels").json?["channels"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        #expect(ids == ["two", "three"])
+        #expect(try server.request("GET", "/state").json?["state"] as? String == "stopped")
+        #expect(server.stderr.contains("channel list reloaded: 2 channels, 1 added, 1 removed"), "\(server.stderr)")
+    }
+}
