@@ -111,7 +111,7 @@ final class ChannelNamespace: Sendable {
     }
 }
 
-@Suite("channels from M3U and SAP, in a network namespace", .serialized,
+@Suite("channels from M3U and SAP, in a network namespace", .serialized, .timeLimit(.minutes(2)),
        .enabled(if: NamespacedService.unavailable == nil, "skipped: \(NamespacedService.unavailable ?? "")"))
 struct ChannelTests {
     @Test("the SAP sessions join the M3U channel in one list; tune by id, next and previous wrap around")

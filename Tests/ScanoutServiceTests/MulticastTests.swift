@@ -77,7 +77,7 @@ final class NamespacedService: Sendable {
     func wait(seconds: Double, _ done: () throws -> Bool) rethrows -> Bool { try run.wait(seconds: seconds, done) }
 }
 
-@Suite("MPEG-TS over UDP and RTP multicast, in a network namespace", .serialized,
+@Suite("MPEG-TS over UDP and RTP multicast, in a network namespace", .serialized, .timeLimit(.minutes(2)),
        .enabled(if: NamespacedService.unavailable == nil, "skipped: \(NamespacedService.unavailable ?? "")"))
 struct MulticastTests {
     @Test("UDP: the group is joined, the clip's frames are shown, and 5 dropped video packets are exactly 5 CC errors")
