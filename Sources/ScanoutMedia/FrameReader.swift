@@ -35,8 +35,6 @@ public final class FrameReader {
 
     /// Compressed bytes read so far.
     public private(set) var bytesRead = 0
-    /// Packets of a live input passed over before its first keyframe (`readFirstPacket`).
-    public private(set) var packetsBeforeKeyframe = 0
 
     /// How the decoder was chosen; nil when the caller gave the decoder.
     public let decision: DecoderDecision?
@@ -137,16 +135,14 @@ public final class FrameReader {
     }
 
     /// Reads the first packet to decode. A live input is joined mid-stream: the pictures before
-    /// its first keyframe refer to pictures never received, so they are passed over
-    /// (`packetsBeforeKeyframe`), and the keyframe can be decoded at once instead of after them.
+    /// its first keyframe refer to pictures never received, so they are passed over, and the
+    /// keyframe can be decoded at once instead of after them.
     private func readFirstPacket() throws -> Bool {
         guard demuxer.isLive else { return try source.read(into: packet) }
         while try source.read(into: packet) {
-            if packet.isKeyframe {
-                startedAtKeyframe = true
-                return true
-            }
-            packetsBeforeKeyframe += 1
+            guard packet.isKeyframe else { continue }
+            startedAtKeyframe = true
+            return true
         }
         return false
     }
