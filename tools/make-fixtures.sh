@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v10
+STAMP=v11
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -113,4 +113,36 @@ hls_ladder hls2 256x192:150k 320x240:600k
 hls_ladder hls3 256x192:150k 288x216:300k 320x240:600k
 # Audio only.
 "${FF[@]}" -f lavfi -i "sine=frequency=440:duration=1" -c:a pcm_s16le "${BX[@]}" audio_only.wav
+# Tracks: 3 s of counter video with two audio tracks (English AAC 440 Hz, default; German MP3
+# 880 Hz) and two subtitle tracks (English SubRip; French ASS, forced), each tagged.
+cat > tracks_en.srt <<'SRT'
+1
+00:00:00,500 --> 00:00:01,500
+First line
+
+2
+00:00:02,000 --> 00:00:02,800
+Second line
+SRT
+cat > tracks_fr.ass <<'ASS'
+[Script Info]
+ScriptType: v4.00+
+PlayResX: 320
+PlayResY: 240
+
+[V4+ Styles]
+Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+Style: Default,DejaVu Sans,20,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1
+
+[Events]
+Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,Première ligne
+ASS
+"${FF[@]}" -f lavfi -i "$(counter 320x240 30 90)" -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=3" \
+  -f lavfi -i "sine=frequency=880:sample_rate=44100:duration=3" -i tracks_en.srt -i tracks_fr.ass \
+  -map 0:v -map 1:a -map 2:a -map 3:s -map 4:s "${X264[@]}" -g 30 -pix_fmt yuv420p -c:a:0 aac -ac:a:0 2 -c:a:1 libmp3lame \
+  -c:s:0 srt -c:s:1 ass -metadata:s:a:0 language=eng -metadata:s:a:1 language=ger -metadata:s:a:1 title="Deutsch" \
+  -metadata:s:s:0 language=eng -metadata:s:s:1 language=fre -disposition:a:0 default -disposition:a:1 0 \
+  -disposition:s:0 0 -disposition:s:1 forced "${BX[@]}" tracks.mkv
+rm -f tracks_en.srt tracks_fr.ass
 echo "$STAMP" > .stamp

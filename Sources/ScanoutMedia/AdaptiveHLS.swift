@@ -154,6 +154,7 @@ extension Demuxer {
         for i in 0..<Int(opened.pointee.nb_streams) where i != Int(st.pointee.index) {
             opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
         }
+        routeSinks(in: opened)
         // The first read drops the other playlists and gives the demuxer the timestamp its seeks
         // count segments from; the packet itself comes again after the seek, or is not needed.
         let first = Packet()

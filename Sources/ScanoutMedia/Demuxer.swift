@@ -299,6 +299,42 @@ public final class Demuxer {
     /// The stream whose packets `read` hands out: the video stream, or the current variant's.
     var activeStreamIndex: Int
 
+    /// Every stream of the input: the video, audio and subtitle tracks a player lists and
+    /// chooses from (`TrackSelector`). HLS alternative renditions are streams of their own.
+    public var tracks: [TrackInfo] {
+        (0..<Int(context.pointee.nb_streams)).compactMap { i in context.pointee.streams[i].map(TrackInfo.describe) }
+    }
+
+    /// Streams other than the video whose packets go to a sink as `read` meets them.
+    private var sinks: [Int: (Packet) -> Void] = [:]
+
+    /// Reads the packets of track `index` (an audio or subtitle stream) from now on, handing each
+    /// to `sink` on the reading thread, inside `read`, in the order the container interleaves
+    /// them with the video. The packet is the reader's own and is refilled by the next read:
+    /// a sink that keeps it keeps a `clone()`. One sink a track; `nil` stops reading it.
+    public func route(track index: Int, to sink: ((Packet) -> Void)?) throws {
+        guard index != activeStreamIndex, index >= 0, index < Int(context.pointee.nb_streams),
+              let st = context.pointee.streams[index] else {
+            throw MediaError.openFailed(input: input, reason: "no track \(index) to read beside the video (see the track list)")
+        }
+        sinks[index] = sink
+        st.pointee.discard = sink == nil ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+    }
+
+    /// The codec parameters of track `index`, for opening its decoder. Valid while the demuxer lives.
+    package func codecParameters(ofTrack index: Int) -> UnsafeMutablePointer<AVCodecParameters>? {
+        guard index >= 0, index < Int(context.pointee.nb_streams) else { return nil }
+        return context.pointee.streams[index]?.pointee.codecpar
+    }
+
+    /// Reads the tracks routed to sinks in a context that replaces the current one (a change
+    /// of HLS variant opens the master playlist again with the same streams).
+    func routeSinks(in ctx: UnsafeMutablePointer<AVFormatContext>) {
+        for index in sinks.keys where index < Int(ctx.pointee.nb_streams) {
+            ctx.pointee.streams[index]?.pointee.discard = AVDISCARD_DEFAULT
+        }
+    }
+
     /// A format context whose blocking calls `deadline` bounds and whose log lines go to `errorLines`.
     static func allocateContext(deadline: Deadline, errorLines: ErrorLines) -> UnsafeMutablePointer<AVFormatContext> {
         guard let ctx = avformat_alloc_context() else { fatalError("avformat_alloc_context: out of memory") }
@@ -387,7 +423,10 @@ public final class Demuxer {
                 }
                 throw MediaError.readFailed(input: input, reason: ffmpegErrorString(r))
             }
-            if packet.streamIndex != activeStreamIndex { continue }
+            if packet.streamIndex != activeStreamIndex {
+                sinks[packet.streamIndex]?(packet)
+                continue
+            }
             // Before the damage check: packets a change of variant drops are never decoded.
             if let adaptive, try !adaptive.admit(packet, demuxer: self) { continue }
             if packet.isCorrupt, isHTTP {
