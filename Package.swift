@@ -31,15 +31,18 @@ let package = Package(
     ],
     targets: [
         // System libraries. Each module map exposes a shim.h that re-exports what Swift cannot import.
-        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale",
-                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale libswresample libavfilter",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev",
+                                         "libswresample-dev", "libavfilter-dev"])]),
         .systemLibrary(name: "CVAAPI", pkgConfig: "libva libva-drm", providers: [.apt(["libva-dev"])]),
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm gbm", providers: [.apt(["libdrm-dev", "libgbm-dev"])]),
         .systemLibrary(name: "CEGL", pkgConfig: "egl glesv2", providers: [.apt(["libegl-dev", "libgles-dev"])]),
+        // Audio output: ALSA's PCM devices (HDMI audio is one).
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // The little real C that is needed (the va_list log callback).
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
-        .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI"]),
+        .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI", "CALSA"]),
         .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims"]),
         // Atomic KMS in Swift values: the device protocol, libdrm, modes, properties, output filters.
         .target(name: "ScanoutKMS", dependencies: ["CDRM"]),

@@ -15,10 +15,12 @@
 #   hevc10-1080p30.mkv    HEVC 10-bit (yuv420p10le) 1920x1080 30 fps, 5 s
 #   vp9-1080p30.webm      VP9 1920x1080 30 fps, 5 s
 #   av1-720p30.mkv        AV1 1280x720 30 fps, 3 s
+#   flash-beep.mp4        H.264 640x360 30 fps + AAC 48 kHz stereo, 70 s: black, with one white frame
+#                         and a 1 kHz beep of the same 1/30 s every 2 s (t = 0, 2, 4...): lip sync
 #
 # Usage: tools/make-clips.sh [DIR] [CLIP...]   (no CLIP: all of them; `--list` prints the names)
 set -euo pipefail
-ALL=(sample.mp4 h264-1080p30.mp4 h264-1080p30.ts h264-1080p25-gop12.ts h264-720p60.mp4 h264-1080p60.mp4 h264-2160p30.mp4 hevc-1080p30.mkv hevc10-1080p30.mkv vp9-1080p30.webm av1-720p30.mkv)
+ALL=(sample.mp4 h264-1080p30.mp4 h264-1080p30.ts h264-1080p25-gop12.ts h264-720p60.mp4 h264-1080p60.mp4 h264-2160p30.mp4 hevc-1080p30.mkv hevc10-1080p30.mkv vp9-1080p30.webm av1-720p30.mkv flash-beep.mp4)
 if [[ ${1:-} == --list ]]; then printf '%s\n' "${ALL[@]:1}"; exit 0; fi
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.clips"}
 shift || true
@@ -55,6 +57,11 @@ for c in "${CLIPS[@]}"; do
     hevc10-1080p30.mkv) make_clip "$c" "$(src 1920x1080 30 5 yuv420p10le)" "${X265[@]}" -b:v 6M ;;
     vp9-1080p30.webm)  make_clip "$c" "$(src 1920x1080 30 5)" -c:v libvpx-vp9 -threads 2 -row-mt 0 -deadline realtime -cpu-used 8 -g 60 -b:v 6M ;;
     av1-720p30.mkv)    make_clip "$c" "$(src 1280x720 30 3)" -c:v libaom-av1 -threads 2 -row-mt 0 -cpu-used 8 -usage realtime -g 60 -b:v 3M ;;
+    flash-beep.mp4)
+      [[ -s $DIR/$c ]] || { echo "making $DIR/$c" >&2
+        "${FF[@]}" -f lavfi -i "color=black:size=640x360:rate=30,drawbox=w=iw:h=ih:color=white:t=fill:enable='lt(mod(n\,60)\,1)',format=yuv420p,trim=duration=70" \
+          -f lavfi -i "sine=frequency=1000:sample_rate=48000:duration=70,volume=volume=0:enable='gte(mod(t\,2)\,1/30)',aformat=channel_layouts=stereo" \
+          -c:v libx264 -preset veryfast -g 60 -bf 2 -c:a aac -b:a 128k -movflags +faststart "${BX[@]}" "$DIR/.tmp-$c" && mv "$DIR/.tmp-$c" "$DIR/$c"; } ;;
     *) echo "make-clips: unknown clip '$c' (known: ${ALL[*]})" >&2; exit 2 ;;
   esac
 done

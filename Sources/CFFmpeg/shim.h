@@ -12,6 +12,12 @@
 #include <libavutil/error.h>
 #include <libavutil/hwcontext.h>
 #include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/samplefmt.h>
 
 static inline int scanout_averror(int e) { return AVERROR(e); }
 static const int SCANOUT_AVERROR_EOF = AVERROR_EOF;

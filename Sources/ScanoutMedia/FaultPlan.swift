@@ -12,6 +12,7 @@
 /// | `export@N` | exporting frame N as a DMA-BUF fails |
 /// | `import@N` | importing frame N into CPU memory fails (the download every hardware frame goes through, before any EGL import) |
 /// | `hang-loop@N` | once N frames have been presented, the player's loop thread stops turning for good (what a wedged driver call would do); the service's watchdog must notice |
+/// | `audio-lost@N` | after N period writes, every write to the audio device fails with EIO (a device unplugged mid-play) |
 ///
 /// Frame numbers count the hardware decoder's output from 0 (the frame order of `framemd5`).
 /// The decoder faults act only on the hardware path; software decoding is never faulted.
@@ -22,6 +23,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     public var exportAt: Int?
     public var importAt: Int?
     public var hangLoopAt: Int?
+    public var audioLostAt: Int?
 
     public init(standIn: Bool = false, hwInit: Bool = false, decodeFrom: Int? = nil, exportAt: Int? = nil, importAt: Int? = nil,
                 hangLoopAt: Int? = nil) {
@@ -48,6 +50,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
                 case "export": exportAt = n
                 case "import": importAt = n
                 case "hang-loop": hangLoopAt = n
+                case "audio-lost": audioLostAt = n
                 default: throw DecoderSelectionError.badFaultSpec("'\(item)' is not a fault (known: \(Self.known))")
                 }
             }
@@ -59,7 +62,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         try FaultPlan(parsing: environment["SCANOUT_FAULTS"] ?? "")
     }
 
-    static let known = "hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N"
+    static let known = "hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N"
 
     public var isEmpty: Bool { self == FaultPlan() }
 
@@ -72,6 +75,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         if let n = exportAt { items.append("export@\(n)") }
         if let n = importAt { items.append("import@\(n)") }
         if let n = hangLoopAt { items.append("hang-loop@\(n)") }
+        if let n = audioLostAt { items.append("audio-lost@\(n)") }
         return items.joined(separator: ",")
     }
 

@@ -142,6 +142,13 @@ public final class PlaybackSession {
     /// `DecoderOptions.transfers`); its counts go into `stats.transfers`.
     public var transfers: FrameTransfers?
 
+    /// The audio clock when the item has audio: frames are due when the listener hears their
+    /// time (the video follows the samples actually played). The session's own timeline takes
+    /// over, from the last frame timed by it, whenever it answers nil.
+    public var masterClock: (any MediaClockSource)?
+    /// The item the master clock must be playing for its time to count (`AudioChunk.epoch`).
+    public var masterEpoch = 0
+
     public init(reader: FrameReader, display: any Display, clock: any PlaybackClock = MonotonicClock(), timed: Bool = true, rate: Double = 1) {
         self.reader = reader
         self.display = display
@@ -365,6 +372,17 @@ public final class PlaybackSession {
     }
 
     private func target(of media: Double) -> UInt64 {
+        if let master = masterClock, let originPts, let tb = reader?.video.timeBase.doubleValue {
+            let now = clock.now()
+            if let heard = master.streamTime(at: now, epoch: masterEpoch) {
+                let offset = (media - (heard - Double(originPts) * tb)) / rate * 1e9
+                let t = offset >= 0 ? now &+ UInt64(offset) : now &- min(now, UInt64(-offset))
+                // Should the audio stop, the monotonic timeline goes on from this frame.
+                anchorTime = t
+                anchorMedia = media
+                return t
+            }
+        }
         let a = anchorTime ?? clock.now()
         let offset = (media - (anchorMedia ?? media)) / rate * 1e9
         return offset >= 0 ? a &+ UInt64(offset) : a &- min(a, UInt64(-offset))

@@ -18,6 +18,7 @@ public final class PlayerEngine {
         didSet {
             configuration = Self.adopt(configuration, for: display, transfers: oldValue.decoder.transfers)
             session.stallThreshold = configuration.stallThreshold
+            audio.setVolume(configuration.audio)
         }
     }
     public private(set) var state: PlayerState = .idle
@@ -64,6 +65,8 @@ public final class PlayerEngine {
     /// (HTTP, HLS; live UDP/RTP report their silence through `MediaError.sourceSilent`).
     private var stallAnnounced = false
     private var variantTally = VariantTally()
+    /// The current item's audio track, decoder and output (`PlayerAudio`).
+    public let audio = PlayerAudio()
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock).
@@ -190,6 +193,7 @@ public final class PlayerEngine {
         case .ready, .paused:
             // Resume where the picture stands: the next frame is due one frame after it.
             session.rebase(atMedia: resumeMedia)
+            audio.setPaused(false)
         case .ended, .stopped:
             requestStartedAt = clock.now()
             try prepareCurrent(state == .ended ? 0 : (index ?? 0), userInitiated: userInitiated)
@@ -209,6 +213,7 @@ public final class PlayerEngine {
         case .paused: return
         case .playing, .buffering:
             set(.paused)
+            audio.setPaused(true)
             resumeMedia = session.currentStats().framesPresented > 0 ? position : nil
             emit(.pause(userInitiated: userInitiated))
         default:
@@ -259,8 +264,10 @@ public final class PlayerEngine {
         emit(.seekStarted(target: seconds, exact: exact))
         set(.seeking)
         seekedInItem = true
+        audio.seeking(toStreamTime: Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + seconds)
         do {
             let (frame, media, number) = try find()
+            audio.seeked(reader: item.reader)
             session.hold(frame, media: media)
             _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
             session.rebase(atMedia: media)
@@ -299,8 +306,15 @@ public final class PlayerEngine {
         guard r.isFinite, (0.25...4).contains(r) else { throw PlayerError.rateOutOfRange(r) }
         rate = r
         session.setRate(r)
+        audio.setRate(r)
         emit(.rateChanged(r))
         if r > 2 { emit(.warning("rate \(r)x is above 2x: frames may be dropped on this machine")) }
+    }
+
+    /// Sets the volume (0...100) and mute of the sound, at once.
+    public func setVolume(_ volume: Int, muted: Bool) {
+        configuration.audio.volume = min(100, max(0, volume))
+        configuration.audio.muted = muted
     }
 
     public func setRepeat(_ mode: RepeatMode) {
@@ -396,6 +410,10 @@ public final class PlayerEngine {
     /// item at the end of one; when every item failed, retries once `retryInterval` has passed.
     public func tick() {
         emitFallbacks()
+        if let loss = audio.takeLoss(session: session) {
+            emit(.audioLost(device: loss.device, reason: loss.reason))
+            emit(.warning(loss.description))
+        }
         if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
             retryAt = nil
             requestStartedAt = clock.now()
@@ -571,6 +589,7 @@ public final class PlayerEngine {
     private func release() {
         bufferingReason = nil
         preparer.cancel()
+        audio.detach(session: session, flush: true)
         session.clear()
         current = nil
         awaitingFirstFrame = nil
@@ -625,6 +644,7 @@ public final class PlayerEngine {
         }
         watchStalls(p.reader)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
+        for e in audio.attach(reader: p.reader, item: p.item, settings: configuration.audio, session: session, gapless: gapless) { emit(e) }
         awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
         requestStartedAt = nil
         emit(.itemChanged(index: p.index, source: p.item.source))
@@ -714,6 +734,7 @@ public final class PlayerEngine {
     private func enterFailure() {
         current = nil
         preparer.cancel()
+        audio.detach(session: session, flush: true)
         session.clear()
         setReasons(reasons.union(.noSource))
         showSlate()

@@ -39,6 +39,8 @@ public struct PlaylistItem: Equatable, Sendable {
     public var token: String?
     /// Drawn over this item's frames; nil: the player's overlay (`PlayerConfiguration.overlay`).
     public var overlay: Overlay?
+    /// This item's audio track (`--aid`/`--alang` per item); empty: the player's choice.
+    public var audio = AudioSelection()
 
     public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0, playerType: PlayerType? = nil,
                 contentHint: PlayerType? = nil, token: String? = nil, overlay: Overlay? = nil) {
@@ -188,6 +190,8 @@ public enum PlayerEvent: Equatable, Sendable {
     case error(message: String, item: Int?, skipped: Bool)
     /// Decoding moved from one decoder to another (e.g. "hw" → "sw") at frame `frame`.
     case decoderFallback(from: String, to: String, reason: String, frame: Int)
+    /// The audio device could not open, or failed mid-play: video goes on with its own clock.
+    case audioLost(device: String, reason: String)
     case outputChanged(description: String)
     /// `output` stopped showing the content (a content policy's `reason`), or shows it again (nil).
     case outputCensored(output: String, reason: String?)
@@ -229,6 +233,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .ended: return "ended"
         case .error: return "error"
         case .decoderFallback: return "decoderFallback"
+        case .audioLost: return "audioLost"
         case .outputChanged: return "outputChanged"
         case .outputCensored: return "outputCensored"
         case .hdcpChanged: return "hdcpChanged"
@@ -256,6 +261,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var overlay: Overlay?
     /// Nanoseconds between two attempts to play again when every item failed.
     public var retryInterval: UInt64 = 5_000_000_000
+    /// Where sound goes (`none`: silent), its volume, and the audio track of items naming none.
+    public var audio = AudioSettings()
     public var demuxer = DemuxerOptions()
     public var decoder = DecoderOptions()
     /// The buffer kept of live (UDP/RTP) inputs for pause and seeks behind the live edge.

@@ -118,7 +118,7 @@ public final class ControlAPI: Sendable {
     /// Method and path of every route.
     public static let routes: [(method: String, path: String)] = [
         ("GET", "/version"), ("GET", "/health"), ("GET", "/state"), ("GET", "/stats"), ("GET", "/metrics"), ("GET", "/events"),
-        ("POST", "/load"), ("POST", "/play"), ("POST", "/pause"), ("POST", "/stop"), ("POST", "/seek"), ("PUT", "/rate"),
+        ("POST", "/load"), ("POST", "/play"), ("POST", "/pause"), ("POST", "/stop"), ("POST", "/seek"), ("PUT", "/rate"), ("POST", "/volume"),
         ("GET", "/playlist"), ("PUT", "/playlist"), ("POST", "/playlist/next"), ("POST", "/playlist/previous"),
         ("POST", "/playlist/jump"), ("PUT", "/repeat"), ("GET", "/config"), ("PUT", "/config"),
         ("GET", "/log-level"), ("PUT", "/log-level"),
@@ -149,7 +149,7 @@ public final class ControlAPI: Sendable {
         router.get("/events") { [self] request, _ in events(lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]) }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat"])
+            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat", "alang", "aid"])
             var items: [PlaylistItem]
             var field = "playlist"
             if o.has("source") || o.has("token") {
@@ -219,6 +219,19 @@ public final class ControlAPI: Sendable {
             var json = WireFormat.state(try await perform { e in try e.setRate(rate); return e.snapshot() })
             if rate > 2 { json["warning"] = "rate above 2x: frames may be dropped on this machine" }
             return jsonResponse(json)
+        }
+        router.post("/volume") { [self] request, context in
+            var o = try await body(request, context, fields: ["volume", "mute"])
+            let volume = try o.int("volume", range: 0...100)
+            let mute = try o.bool("mute")
+            try o.rejectUnknown()
+            guard volume != nil || mute != nil else { throw APIError.badRequest("volume", "give volume (0...100), mute (true/false) or both") }
+            let audio = try await perform { e in
+                e.setVolume(volume ?? e.configuration.audio.volume, muted: mute ?? e.configuration.audio.muted)
+                return e.configuration.audio
+            }
+            config.withLock { $0.audio.volume = audio.volume; $0.audio.muted = audio.muted }
+            return jsonResponse(["volume": audio.volume, "mute": audio.muted])
         }
         router.get("/playlist") { [self] _, _ in
             let s = player.snapshot

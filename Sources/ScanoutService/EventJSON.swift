@@ -107,6 +107,8 @@ enum WireFormat {
             o["message"] = message; o["item"] = item ?? NSNull(); o["skipped"] = skipped
         case .decoderFallback(let from, let to, let reason, let frame):
             o["from"] = from; o["to"] = to; o["reason"] = reason; o["frame"] = frame
+        case .audioLost(let device, let reason):
+            o["device"] = device; o["reason"] = reason
         case .outputChanged(let d):
             o["output"] = d
         case .outputCensored(let output, let reason):

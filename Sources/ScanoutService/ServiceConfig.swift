@@ -31,6 +31,7 @@ import ScanoutRender
 ///     maxHeight, maxBitrate (b/s), initialBandwidth (b/s), liveStartIndex — adaptive HLS
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 ///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
+///     audioDevice, volume, mute, alang, aid              — sound (`AudioConfig.swift`; volume, mute: runtime)
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -58,6 +59,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var repeatMode: RepeatMode = .none
     public var autoplay = true
     public var scaling: ScalingMode = .fit
+    /// The sound: ALSA device (`none` by default), volume, mute, track preference.
+    public var audio = AudioSettings()
     public var slate: String?
     /// Drawn over items that name no overlay of their own (and over the slate).
     public var overlay: Overlay?
@@ -96,7 +99,7 @@ public struct ServiceConfig: Sendable, Equatable {
     }
 
     static let outputs = ["auto", "kms", "headless"]
-    static let runtimeKeys: Set<String> = ["scaling", "slate", "positionInterval", "retryInterval", "logLevel", "repeat"]
+    static let runtimeKeys: Set<String> = Set(["scaling", "slate", "positionInterval", "retryInterval", "logLevel", "repeat"]).union(audioRuntimeKeys)
 
     /// Reads a config file; errors name the file and the field.
     public static func load(file: String) throws -> ServiceConfig {
@@ -181,6 +184,7 @@ public struct ServiceConfig: Sendable, Equatable {
         try applyLive(&o)
         try applyChannels(&o)
         try applyAdaptive(&o)
+        try applyAudio(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
             guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
@@ -192,7 +196,7 @@ public struct ServiceConfig: Sendable, Equatable {
     static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels"]).union(adaptiveKeys)
+                                       "channels"]).union(adaptiveKeys).union(audioKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -204,6 +208,8 @@ public struct ServiceConfig: Sendable, Equatable {
         p.overlay = overlay
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live, adaptive: adaptive)
         p.timeshift = timeshift
+        p.audio = audio
+        p.audio.failWritesAfter = faults.audioLostAt
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
@@ -225,7 +231,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "timeshift": timeshiftJSON,
             "channels": channels.json,
         ]
-        return base.merging(adaptiveJSON) { a, _ in a }
+        return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }
     }
 }
 
@@ -272,7 +278,9 @@ func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
     let rotation = try o.int("rotation") ?? 0
     guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest(o.name("rotation"), "must be 0, 90, 180 or 270 (got \(rotation))") }
     let overlay = try OverlayConfig.parse(&o)
-    return PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
+    var item = PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
+    item.audio = try ServiceConfig.audioSelection(&o)
+    return item
 }
 
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {

@@ -33,6 +33,7 @@ struct Play: ParsableCommand {
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
     @OptionGroup var overlay: OverlayOptions
+    @OptionGroup var audio: AudioOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var channelList: ChannelOptions
@@ -90,9 +91,21 @@ struct Play: ParsableCommand {
             if let dir = capture { try pipeline.capture(to: dir) }
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = decoderOptions.transfers
+            let sound = PlayerAudio()
+            sound.setRate(rate)
+            let audioSettings = try audio.settings()
+            for event in sound.attach(reader: reader, item: PlaylistItem(source: input), settings: audioSettings, session: session, gapless: false) {
+                reportAudio(event)
+            }
+            defer { if let line = audioSummary(sound) { print(line) } }
+            let presentLog = try audio.presentLog.map { try PresentLog(path: $0) }
             let line = ProgressLine(quiet: options.quiet)
             let cpuBefore = selfUsage().cpu
-            let stats = try session.run(shouldStop: { interrupted() || pipeline.captureError != nil }) { p in
+            let stats = try session.run(shouldStop: {
+                if let loss = sound.takeLoss(session: session) { reportAudio(.audioLost(device: loss.device, reason: loss.reason)) }
+                presentLog?.note(session)
+                return interrupted() || pipeline.captureError != nil
+            }) { p in
                 line.update(progressText(p))
             }
             line.finish()

@@ -35,6 +35,9 @@ struct Probe: ParsableCommand {
             if let headless = machine.egl.first { for line in MachineProbe.headlessLines(headless) { print(line) } }
             print("va-api:   \(machine.vaapi)")
             print("nvdec:    \(machine.nvdec)")
+            let sound = ALSADevice.list()
+            print("audio:    \(sound.isEmpty ? "no ALSA playback device" : "\(sound.count) ALSA playback devices (--audio-device NAME)")")
+            for h in sound { print("  \(h.name)\(h.description.isEmpty ? "" : ": " + h.description)") }
             print("player types\(d == nil ? "" : " (for the input's stream)"):")
             for v in verdicts {
                 print("  \(pad(v.type.rawValue + ":", 8))\(v.available ? "available" : "unavailable"): \(v.reason)")

@@ -1,0 +1,261 @@
+import Foundation
+
+/// A clock that says which point of the input is being heard: the master of the video timeline
+/// when there is audio (`PlaybackSession.masterClock`).
+public protocol MediaClockSource: AnyObject {
+    /// The stream time (seconds on the container's timeline) of item `epoch` heard at `now`
+    /// (nanoseconds of the session's clock); nil while nothing of that item is playing (not
+    /// started, flushed, paused, drained, lost, or another item's samples are heard).
+    func streamTime(at now: UInt64, epoch: Int) -> Double?
+}
+
+/// Why an audio device stopped: playback goes on with video-only timing.
+public struct AudioLoss: Sendable, Equatable, CustomStringConvertible {
+    public var device: String
+    public var reason: String
+    public init(device: String, reason: String) {
+        self.device = device
+        self.reason = reason
+    }
+    public var description: String { "audio device \(device) lost: \(reason); video goes on with its own clock" }
+}
+
+/// Plays audio chunks on an ALSA device from a thread of its own.
+///
+/// The loop thread `enqueue`s chunks (never blocking: a bounded queue, a chunk that does not fit
+/// is dropped and counted); the output thread takes them, scales them by the volume and writes
+/// them with blocking `snd_pcm_writei`, a period at a time. After each write it notes which
+/// sample the listener hears now: the stream time of the last sample written minus the device's
+/// delay (`snd_pcm_delay`), stamped with the monotonic clock. That is the master clock
+/// (`streamTime(at:)`).
+///
+/// An underrun (`-EPIPE`) is recovered; any other write error ends the output for good: `loss`
+/// says why, the clock answers nil, and enqueued chunks are thrown away.
+///
+/// Thread-safety: every mutable field is guarded by `condition`; the device is touched only by the
+/// output thread once `init` returns (hence `@unchecked Sendable`).
+public final class AudioOutput: MediaClockSource, @unchecked Sendable {
+    public let deviceName: String
+    /// The format the device took; chunks must be in it.
+    public let format: AudioFormat
+    /// The most audio the queue holds, seconds (audio read ahead of the video by the container's
+    /// interleaving fits easily).
+    public let maxQueuedSeconds: Double
+
+    private let device: ALSADevice
+    private let now: @Sendable () -> UInt64
+    private let condition = NSCondition()
+    private var queue: [AudioChunk] = []
+    private var queuedFrames = 0
+    private var generation = 0
+    private var closed = false
+    private var paused = false
+    private var volume = 100
+    private var muted = false
+    private var failWritesAfter: Int?
+    private var writes = 0
+    private var lost: AudioLoss?
+    private var dropped = 0
+    private var underruns = 0
+    private var framesPlayed = 0
+    /// Chunks whose samples before this stream time are cut (a seek's target).
+    private var discardBefore: Double?
+    /// The clock's reading: the stream time heard at `stamp`, how fast it moves, where it stops.
+    private var heard: Double?
+    private var stamp: UInt64 = 0
+    private var heardTempo = 1.0
+    private var heardEpoch = 0
+    private var writtenEnd = 0.0
+    private var thread: Thread?
+    private let done = NSCondition()
+    private var finished = false
+
+    /// Opens `device` for `format` (the device may take another rate or channel count: `format`
+    /// then says which, and the decoder converts to it) and starts the output thread.
+    /// `failWritesAfter` makes every write after that many fail (`FaultPlan.audioLostAt`).
+    public init(device name: String, format wanted: AudioFormat, maxQueuedSeconds: Double = 4,
+                failWritesAfter: Int? = nil, now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds) throws {
+        device = try ALSADevice(name: name, format: wanted)
+        deviceName = name
+        format = device.format
+        self.maxQueuedSeconds = maxQueuedSeconds
+        self.failWritesAfter = failWritesAfter
+        self.now = now
+        let t = Thread { [self] in run() }
+        t.name = "scanout-audio"
+        thread = t
+        t.start()
+    }
+
+    /// Stops the thread (what is queued is not played) and waits for it.
+    public func close() {
+        condition.withLock {
+            closed = true
+            condition.broadcast()
+        }
+        done.lock()
+        while !finished { done.wait() }
+        done.unlock()
+    }
+
+    deinit { close() }
+
+    // MARK: The loop thread's side
+
+    /// Queues a chunk; false when it was dropped (the queue is full, or the device is lost).
+    @discardableResult
+    public func enqueue(_ chunk: AudioChunk) -> Bool {
+        condition.withLock {
+            guard lost == nil, !closed else { return false }
+            var chunk = chunk
+            if let cut = discardBefore, let start = chunk.start {
+                let skip = Int(((cut - start) / chunk.tempo * Double(format.sampleRate)).rounded()) * format.channels
+                if skip >= chunk.samples.count { return true }
+                if skip > 0 {
+                    chunk.samples.removeFirst(skip)
+                    chunk.start = start + Double(skip / format.channels) * chunk.tempo / Double(format.sampleRate)
+                }
+                discardBefore = nil
+            }
+            let frames = chunk.samples.count / format.channels
+            guard Double(queuedFrames + frames) <= maxQueuedSeconds * Double(format.sampleRate) else {
+                dropped += 1
+                return false
+            }
+            queue.append(chunk)
+            queuedFrames += frames
+            condition.broadcast()
+            return true
+        }
+    }
+
+    /// Throws away what is queued and what the device holds (a seek, a new item that does not
+    /// continue this one); chunks before `discardBefore` (stream seconds) are cut from the next ones.
+    public func flush(discardBefore cut: Double? = nil) {
+        condition.withLock {
+            queue.removeAll()
+            queuedFrames = 0
+            generation += 1
+            heard = nil
+            discardBefore = cut
+            condition.broadcast()
+        }
+    }
+
+    /// Paused: nothing is written and what the device holds is dropped; the queue is kept.
+    public func setPaused(_ p: Bool) {
+        condition.withLock {
+            guard p != paused else { return }
+            paused = p
+            if p { generation += 1; heard = nil }
+            condition.broadcast()
+        }
+    }
+
+    /// Volume 0...100 and mute, applied to the samples as they are written.
+    public func setVolume(_ v: Int, muted m: Bool) {
+        condition.withLock {
+            volume = min(100, max(0, v))
+            muted = m
+        }
+    }
+
+    /// Why the device stopped, once it has.
+    public var loss: AudioLoss? { condition.withLock { lost } }
+
+    /// Figures: chunks dropped for a full queue, underruns recovered, frames written.
+    public var counts: (dropped: Int, underruns: Int, framesPlayed: Int) {
+        condition.withLock { (dropped, underruns, framesPlayed) }
+    }
+
+    /// Seconds of audio queued and not yet written.
+    public var queuedSeconds: Double { condition.withLock { Double(queuedFrames) / Double(format.sampleRate) } }
+
+    public func streamTime(at t: UInt64, epoch: Int) -> Double? {
+        condition.withLock {
+            guard let heard, heardEpoch == epoch, lost == nil, !paused else { return nil }
+            let elapsed = t >= stamp ? Double(t - stamp) / 1e9 : -Double(stamp - t) / 1e9
+            let position = heard + elapsed * heardTempo
+            // Past the last sample written the device is silent: no clock to follow.
+            return position < writtenEnd ? position : nil
+        }
+    }
+
+    // MARK: The output thread
+
+    private func run() {
+        defer {
+            done.withLock {
+                finished = true
+                done.broadcast()
+            }
+        }
+        var handled = condition.withLock { generation }
+        while true {
+            condition.lock()
+            while !closed, lost == nil, (queue.isEmpty || paused), handled == generation {
+                condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+            }
+            if closed || lost != nil { condition.unlock(); return }
+            if handled != generation {
+                handled = generation
+                condition.unlock()
+                device.discard()
+                continue
+            }
+            var chunk = queue.removeFirst()
+            queuedFrames -= chunk.samples.count / format.channels
+            let (v, m) = (volume, muted)
+            condition.unlock()
+            applyVolume(&chunk.samples, volume: v, muted: m)
+            if !write(chunk, generation: handled) { return }
+        }
+    }
+
+    /// Writes one chunk a period at a time, updating the clock after each; false once the device is lost.
+    private func write(_ chunk: AudioChunk, generation: Int) -> Bool {
+        let step = device.periodFrames * format.channels
+        var offset = 0
+        while offset < chunk.samples.count {
+            if condition.withLock({ self.generation != generation || closed }) { return true }
+            let end = min(chunk.samples.count, offset + step)
+            var n = chunk.samples.withUnsafeBufferPointer { all in
+                failing() ? -Int(EIO) : device.write(UnsafeBufferPointer(rebasing: all[offset..<end]))
+            }
+            if n == -Int(EPIPE) || n == -Int(ESTRPIPE) {
+                condition.withLock { underruns += 1 }
+                if device.recover(n) {
+                    n = chunk.samples.withUnsafeBufferPointer { device.write(UnsafeBufferPointer(rebasing: $0[offset..<end])) }
+                }
+            }
+            if n < 0 {
+                condition.withLock {
+                    lost = AudioLoss(device: deviceName, reason: ALSADevice.text(Int32(n)))
+                    heard = nil
+                    queue.removeAll()
+                    queuedFrames = 0
+                }
+                return false
+            }
+            offset = end
+            let delay = device.delay()
+            let t = now()
+            condition.withLock {
+                writes += 1
+                framesPlayed += n
+                guard self.generation == generation, let start = chunk.start else { return }
+                let rate = Double(format.sampleRate)
+                writtenEnd = start + Double(offset / format.channels) / rate * chunk.tempo
+                heard = writtenEnd - Double(delay ?? 0) / rate * chunk.tempo
+                heardTempo = chunk.tempo
+                heardEpoch = chunk.epoch
+                stamp = t
+            }
+        }
+        return true
+    }
+
+    private func failing() -> Bool {
+        condition.withLock { failWritesAfter.map { writes >= $0 } ?? false }
+    }
+}

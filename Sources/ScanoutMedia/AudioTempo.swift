@@ -1,0 +1,117 @@
+import CFFmpeg
+
+/// Changes the speed of interleaved 16-bit audio without changing its pitch: a libavfilter graph
+/// `abuffer → atempo[,atempo…] → aformat=s16 → abuffersink`. `atempo` keeps its best quality
+/// between 0.5 and 2, so a rate outside that is a chain of factors inside it (0.25 = 0.5 × 0.5,
+/// 4 = 2 × 2), as FFmpeg's documentation advises.
+///
+/// Owns the filter graph and one frame, freed once in `deinit`. Not thread-safe.
+public final class AudioTempo {
+    public let rate: Double
+    public let format: AudioFormat
+    private var graph: UnsafeMutablePointer<AVFilterGraph>?
+    private var source: UnsafeMutablePointer<AVFilterContext>?
+    private var sink: UnsafeMutablePointer<AVFilterContext>?
+    private let frame: UnsafeMutablePointer<AVFrame>
+    /// Stream time of the first sample fed since the last reset, and frames put out since.
+    private var origin: Double?
+    private var emitted = 0
+    private var fed: Int64 = 0
+
+    /// The `atempo` factors whose product is `rate`, each within 0.5...2.
+    public static func factors(for rate: Double) -> [Double] {
+        var r = rate
+        var out: [Double] = []
+        while r < 0.5 { out.append(0.5); r /= 0.5 }
+        while r > 2 { out.append(2); r /= 2 }
+        out.append(r)
+        return out
+    }
+
+    public init(rate: Double, format: AudioFormat) throws {
+        guard rate >= 0.25, rate <= 4 else { throw AudioError.conversionFailed(call: "atempo", reason: "rate \(rate) is outside 0.25...4") }
+        self.rate = rate
+        self.format = format
+        guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+        frame = f
+        try build()
+    }
+
+    deinit {
+        avfilter_graph_free(&graph)
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&f)
+    }
+
+    /// Forgets the samples inside the filters (after a seek).
+    public func reset() {
+        avfilter_graph_free(&graph)
+        origin = nil
+        emitted = 0
+        fed = 0
+        try? build()
+    }
+
+    /// Stretches one chunk; returns what the filters put out so far (nil: nothing yet).
+    public func process(_ chunk: AudioChunk) throws -> AudioChunk? {
+        guard let source, let sink else { throw AudioError.conversionFailed(call: "atempo", reason: "no filter graph") }
+        if origin == nil { origin = chunk.start }
+        let frames = chunk.samples.count / format.channels
+        guard frames > 0 else { return nil }
+        frame.pointee.nb_samples = Int32(frames)
+        frame.pointee.format = AV_SAMPLE_FMT_S16.rawValue
+        frame.pointee.sample_rate = Int32(format.sampleRate)
+        av_channel_layout_default(&frame.pointee.ch_layout, Int32(format.channels))
+        frame.pointee.pts = fed
+        fed += Int64(frames)
+        var r = av_frame_get_buffer(frame, 0)
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "av_frame_get_buffer", reason: ffmpegErrorString(r)) }
+        chunk.samples.withUnsafeBytes { src in
+            frame.pointee.data.0!.update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: src.count)
+        }
+        r = av_buffersrc_add_frame(source, frame)   // takes the frame's buffers and resets it
+        av_frame_unref(frame)
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "av_buffersrc_add_frame", reason: ffmpegErrorString(r)) }
+        var out: [Int16] = []
+        while av_buffersink_get_frame(sink, frame) >= 0 {
+            let n = Int(frame.pointee.nb_samples) * format.channels
+            let p = UnsafeRawPointer(frame.pointee.data.0!).assumingMemoryBound(to: Int16.self)
+            out.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
+            av_frame_unref(frame)
+        }
+        guard !out.isEmpty else { return nil }
+        let start = origin.map { $0 + Double(emitted) * rate / Double(format.sampleRate) }
+        emitted += out.count / format.channels
+        return AudioChunk(samples: out, start: start, tempo: chunk.tempo * rate, epoch: chunk.epoch)
+    }
+
+    private func build() throws {
+        guard let g = avfilter_graph_alloc() else { fatalError("avfilter_graph_alloc: out of memory") }
+        graph = g
+        var layout = AVChannelLayout()
+        av_channel_layout_default(&layout, Int32(format.channels))
+        defer { av_channel_layout_uninit(&layout) }
+        var name = [CChar](repeating: 0, count: 64)
+        av_channel_layout_describe(&layout, &name, name.count)
+        let layoutName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let args = "sample_rate=\(format.sampleRate):sample_fmt=s16:channel_layout=\(layoutName):time_base=1/\(format.sampleRate)"
+        var r = avfilter_graph_create_filter(&source, avfilter_get_by_name("abuffer"), "in", args, nil, g)
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "abuffer \(args)", reason: ffmpegErrorString(r)) }
+        r = avfilter_graph_create_filter(&sink, avfilter_get_by_name("abuffersink"), "out", nil, nil, g)
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "abuffersink", reason: ffmpegErrorString(r)) }
+        let chain = Self.factors(for: rate).map { "atempo=\($0)" }.joined(separator: ",")
+            + ",aformat=sample_fmts=s16:channel_layouts=\(layoutName)"
+        // The parser's open ends: its input is fed by our source ("in"), its output feeds our sink.
+        var outputs: UnsafeMutablePointer<AVFilterInOut>? = avfilter_inout_alloc()
+        var inputs: UnsafeMutablePointer<AVFilterInOut>? = avfilter_inout_alloc()
+        defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
+        outputs!.pointee.name = av_strdup("in")
+        outputs!.pointee.filter_ctx = source
+        inputs!.pointee.name = av_strdup("out")
+        inputs!.pointee.filter_ctx = sink
+        r = avfilter_graph_parse_ptr(g, chain, &inputs, &outputs, nil)
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "avfilter_graph_parse_ptr \(chain)", reason: ffmpegErrorString(r)) }
+        r = avfilter_graph_config(g, nil)
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "avfilter_graph_config", reason: ffmpegErrorString(r)) }
+    }
+}

@@ -1,0 +1,169 @@
+import ScanoutMedia
+
+/// The player's audio settings: where sound goes, how loud, which track.
+public struct AudioSettings: Sendable, Equatable {
+    /// The ALSA PCM device (`default`, `hdmi:CARD=PCH,DEV=0`, `plughw:0,3`...); `none`: silent,
+    /// no audio decoded.
+    public var device: String
+    /// 0...100, applied to the samples (`sample × volume / 100`).
+    public var volume: Int
+    public var muted: Bool
+    /// The audio track every item plays unless it names its own (`AudioSelection`).
+    public var selection: AudioSelection
+    /// `audio-lost@N` of a fault plan: writes fail after N periods.
+    public var failWritesAfter: Int?
+
+    public init(device: String = "none", volume: Int = 100, muted: Bool = false, selection: AudioSelection = AudioSelection(),
+                failWritesAfter: Int? = nil) {
+        self.device = device
+        self.volume = volume
+        self.muted = muted
+        self.selection = selection
+        self.failWritesAfter = failWritesAfter
+    }
+
+    public var isSilent: Bool { device == "none" || device.isEmpty }
+}
+
+/// Which audio track to play: a stream index (`--aid`), else the first language of the list some
+/// track has (`--alang`), else the track flagged default (`TrackSelector`).
+public struct AudioSelection: Sendable, Equatable {
+    public var track: Int?
+    public var languages: [String]
+    public init(track: Int? = nil, languages: [String] = []) {
+        self.track = track
+        self.languages = languages
+    }
+    public var isEmpty: Bool { track == nil && languages.isEmpty }
+}
+
+/// The current item's audio (the engine's; `play` uses one beside its session): its track routed from the reader's demuxer to a decoder, the chunks
+/// to the output thread (`AudioOutput`), and the output as the session's master clock.
+///
+/// Runs on the engine's thread, like the engine; the route's sink runs there too, inside the
+/// reader's reads. The output is opened at the first item with audio and kept for the next ones
+/// (its format is the device's; every track is converted to it), so a gapless transition goes on
+/// writing to the same device.
+public final class PlayerAudio {
+    public init() {}
+    public private(set) var output: AudioOutput?
+    private var decoder: AudioDecoder?
+    private var demuxer: Demuxer?
+    private var epoch = 0
+    private var lossReported = false
+    private var rate = 1.0
+    /// The device that failed to open: not tried again until the settings change.
+    private var refused: String?
+    /// The track playing, for `/state`.
+    public private(set) var track: TrackInfo?
+
+    /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
+    /// open, a track asked for that does not exist.
+    public func attach(reader: FrameReader, item: PlaylistItem, settings: AudioSettings, session: PlaybackSession,
+                gapless: Bool) -> [PlayerEvent] {
+        detach(session: session, flush: !gapless)
+        guard !settings.isSilent else { return [] }
+        let selection = item.audio.isEmpty ? settings.selection : item.audio
+        let tracks = reader.demuxer.tracks
+        guard let t = TrackSelector.pick(.audio, from: tracks, index: selection.track, languages: selection.languages) else {
+            if let wanted = selection.track {
+                return [.warning("\(item.source): no audio track \(wanted); playing without sound")]
+            }
+            return []
+        }
+        var events: [PlayerEvent] = []
+        if output == nil || output?.deviceName != settings.device {
+            guard refused != settings.device else { return [] }
+            output = nil
+            do {
+                output = try AudioOutput(device: settings.device, format: AudioFormat(sampleRate: t.sampleRate > 0 ? t.sampleRate : 48000,
+                                                                                       channels: max(2, t.channels)),
+                                         failWritesAfter: settings.failWritesAfter)
+                lossReported = false
+            } catch {
+                refused = settings.device
+                let reason = (error as? AudioError).map { "\($0)" } ?? "\(error)"
+                return [.audioLost(device: settings.device, reason: reason), .warning("\(reason); video plays with its own clock")]
+            }
+        }
+        guard let output, output.loss == nil else { return events }
+        output.setVolume(settings.volume, muted: settings.muted)
+        do {
+            let d = try AudioDecoder(demuxer: reader.demuxer, track: t, output: output.format)
+            try d.setTempo(rate)
+            decoder = d
+        } catch {
+            events.append(.warning("\(error); playing without sound"))
+            return events
+        }
+        epoch += 1
+        track = t
+        route(reader.demuxer)
+        session.masterEpoch = epoch
+        session.masterClock = output
+        return events
+    }
+
+    /// Stops reading the current item's audio; `flush` throws away what is queued and playing.
+    public func detach(session: PlaybackSession, flush: Bool) {
+        if let demuxer, let t = track { try? demuxer.route(track: t.index, to: nil) }
+        demuxer = nil
+        decoder = nil
+        track = nil
+        session.masterClock = nil
+        if flush { output?.flush() }
+    }
+
+    /// The item's reader is about to move (a seek) to stream time `seconds`: the samples queued
+    /// and playing go, and the ones before `seconds` are cut.
+    public func seeking(toStreamTime seconds: Double) {
+        guard let decoder else { return }
+        decoder.flush()
+        output?.flush(discardBefore: seconds)
+    }
+
+    /// The seek is done; `reader` is the one playback continues on (an exact seek's may be another).
+    public func seeked(reader: FrameReader) {
+        guard decoder != nil else { return }
+        if reader.demuxer !== demuxer {
+            if let demuxer, let t = track { try? demuxer.route(track: t.index, to: nil) }
+            route(reader.demuxer)
+        }
+    }
+
+    public func setPaused(_ paused: Bool) { output?.setPaused(paused) }
+
+    public func setRate(_ r: Double) {
+        rate = r
+        try? decoder?.setTempo(r)
+    }
+
+    public func setVolume(_ settings: AudioSettings) {
+        if settings.device != refused { refused = nil }
+        output?.setVolume(settings.volume, muted: settings.muted)
+    }
+
+    /// The device's loss, once: the session is back on its own clock from then on.
+    public func takeLoss(session: PlaybackSession) -> AudioLoss? {
+        guard !lossReported, let loss = output?.loss else { return nil }
+        lossReported = true
+        session.masterClock = nil
+        if let demuxer, let t = track { try? demuxer.route(track: t.index, to: nil) }
+        decoder = nil
+        return loss
+    }
+
+    private func route(_ demuxer: Demuxer) {
+        guard let t = track else { return }
+        self.demuxer = demuxer
+        let epoch = self.epoch
+        try? demuxer.route(track: t.index) { [weak self] packet in
+            guard let self, let decoder = self.decoder, let output = self.output else { return }
+            guard let chunks = try? decoder.decode(packet) else { return }
+            for var c in chunks {
+                c.epoch = epoch
+                output.enqueue(c)
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import ScanoutPlayer
+
+extension ServiceConfig {
+    /// The sound fields: `audioDevice` (an ALSA PCM name; `none`, the default: silent),
+    /// `volume` (0...100) and `mute` (runtime), `alang` (languages in order of preference, a
+    /// string `"de,en"` or an array) and `aid` (a stream index) for items that name no track.
+    mutating func applyAudio(_ o: inout JSONObject) throws(APIError) {
+        if let v = try o.string("audioDevice") {
+            guard !v.isEmpty else { throw .badRequest("audioDevice", "must be an ALSA PCM name (see `scanout probe`) or \"none\"") }
+            audio.device = v
+        }
+        if let v = try o.int("volume", range: 0...100) { audio.volume = v }
+        if let v = try o.bool("mute") { audio.muted = v }
+        let selection = try Self.audioSelection(&o)
+        if o.has("alang") { audio.selection.languages = selection.languages }
+        if o.has("aid") { audio.selection.track = selection.track }
+    }
+
+    /// `alang` and `aid` of a config or a playlist item (absent: empty).
+    static func audioSelection(_ o: inout JSONObject) throws(APIError) -> AudioSelection {
+        var s = AudioSelection()
+        if o.has("alang") {
+            if let list = o.values["alang"] as? [Any] {
+                s.languages = try list.enumerated().map { (i, l) throws(APIError) in
+                    guard let l = l as? String, !l.isEmpty else { throw .badRequest(o.name("alang[\(i)]"), "must be a language tag (de, eng, en-US)") }
+                    return l
+                }
+                _ = try o.array("alang")
+            } else {
+                s.languages = (try o.string("alang") ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty }
+            }
+        }
+        s.track = try o.int("aid", range: 0...1000)
+        return s
+    }
+
+    static let audioKeys: Set<String> = ["audioDevice", "volume", "mute", "alang", "aid"]
+    static let audioRuntimeKeys: Set<String> = ["volume", "mute"]
+
+    var audioJSON: [String: Any] {
+        ["audioDevice": audio.device, "volume": audio.volume, "mute": audio.muted,
+         "alang": audio.selection.languages, "aid": audio.selection.track ?? NSNull()]
+    }
+}

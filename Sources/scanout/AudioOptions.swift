@@ -1,0 +1,77 @@
+import Foundation
+import ArgumentParser
+import ScanoutMedia
+import ScanoutPlayer
+
+/// The sound options of `play`: the ALSA device, the volume, the audio track.
+struct AudioOptions: ParsableArguments {
+    @Option(help: "ALSA PCM device for the sound (default, hdmi:CARD=PCH,DEV=0, plughw:0,3...; `scanout probe` lists them); none: silent.")
+    var audioDevice: String = "none"
+    @Option(help: "Audio track by language, in order of preference (comma-separated: de,en).")
+    var alang: String?
+    @Option(help: "Audio track by stream index (`scanout probe` lists the tracks); wins over --alang.")
+    var aid: Int?
+    @Option(help: "Volume 0...100, applied to the samples.")
+    var volume: Int = 100
+    @Flag(help: "Start muted.")
+    var mute = false
+    @Option(help: ArgumentHelp("Write one line per frame shown: its media time (s) and the CLOCK_MONOTONIC ns just after it was presented (lip-sync measurements).", valueName: "file"))
+    var presentLog: String?
+
+    func validate() throws {
+        guard (0...100).contains(volume) else { throw ValidationError("--volume: 0...100, not \(volume)") }
+    }
+
+    /// The settings as the player takes them; `audio-lost@N` of `SCANOUT_FAULTS` included.
+    func settings() throws -> AudioSettings {
+        let faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
+        return AudioSettings(device: audioDevice, volume: volume, muted: mute,
+                      selection: AudioSelection(track: aid, languages: languageList(alang)),
+                      failWritesAfter: faults.audioLostAt)
+    }
+}
+
+/// `de, en` → ["de", "en"].
+func languageList(_ text: String?) -> [String] {
+    (text ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+}
+
+/// The audio events of `play`, one stderr line each.
+func reportAudio(_ event: PlayerEvent) {
+    switch event {
+    case let .audioLost(device, reason): StandardError.write("scanout: audioLost device=\(device) reason=\(reason)\n")
+    case let .warning(message): StandardError.write("scanout: warning: \(message)\n")
+    default: break
+    }
+}
+
+/// `audio: track 2 (mp3, ger) on null: 144000 frames played, 0 underruns, 0 chunks dropped`; nil when silent.
+func audioSummary(_ sound: PlayerAudio) -> String? {
+    guard let output = sound.output else { return nil }
+    let c = output.counts
+    let track = sound.track.map { "track \($0.index) (\($0.codecName)\($0.language.map { ", " + $0 } ?? ""))" } ?? "no track"
+    return "audio: \(track) on \(output.deviceName) as \(output.format): \(c.framesPlayed) frames played, \(c.underruns) underruns, \(c.dropped) chunks dropped"
+        + (output.loss.map { "; \($0)" } ?? "")
+}
+
+/// The lines of `--present-log`: `media_seconds monotonic_ns`, one per frame shown.
+final class PresentLog {
+    private let file: UnsafeMutablePointer<FILE>
+    private var last: Int64?
+    private var frames = 0
+
+    init(path: String) throws {
+        guard let f = fopen(path, "w") else { throw ValidationError("--present-log: cannot write \(path)") }
+        file = f
+    }
+
+    deinit { fclose(file) }
+
+    /// Notes the frame the session shows now, once per frame (called after each step).
+    func note(_ session: PlaybackSession) {
+        let shown = session.currentStats().framesPresented
+        guard shown != frames else { return }
+        frames = shown
+        fputs("\(session.position) \(monotonicNanoseconds())\n", file)
+    }
+}

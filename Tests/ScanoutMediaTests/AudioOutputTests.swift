@@ -1,0 +1,133 @@
+import Foundation
+import ScanoutMedia
+import ScanoutTestSupport
+import Testing
+
+/// Audio decode, conversion, volume and ALSA output, checked on the samples ALSA's `file` plugin
+/// writes (`file:FILE=...,FORMAT=raw`, defined in alsa-lib's own configuration over the `null`
+/// device: every sample written lands in the file).
+@Suite struct AudioOutputTests {
+    /// Plays track `language` of tracks.mkv to `device` at `volume`; returns the samples the
+    /// decoder made (before the volume) and the output, released (its file complete).
+    private func play(language: String, device: String, format: AudioFormat, volume: Int, muted: Bool = false,
+                      failWritesAfter: Int? = nil) throws -> (reference: [Int16], format: AudioFormat, loss: AudioLoss?, played: Int) {
+        let reader = try FrameReader(input: try Fixtures.path("tracks.mkv"))
+        let track = try #require(TrackSelector.pick(.audio, from: reader.demuxer.tracks, languages: [language]))
+        let output = try AudioOutput(device: device, format: format, failWritesAfter: failWritesAfter)
+        output.setVolume(volume, muted: muted)
+        let decoder = try AudioDecoder(demuxer: reader.demuxer, track: track, output: output.format)
+        final class Samples { var all: [Int16] = [] }
+        let made = Samples()
+        try reader.demuxer.route(track: track.index) { packet in
+            for chunk in (try? decoder.decode(packet)) ?? [] {
+                made.all += chunk.samples
+                output.enqueue(chunk)
+            }
+        }
+        let frame = VideoFrame()
+        while try reader.next(into: frame) {}
+        // Waits (at most 10 s) for the thread to write everything, or to stop.
+        let total = made.all.count / output.format.channels
+        for _ in 0..<1000 where output.counts.framesPlayed < total && output.loss == nil { usleep(10_000) }
+        let result = (made.all, output.format, output.loss, output.counts.framesPlayed)
+        output.close()
+        return result
+    }
+
+    private func samples(in path: String) throws -> [Int16] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// The frequency of a tone on channel 0: upward swings from below −1000 to above 1000 (the
+    /// hysteresis keeps coding noise around zero from counting twice), over the time between the
+    /// first and the last.
+    private func frequency(_ s: [Int16], channels: Int, rate: Double) -> Double {
+        var swings: [Int] = []
+        var armed = false
+        for i in stride(from: 0, to: s.count, by: channels) {
+            if s[i] < -1000 { armed = true } else if armed && s[i] > 1000 { swings.append(i / channels); armed = false }
+        }
+        guard let first = swings.first, let last = swings.last, last > first else { return 0 }
+        return Double(swings.count - 1) / (Double(last - first) / rate)
+    }
+
+    @Test func germanTrackReachesTheDeviceResampledAndScaled() throws {
+        let scratch = try Scratch()
+        let file = scratch.path("out.raw")
+        let r = try play(language: "de", device: "file:FILE=\(file),FORMAT=raw", format: AudioFormat(sampleRate: 48000, channels: 2), volume: 50)
+        #expect(r.format == AudioFormat(sampleRate: 48000, channels: 2))
+        #expect(r.loss == nil)
+        var expected = r.reference
+        applyVolume(&expected, volume: 50, muted: false)
+        let written = try samples(in: file)
+        // The German track: 3 s of 880 Hz, mono 44.1 kHz, converted to 48 kHz stereo.
+        #expect(abs(r.reference.count / 2 - 144_000) < 4800)
+        #expect(written.count <= expected.count && written.count >= expected.count - 2 * 4800)
+        #expect(written == Array(expected.prefix(written.count)))
+        #expect(zip(stride(from: 0, to: written.count, by: 2), stride(from: 1, to: written.count, by: 2)).allSatisfy { written[$0] == written[$1] })
+        #expect(abs(frequency(written, channels: 2, rate: 48000) - 880) < 1)
+        #expect(written.contains { $0 != 0 })
+    }
+
+    @Test func mutedWritesSilenceAndVolumeScalesExactly() throws {
+        var s: [Int16] = [32767, -32768, 101, -101, 3]
+        applyVolume(&s, volume: 30, muted: false)
+        #expect(s == [9830, -9830, 30, -30, 0])
+        applyVolume(&s, volume: 30, muted: true)
+        #expect(s == [0, 0, 0, 0, 0])
+        let scratch = try Scratch()
+        let file = scratch.path("muted.raw")
+        let r = try play(language: "en", device: "file:FILE=\(file),FORMAT=raw", format: AudioFormat(sampleRate: 48000, channels: 2), volume: 80, muted: true)
+        let written = try samples(in: file)
+        #expect(written.count > 48000 && written.allSatisfy { $0 == 0 })
+        #expect(r.reference.contains { $0 != 0 })
+    }
+
+    @Test func aDeviceThatCannotOpenSaysWhich() throws {
+        #expect(throws: AudioError.self) { try AudioOutput(device: "scanout-no-such-device", format: AudioFormat(sampleRate: 48000, channels: 2)) }
+        do {
+            _ = try AudioOutput(device: "scanout-no-such-device", format: AudioFormat(sampleRate: 48000, channels: 2))
+        } catch let e as AudioError {
+            guard case let .deviceOpenFailed(device, _) = e else { Issue.record("\(e)"); return }
+            #expect(device == "scanout-no-such-device")
+        }
+    }
+
+    /// A device that fails part way: writes to /dev/full (ENOSPC inside alsa-lib, EIO to the
+    /// writer), and a fault plan's `audio-lost@N` after N good writes.
+    @Test(arguments: [("file:FILE=/dev/full,FORMAT=raw", nil), ("null", 5)] as [(String, Int?)])
+    func aDeviceThatFailsMidPlayIsLost(device: String, failAfter: Int?) throws {
+        let r = try play(language: "en", device: device, format: AudioFormat(sampleRate: 48000, channels: 2), volume: 100, failWritesAfter: failAfter)
+        let loss = try #require(r.loss)
+        #expect(loss.device == device)
+        #expect(loss.reason.contains("Input/output error"))
+        if failAfter != nil { #expect(r.played > 0 && r.played < r.reference.count / 2) }
+    }
+
+    @Test func tempoKeepsThePitch() throws {
+        #expect(AudioTempo.factors(for: 0.25) == [0.5, 0.5])
+        #expect(AudioTempo.factors(for: 4) == [2, 2])
+        #expect(AudioTempo.factors(for: 3) == [2, 1.5])
+        #expect(AudioTempo.factors(for: 1.5) == [1.5])
+        let format = AudioFormat(sampleRate: 48000, channels: 1)
+        // 2 s of 440 Hz.
+        let tone = (0..<96000).map { Int16(12000 * sin(2 * Double.pi * 440 * Double($0) / 48000)) }
+        for rate in [0.25, 2.0, 4.0] {
+            let tempo = try AudioTempo(rate: rate, format: format)
+            var out: [Int16] = []
+            var first: AudioChunk?
+            for start in stride(from: 0, to: tone.count, by: 4800) {
+                if let c = try tempo.process(AudioChunk(samples: Array(tone[start..<start + 4800]), start: 10 + Double(start) / 48000)) {
+                    if first == nil { first = c }
+                    out += c.samples
+                }
+            }
+            // The filters hold some samples back: the output is the stretched length, less that.
+            let seconds = Double(out.count) / 48000
+            #expect(seconds <= 2 / rate + 0.05 && seconds >= 2 / rate * 0.9 - 0.1, "rate \(rate): \(seconds) s")
+            #expect(abs(frequency(out, channels: 1, rate: 48000) - 440) < 2, "rate \(rate)")
+            #expect(first?.tempo == rate && first?.start == 10)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutTestSupport
+import ScanoutTesting
+import Testing
+
+/// An audio clock the test moves: the stream time heard is `start + (now − t0) × speed` until
+/// `lostAt` (clock time), nil after it.
+final class ScriptedAudioClock: MediaClockSource {
+    let clock: ManualClock
+    let t0: UInt64
+    var start: Double
+    var speed = 1.0
+    var lostAt: UInt64?
+    init(clock: ManualClock, start: Double) {
+        self.clock = clock
+        t0 = clock.now()
+        self.start = start
+    }
+    func streamTime(at now: UInt64, epoch: Int) -> Double? {
+        if let lostAt, now >= lostAt { return nil }
+        return start + Double(now - t0) / 1e9 * speed
+    }
+}
+
+@Suite struct AudioSyncTests {
+    /// counter.mp4: 96 frames at 30 fps, time base 1/15360, first frame at pts 0.
+    private func session(_ clock: ManualClock, _ display: RecordingDisplay) throws -> PlaybackSession {
+        PlaybackSession(reader: try FrameReader(input: try Fixtures.path("counter.mp4")), display: display, clock: clock)
+    }
+
+    /// The audio is heard 0.5 s into the stream when the video starts: the frames before are
+    /// dropped (after the first, shown at once), and from then on every frame is shown when the
+    /// audio position is its own media time, within one frame.
+    @Test func framesFollowTheAudioPosition() throws {
+        let clock = ManualClock()
+        let display = RecordingDisplay(clock: clock)
+        let s = try session(clock, display)
+        let audio = ScriptedAudioClock(clock: clock, start: 0.5)
+        s.masterClock = audio
+        let stats = try s.run()
+        #expect(stats.framesDropped >= 13 && stats.framesDropped <= 15)
+        for (i, shown) in display.shown.enumerated().dropFirst() {
+            let media = Double(shown.pts) / 15360
+            let heard = audio.streamTime(at: shown.at, epoch: 0)!
+            #expect(abs(heard - media) <= 1.0 / 30, "frame \(i) at pts \(shown.pts): audio at \(heard)")
+        }
+        #expect(display.shown.last.map { $0.pts } == Int64(95 * 512), "the last frame is shown")
+    }
+
+    /// At 2x, with the audio stretched to play at 2x, frames follow the audio position too.
+    @Test func atTwiceTheRateFramesFollowTheAudio() throws {
+        let clock = ManualClock()
+        let display = RecordingDisplay(clock: clock)
+        let s = try session(clock, display)
+        s.setRate(2)
+        let audio = ScriptedAudioClock(clock: clock, start: 0)
+        audio.speed = 2
+        s.masterClock = audio
+        let stats = try s.run()
+        #expect(stats.framesDropped == 0)
+        for shown in display.shown {
+            let heard = audio.streamTime(at: shown.at, epoch: 0)!
+            #expect(abs(heard - Double(shown.pts) / 15360) <= 1.0 / 30)
+        }
+    }
+
+    /// Audio of another item (an old epoch) or a clock that stops answering: the session goes on
+    /// with its own timeline from the last frame the audio timed, one frame interval apart, no drop.
+    @Test func withoutTheAudioClockVideoGoesOnWithItsOwn() throws {
+        let clock = ManualClock()
+        let display = RecordingDisplay(clock: clock)
+        let s = try session(clock, display)
+        let audio = ScriptedAudioClock(clock: clock, start: 0)
+        audio.lostAt = clock.now() + 1_000_000_000
+        s.masterClock = audio
+        let stats = try s.run()
+        #expect(stats.framesPresented == 96)
+        #expect(stats.framesDropped == 0)
+        let gaps = zip(display.shown.dropFirst(), display.shown).map { Int64($0.at) - Int64($1.at) }
+        #expect(gaps.allSatisfy { abs($0 - 33_333_333) <= 1000 })
+
+        // The audio heard is item 0's, 2 s in (it would drop 60 frames); the session plays item 1.
+        final class OtherItem: MediaClockSource {
+            let inner: ScriptedAudioClock
+            init(_ inner: ScriptedAudioClock) { self.inner = inner }
+            func streamTime(at now: UInt64, epoch: Int) -> Double? { epoch == 0 ? inner.streamTime(at: now, epoch: 0) : nil }
+        }
+        let other = try session(clock, RecordingDisplay(clock: clock))
+        other.masterClock = OtherItem(ScriptedAudioClock(clock: clock, start: 2))
+        other.masterEpoch = 1
+        #expect(try other.run().framesDropped == 0)
+    }
+
+    private func engine(_ audio: AudioSettings, clock: ManualClock, events: @escaping (PlayerEvent) -> Void) -> PlayerEngine {
+        var configuration = PlayerConfiguration()
+        configuration.audio = audio
+        return PlayerEngine(display: RecordingDisplay(clock: clock), clock: clock, configuration: configuration, emit: events)
+    }
+
+    /// Plays tracks.mkv to the end with `audio`; returns the events and the figures.
+    private func playToEnd(_ audio: AudioSettings, expectLoss: Bool) throws -> ([PlayerEvent], PlayerSnapshot) {
+        let clock = ManualClock()
+        final class Events { var all: [PlayerEvent] = [] }
+        let events = Events()
+        let e = engine(audio, clock: clock) { events.all.append($0) }
+        try e.load([PlaylistItem(source: try Fixtures.path("tracks.mkv"))], autoplay: true)
+        var turns = 0
+        while e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }
+        // The output thread meets the failure on its own time; the next turn reports it.
+        for _ in 0..<300 where expectLoss && !events.all.contains(where: { $0.name == "audioLost" }) {
+            usleep(10_000)
+            e.tick()
+        }
+        return (events.all, e.snapshot())
+    }
+
+    @Test func aDeviceThatCannotOpenGivesAnEventAndSilentVideo() throws {
+        let (events, snap) = try playToEnd(AudioSettings(device: "scanout-no-such-device"), expectLoss: true)
+        #expect(events.contains { if case let .audioLost(device, _) = $0 { return device == "scanout-no-such-device" }; return false })
+        #expect(snap.framesPresented == 90 && snap.framesDropped == 0)
+    }
+
+    @Test func aDeviceLostMidPlayGivesAnEventAndEveryFrameIsShown() throws {
+        let (events, snap) = try playToEnd(AudioSettings(device: "file:FILE=/dev/full,FORMAT=raw"), expectLoss: true)
+        let lost = events.filter { $0.name == "audioLost" }
+        #expect(lost.count == 1)
+        if case let .audioLost(device, reason)? = lost.first {
+            #expect(device == "file:FILE=/dev/full,FORMAT=raw")
+            #expect(reason.contains("Input/output error"))
+        }
+        #expect(events.contains { if case let .warning(m) = $0 { return m.contains("video goes on with its own clock") }; return false })
+        #expect(snap.framesPresented == 90 && snap.framesDropped == 0)
+    }
+
+    @Test func anItemsLanguagePicksItsTrack() throws {
+        var item = PlaylistItem(source: try Fixtures.path("tracks.mkv"))
+        item.audio = AudioSelection(languages: ["de"])
+        let scratch = try Scratch()
+        let clock = ManualClock()
+        let e = engine(AudioSettings(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw", selection: AudioSelection(languages: ["en"])),
+                       clock: clock) { _ in }
+        try e.load([item])
+        #expect(e.audio.track?.index == 2 && e.audio.track?.language == "ger")
+        try e.load([PlaylistItem(source: try Fixtures.path("tracks.mkv"))])
+        #expect(e.audio.track?.index == 1)
+        var byIndex = PlaylistItem(source: try Fixtures.path("tracks.mkv"))
+        byIndex.audio = AudioSelection(track: 2, languages: ["en"])
+        try e.load([byIndex])
+        #expect(e.audio.track?.index == 2)
+        e.setVolume(40, muted: true)
+        #expect(e.configuration.audio.volume == 40 && e.configuration.audio.muted)
+    }
+}
