@@ -65,6 +65,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var stamp: UInt64 = 0
     private var heardTempo = 1.0
     private var heardEpoch = 0
+    /// Two periods, seconds.
+    private let slack: Double
     private var writtenEnd = 0.0
     private var thread: Thread?
     private let done = NSCondition()
@@ -78,6 +80,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         device = try ALSADevice(name: name, format: wanted)
         deviceName = name
         format = device.format
+        slack = 2 * Double(device.periodFrames) / Double(device.format.sampleRate)
         self.maxQueuedSeconds = maxQueuedSeconds
         self.failWritesAfter = failWritesAfter
         self.now = now
@@ -168,6 +171,9 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         condition.withLock { (dropped, underruns, framesPlayed) }
     }
 
+    /// The device's ring buffer and period, frames.
+    public var deviceBuffer: (frames: Int, period: Int) { (device.bufferFrames, device.periodFrames) }
+
     /// Seconds of audio queued and not yet written.
     public var queuedSeconds: Double { condition.withLock { Double(queuedFrames) / Double(format.sampleRate) } }
 
@@ -176,8 +182,10 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             guard let heard, heardEpoch == epoch, lost == nil, !paused else { return nil }
             let elapsed = t >= stamp ? Double(t - stamp) / 1e9 : -Double(stamp - t) / 1e9
             let position = heard + elapsed * heardTempo
-            // Past the last sample written the device is silent: no clock to follow.
-            return position < writtenEnd ? position : nil
+            // Past the last sample written the device falls silent: no clock to follow. A device
+            // that reports no delay (a null or file device) is heard as it is written, so the
+            // clock runs on for two periods, the time the thread takes to write the next one.
+            return position < writtenEnd + slack * heardTempo ? position : nil
         }
     }
 

@@ -50,7 +50,7 @@ func audioSummary(_ sound: PlayerAudio) -> String? {
     guard let output = sound.output else { return nil }
     let c = output.counts
     let track = sound.track.map { "track \($0.index) (\($0.codecName)\($0.language.map { ", " + $0 } ?? ""))" } ?? "no track"
-    return "audio: \(track) on \(output.deviceName) as \(output.format): \(c.framesPlayed) frames played, \(c.underruns) underruns, \(c.dropped) chunks dropped"
+    return "audio: \(track) on \(output.deviceName) as \(output.format) (buffer \(output.deviceBuffer.frames), period \(output.deviceBuffer.period) frames): \(c.framesPlayed) frames played, \(c.underruns) underruns, \(c.dropped) chunks dropped"
         + (output.loss.map { "; \($0)" } ?? "")
 }
 
