@@ -39,19 +39,6 @@ import Testing
         return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
-    /// The frequency of a tone on channel 0: upward swings from below −1000 to above 1000 (the
-    /// hysteresis keeps coding noise around zero from counting twice), over the time between the
-    /// first and the last.
-    private func frequency(_ s: [Int16], channels: Int, rate: Double) -> Double {
-        var swings: [Int] = []
-        var armed = false
-        for i in stride(from: 0, to: s.count, by: channels) {
-            if s[i] < -1000 { armed = true } else if armed && s[i] > 1000 { swings.append(i / channels); armed = false }
-        }
-        guard let first = swings.first, let last = swings.last, last > first else { return 0 }
-        return Double(swings.count - 1) / (Double(last - first) / rate)
-    }
-
     @Test func germanTrackReachesTheDeviceResampledAndScaled() throws {
         let scratch = try Scratch()
         let file = scratch.path("out.raw")
@@ -66,7 +53,7 @@ import Testing
         #expect(written.count <= expected.count && written.count >= expected.count - 2 * 4800)
         #expect(written == Array(expected.prefix(written.count)))
         #expect(zip(stride(from: 0, to: written.count, by: 2), stride(from: 1, to: written.count, by: 2)).allSatisfy { written[$0] == written[$1] })
-        #expect(abs(frequency(written, channels: 2, rate: 48000) - 880) < 1)
+        #expect(abs(toneFrequency(written, channels: 2, rate: 48000) - 880) < 1)
         #expect(written.contains { $0 != 0 })
     }
 
@@ -126,7 +113,7 @@ import Testing
             // The filters hold some samples back: the output is the stretched length, less that.
             let seconds = Double(out.count) / 48000
             #expect(seconds <= 2 / rate + 0.05 && seconds >= 2 / rate * 0.9 - 0.1, "rate \(rate): \(seconds) s")
-            #expect(abs(frequency(out, channels: 1, rate: 48000) - 440) < 2, "rate \(rate)")
+            #expect(abs(toneFrequency(out, channels: 1, rate: 48000) - 440) < 2, "rate \(rate)")
             #expect(first?.tempo == rate && first?.start == 10)
         }
     }

@@ -1,0 +1,52 @@
+import Foundation
+import ScanoutTestSupport
+import Testing
+
+@Suite("scanout play --audio-device")
+struct AudioCLITests {
+    private func samples(_ path: String) throws -> [Int16] {
+        try Data(contentsOf: URL(fileURLWithPath: path)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    @Test("--alang de plays the German track (880 Hz, 44.1 kHz mono) to the device, converted to its format")
+    func germanTrack() throws {
+        let scratch = try Scratch()
+        let file = scratch.path("out.raw")
+        let device = "file:FILE=\(file),FORMAT=raw"
+        let r = try CLI.run(["play", try Fixtures.path("tracks.mkv"), "--output", "headless", "--renderer", "cpu", "--quiet",
+                             "--audio-device", device, "--alang", "de,en", "--volume", "50"])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let line = try #require(r.stdoutText.split(separator: "\n").first { $0.hasPrefix("audio: ") })
+        // The null device behind the file plugin takes the track's own rate; channels: 2 at least.
+        #expect(line.hasPrefix("audio: track 2 (mp3, ger) on \(device) as s16 44100 Hz 2 ch"), "\(line)")
+        #expect(line.hasSuffix("0 underruns, 0 chunks dropped"), "\(line)")
+        let written = try samples(file)
+        #expect(written.count > 2 * 44100 * 2)
+        #expect(abs(toneFrequency(written, channels: 2, rate: 44100) - 880) < 1)
+        // Half volume: the tone's peak is half of what libavcodec decodes (about 4096 × 0.707 for
+        // sine's default amplitude up-mixed to two channels), never full scale.
+        #expect((written.map { abs(Int($0)) }.max() ?? 0) < 4096)
+    }
+
+    @Test("a device that cannot open: one audioLost line, the video plays on its own clock")
+    func deviceThatCannotOpen() throws {
+        let r = try CLI.run(["play", try Fixtures.path("tracks.mkv"), "--output", "headless", "--renderer", "cpu", "--quiet", "--untimed",
+                             "--audio-device", "scanout-no-such-device"])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        #expect(r.stderrLines.contains { $0.hasPrefix("scanout: audioLost device=scanout-no-such-device reason=audio device scanout-no-such-device: cannot open: ") })
+        #expect(r.stdoutText.contains("summary: 90 frames presented, 0 dropped"))
+    }
+
+    @Test("SCANOUT_FAULTS=audio-lost@3: the device fails after three writes; every frame is still shown")
+    func deviceLostMidPlay() throws {
+        var env = ProcessInfo.processInfo.environment
+        env["SCANOUT_FAULTS"] = "audio-lost@3"
+        let r = try CLI.run(["play", try Fixtures.path("tracks.mkv"), "--output", "headless", "--renderer", "cpu", "--quiet",
+                             "--audio-device", "null"], environment: env)
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        #expect(r.stderrLines.contains("scanout: audioLost device=null reason=Input/output error"))
+        let summary = try #require(r.stdoutText.split(separator: "\n").first { $0.hasPrefix("summary: ") })
+        #expect(summary.contains("frames presented") && summary.contains("90 decoded"))
+        #expect(r.stdoutText.contains("; audio device null lost: Input/output error; video goes on with its own clock"))
+    }
+}
