@@ -1,0 +1,46 @@
+import Foundation
+import ScanoutPlayer
+import ScanoutService
+import ScanoutTestSupport
+import Testing
+
+@Suite struct AudioServiceTests {
+    @Test func configFieldsAndPerItemTracks() throws {
+        var c = ServiceConfig()
+        #expect(c.audio.device == "none" && c.audio.volume == 100 && !c.audio.muted)
+        var o = JSONObject(values: ["audioDevice": "hdmi:CARD=PCH,DEV=0", "volume": 70, "mute": true, "alang": "de, en", "aid": 2,
+                                    "playlist": ["a.mp4", ["source": "b.mkv", "alang": ["fr"], "aid": 1] as [String: Any]]])
+        try c.apply(&o, runtimeOnly: false)
+        try o.rejectUnknown()
+        #expect(c.audio.device == "hdmi:CARD=PCH,DEV=0" && c.audio.volume == 70 && c.audio.muted)
+        #expect(c.audio.selection == AudioSelection(track: 2, languages: ["de", "en"]))
+        #expect(c.playlist[0].audio.isEmpty)
+        #expect(c.playlist[1].audio == AudioSelection(track: 1, languages: ["fr"]))
+        #expect(c.playerConfiguration.audio.device == "hdmi:CARD=PCH,DEV=0")
+        #expect(c.json["audioDevice"] as? String == "hdmi:CARD=PCH,DEV=0" && c.json["alang"] as? [String] == ["de", "en"])
+
+        var runtime = JSONObject(values: ["volume": 20, "mute": false])
+        try c.apply(&runtime, runtimeOnly: true)
+        #expect(c.audio.volume == 20 && !c.audio.muted)
+        var device = JSONObject(values: ["audioDevice": "default"])
+        #expect(throws: APIError.self) { try c.apply(&device, runtimeOnly: true) }
+        var bad = JSONObject(values: ["volume": 101])
+        #expect(throws: APIError.self) { try c.apply(&bad, runtimeOnly: false) }
+    }
+
+    @Test func volumeThroughTheAPI() throws {
+        let server = try ServeProcess(arguments: ["--output", "headless", "--repeat", "all", try Fixtures.path("tracks.mkv")])
+        let a = try server.request("POST", "/volume", body: #"{"volume": 30}"#)
+        #expect(a.status == 200, "\(a.text)")
+        #expect(a.json?["volume"] as? Int == 30 && a.json?["mute"] as? Bool == false)
+        let b = try server.request("POST", "/volume", body: #"{"mute": true}"#)
+        #expect(b.json?["volume"] as? Int == 30 && b.json?["mute"] as? Bool == true)
+        let config = try #require(try server.request("GET", "/config").json)
+        #expect(config["volume"] as? Int == 30 && config["mute"] as? Bool == true && config["audioDevice"] as? String == "none")
+        for (body, field) in [("{}", "volume"), (#"{"volume": 101}"#, "volume"), (#"{"mute": "yes"}"#, "mute")] {
+            let r = try server.request("POST", "/volume", body: body)
+            #expect(r.status == 400 && r.json?["field"] as? String == field, "\(body): \(r.text)")
+        }
+        #expect(server.terminate() == 0)
+    }
+}
