@@ -90,7 +90,9 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         t.start()
     }
 
-    /// Stops the thread (what is queued is not played) and waits for it.
+    /// Stops the thread (what is queued is not played) and waits for it. The thread holds the
+    /// output until then: its owner calls `close` when done with it (the device is closed when
+    /// the last reference goes).
     public func close() {
         condition.withLock {
             closed = true

@@ -46,6 +46,8 @@ public struct AudioSelection: Sendable, Equatable {
 /// writing to the same device.
 public final class PlayerAudio {
     public init() {}
+
+    deinit { output?.close() }
     public private(set) var output: AudioOutput?
     private var decoder: AudioDecoder?
     private var demuxer: Demuxer?
@@ -72,8 +74,14 @@ public final class PlayerAudio {
             return []
         }
         var events: [PlayerEvent] = []
+        if let lost = output, lost.loss != nil {
+            // Lost during an earlier item: opened again for this one (a screen turned back on).
+            lost.close()
+            output = nil
+        }
         if output == nil || output?.deviceName != settings.device {
             guard refused != settings.device else { return [] }
+            output?.close()
             output = nil
             do {
                 output = try AudioOutput(device: settings.device, format: AudioFormat(sampleRate: t.sampleRate > 0 ? t.sampleRate : 48000,

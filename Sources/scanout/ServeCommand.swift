@@ -39,6 +39,8 @@ struct Serve: ParsableCommand {
     var renderer: RendererOption = .auto
     @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.", completion: CompletionWords.repeatMode) var repeatMode: String?
     @Option(help: "Image shown when nothing can be played.") var slate: String?
+    @Option(help: "ALSA PCM device for the sound (`scanout probe` lists them); none (the default): silent.") var audioDevice: String?
+    @Option(help: "Audio track by language, in order of preference (comma-separated: de,en), for items that name none.") var alang: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.", completion: CompletionWords.logLevel) var logLevel: String?
     @Option(help: "Decoder: auto (native, then hw, then sw), native, hw or sw.") var playerType: PlayerType?
     @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
@@ -122,6 +124,8 @@ struct Serve: ParsableCommand {
         if let capture { o["capture"] = capture }
         if let repeatMode { o["repeat"] = repeatMode }
         if let slate { o["slate"] = slate }
+        if let audioDevice { o["audioDevice"] = audioDevice }
+        if let alang { o["alang"] = alang }
         if let interface { o["interface"] = interface }
         if let liveTimeout { o["liveTimeout"] = liveTimeout }
         if let maxHeight { o["maxHeight"] = maxHeight }
@@ -157,6 +161,7 @@ struct Serve: ParsableCommand {
         switch field {
         case "unixSocket": return "socket"
         case "outputSize": return "output-size"
+        case "audioDevice": return "audio-device"
         case "stateDir": return "state-dir"
         case "logLevel": return "log-level"
         case "playlist": return "sources"

@@ -117,4 +117,25 @@ import Testing
             #expect(first?.tempo == rate && first?.start == 10)
         }
     }
+
+    /// A seek's flush: what is queued goes, and the samples before the target are cut from the
+    /// next chunk, so the device's first sample is the target's.
+    @Test func aFlushCutsTheSamplesBeforeTheSeekTarget() throws {
+        let scratch = try Scratch()
+        let file = scratch.path("cut.raw")
+        let ramp = (0..<48000).map { Int16($0 % 30000) }
+        do {
+            let output = try AudioOutput(device: "file:FILE=\(file),FORMAT=raw", format: AudioFormat(sampleRate: 48000, channels: 1))
+            output.setPaused(true)
+            #expect(output.enqueue(AudioChunk(samples: ramp, start: 3)))   // never written: flushed
+            output.flush(discardBefore: 10.25)
+            #expect(output.enqueue(AudioChunk(samples: ramp, start: 10)))
+            output.setPaused(false)
+            for _ in 0..<500 where output.counts.framesPlayed < 36000 { usleep(10_000) }
+            #expect(output.counts.framesPlayed == 36000)
+            output.close()
+        }
+        let written = try samples(in: file)
+        #expect(written.count >= 36000 - 2 * 4800 && written == Array(ramp[12000...].prefix(written.count)))
+    }
 }
