@@ -165,9 +165,17 @@ public final class AudioDecoder {
     private func openResampler() throws {
         var outLayout = AVChannelLayout()
         av_channel_layout_default(&outLayout, Int32(output.channels))
-        defer { av_channel_layout_uninit(&outLayout) }
+        // A layout with no channel order (some WAV and raw inputs) is taken as the default one
+        // for its channel count.
+        var inLayout = AVChannelLayout()
+        if frame.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC {
+            av_channel_layout_default(&inLayout, frame.pointee.ch_layout.nb_channels)
+        } else {
+            av_channel_layout_copy(&inLayout, &frame.pointee.ch_layout)
+        }
+        defer { av_channel_layout_uninit(&outLayout); av_channel_layout_uninit(&inLayout) }
         let r = swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_S16, Int32(output.sampleRate),
-                                    &frame.pointee.ch_layout, AVSampleFormat(frame.pointee.format), frame.pointee.sample_rate, 0, nil)
+                                    &inLayout, AVSampleFormat(frame.pointee.format), frame.pointee.sample_rate, 0, nil)
         guard r >= 0, swr != nil else { throw AudioError.conversionFailed(call: "swr_alloc_set_opts2", reason: ffmpegErrorString(r)) }
         let i = swr_init(swr)
         guard i >= 0 else { throw AudioError.conversionFailed(call: "swr_init", reason: ffmpegErrorString(i)) }
