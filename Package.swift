@@ -36,11 +36,13 @@ let package = Package(
         .systemLibrary(name: "CVAAPI", pkgConfig: "libva libva-drm", providers: [.apt(["libva-dev"])]),
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm gbm", providers: [.apt(["libdrm-dev", "libgbm-dev"])]),
         .systemLibrary(name: "CEGL", pkgConfig: "egl glesv2", providers: [.apt(["libegl-dev", "libgles-dev"])]),
+        // Subtitle rendering (fonts through fontconfig).
+        .systemLibrary(name: "CASS", pkgConfig: "libass", providers: [.apt(["libass-dev"])]),
         // The little real C that is needed (the va_list log callback).
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
         .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI"]),
-        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims", "CASS"]),
         // Atomic KMS in Swift values: the device protocol, libdrm, modes, properties, output filters.
         .target(name: "ScanoutKMS", dependencies: ["CDRM"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender"]),
