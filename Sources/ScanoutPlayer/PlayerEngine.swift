@@ -40,6 +40,8 @@ public final class PlayerEngine {
     public let session: PlaybackSession
 
     private(set) var current: PreparedItem?
+    /// The current item's subtitles (`PlayerSubtitles`).
+    let subtitles = PlayerSubtitles()
     private let preparer: ItemPreparer
     private let sink: (PlayerEvent) -> Void
     /// The latest item failure reported (an `error` event), for `/state`; nil before any.
@@ -140,6 +142,10 @@ public final class PlayerEngine {
         s.live = current.map { LiveInputOptions.handles($0.item.source) } ?? false
         s.timeshift = timeshiftStatus
         s.adaptive = current.flatMap { AdaptiveStatus($0.reader.demuxer) }
+        s.tracks = current?.reader.demuxer.tracks ?? []
+        s.selectedTracks = Set(current.map { [$0.reader.video.index] } ?? [])
+        s.subtitles = current == nil ? nil : subtitles.status
+        if let t = subtitles.status.track { s.selectedTracks.insert(t) }
         return s
     }
 
@@ -283,6 +289,7 @@ public final class PlayerEngine {
             let n = try seeker.frameNumber(at: seconds)
             let f = try seeker.frame(n).clone()
             item.useSeekerReader()
+            subtitles.follow(item)
             watchStalls(item.reader)
             session.replaceReader(item.reader)
             return (f, Double((f.pts ?? origin) - origin) * tb, n)
@@ -573,6 +580,7 @@ public final class PlayerEngine {
         preparer.cancel()
         session.clear()
         current = nil
+        subtitles.stop(display: display)
         awaitingFirstFrame = nil
         stallAnnounced = false
     }
@@ -615,6 +623,7 @@ public final class PlayerEngine {
         seekedInItem = false
         session.layout = layout(for: p)
         display.overlay = p.item.overlay ?? configuration.overlay
+        startSubtitles(p)
         onItemChanged?(p.item)
         if stallAnnounced {
             // The item that stalled is gone (it failed, or another was asked for): its buffering ends.
@@ -713,6 +722,7 @@ public final class PlayerEngine {
     /// playlist is tried again after `retryInterval`.
     private func enterFailure() {
         current = nil
+        subtitles.stop(display: display)
         preparer.cancel()
         session.clear()
         setReasons(reasons.union(.noSource))

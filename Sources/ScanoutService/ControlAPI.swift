@@ -124,6 +124,7 @@ public final class ControlAPI: Sendable {
         ("GET", "/log-level"), ("PUT", "/log-level"),
         ("POST", "/timeshift/seek"), ("POST", "/timeshift/live"),
         ("GET", "/channels"), ("POST", "/channel"), ("POST", "/channel/next"), ("POST", "/channel/previous"),
+        ("POST", "/subtitles"),
     ]
 
     public func router() -> Router<ServiceRequestContext> {
@@ -149,7 +150,7 @@ public final class ControlAPI: Sendable {
         router.get("/events") { [self] request, _ in events(lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]) }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat"])
+            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat"] + SubtitleFields.names)
             var items: [PlaylistItem]
             var field = "playlist"
             if o.has("source") || o.has("token") {
@@ -210,6 +211,10 @@ public final class ControlAPI: Sendable {
         router.post("/timeshift/live") { [self] request, context in
             try await empty(request, context)
             return jsonResponse(WireFormat.state(try await perform { e in try e.playLive(); return e.snapshot() }))
+        }
+        router.post("/subtitles") { [self] request, context in
+            var o = try await body(request, context, fields: ["enabled", "delay", "track"])
+            return jsonResponse(try await subtitles(&o))
         }
         router.put("/rate") { [self] request, context in
             var o = try await body(request, context, fields: ["rate"])
@@ -427,6 +432,7 @@ public final class ControlAPI: Sendable {
         case .noPlayableItem: return APIError(.unprocessableContent, "playlist: \(e.description)", field: "playlist")
         case .media(let i, let m): return APIError(.unprocessableContent, "playlist[\(i)]: \(m.description)", field: "playlist[\(i)]")
         case .output: return APIError(.serviceUnavailable, "output: \(e.description)", field: "output")
+        case .subtitleTrackInvalid: return APIError(.badRequest, "track: \(e.description)", field: "track")
         }
     }
 }

@@ -272,13 +272,15 @@ func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
     let rotation = try o.int("rotation") ?? 0
     guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest(o.name("rotation"), "must be 0, 90, 180 or 270 (got \(rotation))") }
     let overlay = try OverlayConfig.parse(&o)
-    return PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
+    var item = PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
+    item.subtitles = try SubtitleFields.parse(&o)
+    return item
 }
 
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {
     ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
      "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil,
-     "overlay": OverlayConfig.json(item.overlay)]
+     "overlay": OverlayConfig.json(item.overlay)].merging(SubtitleFields.json(item.subtitles)) { a, _ in a }
 }
 
 extension Error {
