@@ -17,7 +17,7 @@ struct SubtitleOptions: ParsableArguments {
     @Flag(name: .customLong("no-sub"), help: "Show no subtitles, not even forced ones.")
     var disabled = false
 
-    @Option(name: .customLong("sub-delay"), help: "Seconds added to subtitle times (positive: later).")
+    @Option(name: .customLong("sub-delay"), help: "Seconds added to subtitle times (positive: later; earlier: --sub-delay=-0.2).")
     var delay: Double = 0
 
     func validate() throws {
