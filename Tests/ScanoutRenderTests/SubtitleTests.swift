@@ -16,6 +16,12 @@ struct SubtitleTests {
         return (input, d.tracks, Double(d.video.startTime ?? 0) * d.video.timeBase.doubleValue)
     }
 
+    /// A renderer with the English track's events.
+    static func english() throws -> SubtitleRenderer {
+        let (input, tracks, start) = try tracks()
+        return try SubtitleRenderer(script: try #require(try SubtitleSelection(languages: ["eng"]).script(input: input, tracks: tracks, videoStart: start)))
+    }
+
     /// Every frame of tracks.mkv with its time in seconds.
     static func frames() throws -> [(VideoFrame, Double)] {
         let reader = try FrameReader(input: try Fixtures.path("tracks.mkv"))
@@ -109,9 +115,7 @@ struct SubtitleTests {
 
     @Test("the GLES renderer blends the same layer: text on frames 15 and 44, none on 14 and 45, close to the CPU's")
     func glesDrawsTheSameLayer() throws {
-        let (input, tracks, start) = try Self.tracks()
-        let script = try #require(try SubtitleSelection(languages: ["eng"]).script(input: input, tracks: tracks, videoStart: start))
-        let subs = try SubtitleRenderer(script: script)
+        let subs = try Self.english()
         let frames = try Self.frames()
         let gl = try GLRenderer(compositor: Compositor(outputWidth: 320, outputHeight: 240))
         let cpu = CPUCompositor(compositor: Compositor(outputWidth: 320, outputHeight: 240))
@@ -138,14 +142,13 @@ struct SubtitleTests {
     /// over the text's box within a tolerance, not bytes.
     @Test("frame 20 matches ffmpeg's subtitles filter (libass) in luma over the text's box")
     func matchesFFmpegSubtitlesFilter() throws {
-        let (input, tracks, start) = try Self.tracks()
-        let script = try #require(try SubtitleSelection(languages: ["eng"]).script(input: input, tracks: tracks, videoStart: start))
-        let subs = try SubtitleRenderer(script: script)
+        let subs = try Self.english()
         let (frame, t) = try Self.frames()[20]
         let composer = CPUCompositor(compositor: Compositor(applySampleAspectRatio: false))
         let layer = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: composer.compositor))
         composer.compositor.subtitles = layer
         let ours = try composer.compose(frame, orientation: .identity, width: 320, height: 240)
+        let input = try Fixtures.path("tracks.mkv")
         let theirs = [UInt8](try Proc.ffmpeg(["-i", input, "-vf", "subtitles=\(input):si=0,select=eq(n\\,20)", "-frames:v", "1",
                                               "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
         #expect(theirs.count == 320 * 240 * 3)
@@ -167,9 +170,7 @@ struct SubtitleTests {
 
     @Test("layout: the text scales with the output and sits on the picture, inside the safe margin")
     func layoutFollowsTheOutput() throws {
-        let (input, tracks, start) = try Self.tracks()
-        let script = try #require(try SubtitleSelection(languages: ["eng"]).script(input: input, tracks: tracks, videoStart: start))
-        let subs = try SubtitleRenderer(script: script)
+        let subs = try Self.english()
         let (frame, t) = try Self.frames()[20]
         let small = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: Compositor(outputWidth: 320, outputHeight: 240)))
         let big = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: Compositor(outputWidth: 1280, outputHeight: 960)))
