@@ -80,6 +80,23 @@ struct SubtitleTests {
         #expect(throws: MediaError.self) { try SubtitleFile.read(input, track: 1) }   // an audio track
     }
 
+    /// The English track remuxed by ffmpeg into the other text codecs a container carries.
+    @Test("mov_text in MP4, WebVTT and ASS in Matroska decode to the same lines and times",
+          arguments: [("mp4", "mov_text"), ("mkv", "webvtt"), ("mkv", "ass")])
+    func otherTextCodecs(container: String, codec: String) throws {
+        let scratch = try Scratch()
+        let out = scratch.path("remuxed.\(container)")
+        _ = try Proc.ffmpeg(["-i", try Fixtures.path("tracks.mkv"), "-map", "0:v", "-map", "0:s:0", "-c:v", "copy", "-c:s", codec, out])
+        let d = try Demuxer(input: out)
+        let start = Double(d.video.startTime ?? 0) * d.video.timeBase.doubleValue
+        let track = try #require(SubtitleSelection(languages: ["en"]).embeddedTrack(in: d.tracks))
+        let script = try SubtitleFile.read(out, track: track.index)
+        #expect(script.codecName == codec)
+        #expect(script.events.map { ($0.start - start) * 1000 }.map { Int($0.rounded()) } == [500, 2000])
+        #expect(script.events.map { Int(($0.duration * 1000).rounded()) } == [1000, 800])
+        #expect(script.events.map { $0.line.split(separator: ",", maxSplits: 8).last.map(String.init) } == ["First line", "Second line"])
+    }
+
     @Test("the English line is on frames 15...44 and 60...83, no other frame carries text (CPU)")
     func englishOnExactFrames() throws {
         let (input, tracks, start) = try Self.tracks()
