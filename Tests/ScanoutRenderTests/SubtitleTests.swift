@@ -130,6 +130,19 @@ struct SubtitleTests {
         #expect(try Self.framesWithText(subs, frames: frames) == Array(30...59))
     }
 
+    @Test("a sideband SubRip file over HTTP reads as a local one; a URL that answers 404 fails naming it")
+    func sidebandURL() throws {
+        let scratch = try Scratch()
+        try "1\n00:00:01,000 --> 00:00:02,500\nOver HTTP\n".write(toFile: scratch.path("side.srt"), atomically: true, encoding: .utf8)
+        let server = try HTTPFileServer(directory: scratch.url.path)
+        let script = try SubtitleFile.read(server.url("side.srt"), timeoutSeconds: 5)
+        #expect(script.codecName == "subrip" && script.events.map(\.start) == [1.0] && script.events.map(\.duration) == [1.5])
+        #expect(script.events.first?.line.hasSuffix("Over HTTP") == true)
+        #expect { try SubtitleFile.read(server.url("missing.srt"), timeoutSeconds: 5) } throws: { e in
+            "\(e)".contains("missing.srt")
+        }
+    }
+
     @Test("the GLES renderer blends the same layer: text on frames 15 and 44, none on 14 and 45, close to the CPU's")
     func glesDrawsTheSameLayer() throws {
         let subs = try Self.english()
