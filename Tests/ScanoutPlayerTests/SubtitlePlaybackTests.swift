@@ -18,26 +18,13 @@ struct SubtitlePlaybackTests {
         var plain: [RGBImage] = []
         let f = VideoFrame()
         while try reader.next(into: f) { plain.append(try CPURenderer().render(f)) }
-        let display = HeadlessDisplay(renderer: CPUHeadlessRenderer())
-        let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: PlayerConfiguration()) { _ in }
-        try engine.load([item])
-        try before(engine)
-        let snapshot = engine.snapshot()
-        try engine.play()
-        var withText: [Int] = []
-        var ticks = 0
-        while engine.state != .ended && ticks < 2000 {
-            let shown = display.framesPresented
-            engine.tick()
-            ticks += 1
-            guard display.framesPresented > shown else { continue }
-            let n = display.framesPresented - 1
-            let picture = try #require(try display.snapshot())
-            guard plain.indices.contains(n) else { break }
-            if picture.bytes != plain[n].bytes { withText.append(n) }
+        var snapshot = PlayerSnapshot()
+        let shown = try pictures(item, on: HeadlessDisplay(renderer: CPUHeadlessRenderer())) { engine in
+            try before(engine)
+            snapshot = engine.snapshot()
         }
-        #expect(display.framesPresented == 90)
-        return (withText, snapshot)
+        #expect(shown.count == 90 && plain.count == 90)
+        return (zip(shown, plain).enumerated().filter { $0.element.0.bytes != $0.element.1.bytes }.map(\.offset), snapshot)
     }
 
     @Test("subtitleLanguages en: the English track on frames 15...44 and 60...83, listed as selected in the state")
@@ -56,6 +43,38 @@ struct SubtitlePlaybackTests {
         let (frames, s) = try Self.play(PlaylistItem(source: try Fixtures.path("tracks.mkv")))
         #expect(frames == Array(30...59))
         #expect(s.subtitles?.track == 4)
+    }
+
+    /// The pictures of one run on `display`, frame by frame.
+    static func pictures(_ item: PlaylistItem, on display: HeadlessDisplay, before: (PlayerEngine) throws -> Void) throws -> [RGBImage] {
+        let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: PlayerConfiguration()) { _ in }
+        try engine.load([item])
+        try before(engine)
+        try engine.play()
+        var out: [RGBImage] = []
+        var ticks = 0
+        while engine.state != .ended && ticks < 2000 {
+            let shown = display.framesPresented
+            engine.tick()
+            ticks += 1
+            if display.framesPresented > shown { out.append(try #require(try display.snapshot())) }
+        }
+        return out
+    }
+
+    @Test("the headless GL renderer on a 640x360 output draws the English line on frames 15...44 and 60...83")
+    func glHeadless() throws {
+        var item = PlaylistItem(source: try Fixtures.path("tracks.mkv"))
+        item.subtitles = SubtitleSelection(languages: ["en"])
+        func display() throws -> HeadlessDisplay {
+            HeadlessDisplay(renderer: GLHeadlessRenderer(gl: try GLRenderer()), outputWidth: 640, outputHeight: 360)
+        }
+        let with = try Self.pictures(item, on: try display()) { _ in }
+        let without = try Self.pictures(item, on: try display()) { try $0.setSubtitles(enabled: false) }
+        #expect(with.count == 90 && without.count == 90)
+        #expect(with.first.map { ($0.width, $0.height) } ?? (0, 0) == (640, 360))
+        let drawn = zip(with, without).enumerated().filter { $0.element.0.bytes != $0.element.1.bytes }.map(\.offset)
+        #expect(drawn == Array(15...44) + Array(60...83))
     }
 
     @Test("POST /subtitles: a +0.5 s delay moves the lines by 15 frames; a track by index; off shows none")
