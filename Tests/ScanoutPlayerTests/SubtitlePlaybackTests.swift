@@ -1,4 +1,5 @@
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutRender
@@ -75,6 +76,31 @@ struct SubtitlePlaybackTests {
         #expect(with.first.map { ($0.width, $0.height) } ?? (0, 0) == (640, 360))
         let drawn = zip(with, without).enumerated().filter { $0.element.0.bytes != $0.element.1.bytes }.map(\.offset)
         #expect(drawn == Array(15...44) + Array(60...83))
+    }
+
+    @Test("a KMS screen (1920x1080) composites the layer laid out on its mode: frame 20 as the CPU compositor draws it with the layer, frame 14 without")
+    func kmsScreen() throws {
+        let input = try Fixtures.path("tracks.mkv")
+        let reader = try FrameReader(input: input)
+        var frames: [VideoFrame] = []
+        while frames.count < 21 {
+            let f = VideoFrame()
+            guard try reader.next(into: f) else { break }
+            frames.append(f)
+        }
+        let subs = try SubtitleRenderer(script: try SubtitleFile.read(input, track: 3))
+        subs.videoTimeBase = reader.video.timeBase
+        let display = try KMSDisplay(device: FakeKMSDevice.singleScreen(clock: ManualClock()), renderer: MemoryScanoutRenderer())
+        display.subtitles = subs
+        for (n, text) in [(14, false), (20, true)] {
+            try display.present(frames[n], orientation: .identity)
+            let shown = try display.renderer.read(try #require(display.shownBuffer(named: "HDMI-A-1")))
+            var c = Compositor()
+            c.subtitles = subs.layer(for: frames[n], orientation: .identity, compositor: c, outputWidth: 1920, outputHeight: 1080)
+            #expect((c.subtitles != nil) == text, "frame \(n)")
+            let reference = try CPUCompositor(compositor: c).compose(frames[n], orientation: .identity, width: 1920, height: 1080)
+            #expect(shown.bytes == reference.bytes, "frame \(n)")
+        }
     }
 
     @Test("POST /subtitles: a +0.5 s delay moves the lines by 15 frames; a track by index; off shows none")
