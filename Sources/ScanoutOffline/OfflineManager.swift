@@ -33,6 +33,9 @@ public final class OfflineManager: Sendable {
     let logger: Logger
     let onEvent: @Sendable (OfflineEvent) -> Void
     private let running = Mutex<[String: Running]>([:])
+    /// Failures the store could not record (a full disk fails the database's writes too): shown
+    /// until the download is resumed; after a restart the download resumes by itself.
+    private let unrecorded = Mutex<[String: String]>([:])
 
     /// A download with a slot: its task and what it measured.
     private struct Running {
@@ -136,6 +139,7 @@ public final class OfflineManager: Sendable {
         let r = try existing(id)
         guard r.state == .paused || r.state == .failed else { throw .invalidState(id: id, state: r.state, command: "resume") }
         try store.setState(id, .queued)
+        unrecorded.withLock { _ = $0.removeValue(forKey: id) }
         onEvent(.state(id: id, state: .queued, reason: nil))
         schedule()
         return try status(id)
@@ -191,6 +195,11 @@ public final class OfflineManager: Sendable {
     }
 
     private func status(_ r: DownloadRecord) throws(OfflineError) -> DownloadStatus {
+        var r = r
+        if let reason = unrecorded.withLock({ $0[r.id] }) {
+            r.state = .failed
+            r.reason = reason
+        }
         let segments = try store.segments(of: r.id)
         let dir = store.directory(of: r.id)
         let bytes = segments.reduce(Int64(0)) { $0 + (fileSize(dir + "/" + $1.file) ?? 0) }
@@ -212,7 +221,11 @@ public final class OfflineManager: Sendable {
     }
 
     private func existing(_ id: String) throws(OfflineError) -> DownloadRecord {
-        guard let r = try store.download(id) else { throw .notFound(id: id) }
+        guard var r = try store.download(id) else { throw .notFound(id: id) }
+        if let reason = unrecorded.withLock({ $0[id] }) {
+            r.state = .failed
+            r.reason = reason
+        }
         return r
     }
 
@@ -248,9 +261,17 @@ public final class OfflineManager: Sendable {
         } catch {
             // Paused or deleted: the command said so already.
             if Task.isCancelled { return }
-            let reason = "\(error)"
+            var reason = "\(error)"
+            if reason.contains("No space left") || reason.contains("disk is full") {
+                reason = "the disk is full (free space in the state directory, then resume): \(reason)"
+            }
             logger.error("offline: \(id) failed: \(reason)")
-            try? store.setState(id, .failed, reason: reason)
+            do {
+                try store.setState(id, .failed, reason: reason)
+            } catch {
+                logger.error("offline: \(id): the failure could not be recorded (\(error))")
+                unrecorded.withLock { $0[id] = reason }
+            }
             onEvent(.state(id: id, state: .failed, reason: reason))
         }
     }
