@@ -14,7 +14,7 @@ extension ControlAPI {
     /// `GET|DELETE /downloads/ID`, `POST /downloads/ID/pause`, `POST /downloads/ID/resume`.
     func addOfflineRoutes(to router: Router<ServiceRequestContext>) {
         router.get("/downloads") { [self] _, _ in
-            let list = try store().statuses()
+            let list = try Self.offlineAnswer { () throws(OfflineError) in try store().statuses() }
             return jsonResponse(["downloads": list.map(Self.downloadJSON)])
         }
         router.post("/downloads") { [self] request, context in
