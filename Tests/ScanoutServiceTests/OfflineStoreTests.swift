@@ -21,9 +21,11 @@ import Testing
             settings.minFreeBytes = 0
             settings.readTimeout = 5
             configure(&settings)
-            let store = try OfflineStore(directory: self.scratch.path("state"), logger: Logger(label: "test"))
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let store = try OfflineStore(directory: self.scratch.path("state"), logger: logger)
             let log = self.log
-            manager = OfflineManager(store: store, settings: settings, logger: Logger(label: "test")) { e in log.events.withLock { $0.append(e) } }
+            manager = OfflineManager(store: store, settings: settings, logger: logger) { e in log.events.withLock { $0.append(e) } }
         }
 
         /// Waits until download `id` is in `state` (at most `seconds`).
@@ -154,6 +156,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir))
         #expect(try h.manager.statuses().isEmpty)
         #expect(h.states(id) == [.queued, .downloading, .paused, .queued, .downloading, .completed, .cancelled])
+    }
+
+    @Test func aDownloadInProgressPlaysTheSegmentsThatAreThere() async throws {
+        let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
+        // Segment 2 comes slowly: segments 0 and 1 (60 frames) are there meanwhile.
+        try hls.control("throttle?prefix=/v1/seg2.ts&rate=20000")
+        let h = try Harness()
+        let id = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))).record.id
+        _ = try await h.wait(id, for: .downloading)
+        let deadline = Date().addingTimeInterval(10)
+        while try h.manager.status(id).segmentsDone < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let status = try h.manager.status(id)
+        #expect(status.segmentsDone == 2 && status.record.state == .downloading && status.bytes < status.total)
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8")))
+        let source = try Self.md5s(try Fixtures.path("hls2/v1/index.m3u8"))
+        #expect(try Self.md5s(local) == Array(source.prefix(60)))
+        try await h.manager.remove(id)
     }
 
     @Test func atMostTheConfiguredNumberRunAtOnce() async throws {
