@@ -110,7 +110,11 @@ public final class OfflineManager: Sendable {
             record.height = chosen.height
             text = try await fetcher.text(url)
         }
-        let list = HLSPlaylist.segments(text, base: url)
+        for (tag, what) in [("#EXT-X-KEY:METHOD=AES", "encrypted segments (#EXT-X-KEY)"), ("#EXT-X-BYTERANGE", "byte-range segments (#EXT-X-BYTERANGE)")]
+        where text.contains(tag) {
+            throw OfflineError.sourceUnusable(source: url, reason: "\(what) are not kept offline")
+        }
+        let (initSection, list) = HLSPlaylist.segments(text, base: url)
         guard !list.isEmpty else { throw OfflineError.sourceUnusable(source: url, reason: "the media playlist lists no segments") }
         record.kind = .hls
         record.mediaURL = url
@@ -120,9 +124,15 @@ public final class OfflineManager: Sendable {
         } else {
             record.estimate = (try await fetcher.length(list[0].url) ?? 0) * Int64(list.count)
         }
+        let first = initSection == nil ? 0 : 1
         segments = list.enumerated().map { i, s in
-            SegmentRecord(downloadId: record.id, number: i, url: s.url, duration: s.duration,
+            SegmentRecord(downloadId: record.id, number: first + i, url: s.url, duration: s.duration,
                           file: String(format: "seg%05d.", i) + Self.extensionOf(s.url, default: "ts"), length: nil, done: false)
+        }
+        if let initSection {
+            segments.insert(SegmentRecord(downloadId: record.id, number: 0, url: initSection, duration: 0,
+                                          file: "init." + Self.extensionOf(initSection, default: "mp4"), length: nil, done: false,
+                                          initSection: true), at: 0)
         }
     }
 
@@ -366,10 +376,22 @@ public final class OfflineManager: Sendable {
         }
         let input = record.kind == .hls ? dir + "/index.m3u8" : dir + "/" + segments[0].file
         try await offThread {
-            let seeker = try FrameSeeker(input: input)
-            guard seeker.frameCount > 0 else { throw IntegrityError("\(input) holds no video frames") }
-            _ = try seeker.frame(0)
-            _ = try seeker.frame(seeker.frameCount - 1)
+            do {
+                let seeker = try FrameSeeker(input: input)
+                guard seeker.frameCount > 0 else { throw IntegrityError("\(input) holds no video frames") }
+                _ = try seeker.frame(0)
+                _ = try seeker.frame(seeker.frameCount - 1)
+            } catch let e as IntegrityError {
+                throw e
+            } catch {
+                // Inputs the demuxer cannot seek in (fragmented MP4 through the hls demuxer):
+                // every frame decoded in order, the first and the last included.
+                let reader = try FrameReader(input: input)
+                let frame = VideoFrame()
+                var count = 0
+                while try reader.next(into: frame) { count += 1 }
+                guard count > 0 else { throw IntegrityError("\(input) holds no video frames") }
+            }
         }
     }
 

@@ -53,6 +53,8 @@ public struct SegmentRecord: Codable, Sendable, Equatable, FetchableRecord, Pers
     public var length: Int64?
     /// Written whole, length checked and fsynced.
     public var done: Bool
+    /// The initialisation section (`#EXT-X-MAP`) of fragmented MP4 segments, fetched first.
+    public var initSection = false
 }
 
 /// A download as the API shows it: the record, bytes on disk, and the measured rate.

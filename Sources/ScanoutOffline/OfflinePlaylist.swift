@@ -34,26 +34,35 @@ enum HLSPlaylist {
         return out
     }
 
-    static func segments(_ text: String, base: String) -> [Segment] {
+    /// The media playlist's segments, and its initialisation section (`#EXT-X-MAP`: the
+    /// header of fragmented MP4 segments), if any.
+    static func segments(_ text: String, base: String) -> (initSection: String?, segments: [Segment]) {
         var out: [Segment] = []
         var duration: Double?
+        var initSection: String?
         for line in lines(text) {
-            if line.hasPrefix("#EXTINF:") {
+            if line.hasPrefix("#EXT-X-MAP:"), initSection == nil, let uri = attributes(String(line.dropFirst("#EXT-X-MAP:".count)))["URI"] {
+                initSection = resolve(uri, base: base)
+            } else if line.hasPrefix("#EXTINF:") {
                 duration = Double(line.dropFirst("#EXTINF:".count).split(separator: ",").first ?? "") ?? 0
             } else if !line.hasPrefix("#"), let d = duration {
                 out.append(Segment(url: resolve(line, base: base), duration: d))
                 duration = nil
             }
         }
-        return out
+        return (initSection, out)
     }
 
-    /// The local media playlist: the finished segments from the first, up to the first one not
-    /// yet on disk, and `#EXT-X-ENDLIST` (what is there plays as a finished item).
+    /// The local media playlist: the initialisation section, the finished segments from the
+    /// first, up to the first one not yet on disk, and `#EXT-X-ENDLIST` (what is there plays as a
+    /// finished item).
     static func localText(_ segments: [SegmentRecord]) -> String {
-        let ready = segments.prefix { $0.done }
+        let initSection = segments.first { $0.initSection }
+        let media = segments.filter { !$0.initSection }
+        let ready = initSection?.done == false ? [] : media.prefix { $0.done }
         let target = Int((ready.map(\.duration).max() ?? 1).rounded(.up))
-        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(max(1, target))\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        var text = "#EXTM3U\n#EXT-X-VERSION:\(initSection == nil ? 3 : 7)\n#EXT-X-TARGETDURATION:\(max(1, target))\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        if let initSection { text += "#EXT-X-MAP:URI=\"\(initSection.file)\"\n" }
         for s in ready { text += "#EXTINF:\(String(format: "%.6f", s.duration)),\n\(s.file)\n" }
         return text + "#EXT-X-ENDLIST\n"
     }

@@ -74,6 +74,7 @@ public final class OfflineStore: Sendable {
                 t.column("file", .text).notNull()
                 t.column("length", .integer)
                 t.column("done", .boolean).notNull()
+                t.column("initSection", .boolean).notNull().defaults(to: false)
                 t.primaryKey(["downloadId", "number"])
             }
             try db.create(table: "licence") { t in
@@ -133,7 +134,8 @@ public final class OfflineStore: Sendable {
             let records = try DownloadRecord.filter(Column("source") == source).order(Column("created").desc).fetchAll(db)
             for r in records where r.state != .failed {
                 let segs = try SegmentRecord.filter(Column("downloadId") == r.id).order(Column("number")).fetchAll(db)
-                if r.state == .completed || (r.kind == .hls && segs.first?.done == true) { return (r, segs) }
+                let started = segs.first { !$0.initSection }?.done == true && segs.allSatisfy { !$0.initSection || $0.done }
+                if r.state == .completed || (r.kind == .hls && started) { return (r, segs) }
             }
             return nil
         }

@@ -73,6 +73,21 @@ import Testing
         #expect(!log.contains("/v0/seg") && !log.contains("/v2/seg"), "\(log)")
     }
 
+    @Test func fragmentedMP4SegmentsKeepTheirInitialisationSection() async throws {
+        let dir = try Scratch()
+        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1",
+                             "-hls_segment_type", "fmp4", "-hls_playlist_type", "vod", dir.path("index.m3u8")])
+        #expect(try String(contentsOfFile: dir.path("index.m3u8"), encoding: .utf8).contains("#EXT-X-MAP:"))
+        let server = try HTTPFileServer.hls(directory: dir.url.path)
+        let h = try Harness()
+        let added = try await h.manager.add(DownloadRequest(source: server.url("index.m3u8")))
+        #expect(added.record.kind == .hls && added.record.bitrate == nil)
+        _ = try await h.wait(added.record.id, for: .completed)
+        let local = try #require(h.manager.localInput(for: server.url("index.m3u8")))
+        #expect(try String(contentsOfFile: local, encoding: .utf8).contains("#EXT-X-MAP:URI=\"init.mp4\""))
+        #expect(try Self.md5s(local) == Self.md5s(dir.path("index.m3u8")))
+    }
+
     @Test func aPlainFileIsKeptWhole() async throws {
         let dir = try Scratch()
         try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: dir.path("counter.mp4"))
