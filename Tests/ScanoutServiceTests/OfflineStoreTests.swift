@@ -42,6 +42,13 @@ import Testing
             return s
         }
 
+        /// Adds a download of `source` and waits until it runs; its id.
+        func started(_ source: String) async throws -> String {
+            let id = try await manager.add(DownloadRequest(source: source)).record.id
+            _ = try await wait(id, for: .downloading)
+            return id
+        }
+
         func states(_ id: String) -> [DownloadState] {
             log.events.withLock { $0.compactMap { if case .state(id, let s, _) = $0 { return s } else { return nil } } }
         }
@@ -150,8 +157,7 @@ import Testing
         let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
         try hls.control("throttle?prefix=/v1/&rate=40000")
         let h = try Harness()
-        let id = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))).record.id
-        _ = try await h.wait(id, for: .downloading)
+        let id = try await h.started(hls.url("master.m3u8"))
         try await Task.sleep(for: .milliseconds(800))
         let paused = try h.manager.pause(id)
         #expect(paused.record.state == .paused)
@@ -178,8 +184,7 @@ import Testing
         // Segment 2 comes slowly: segments 0 and 1 (60 frames) are there meanwhile.
         try hls.control("throttle?prefix=/v1/seg2.ts&rate=20000")
         let h = try Harness()
-        let id = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))).record.id
-        _ = try await h.wait(id, for: .downloading)
+        let id = try await h.started(hls.url("master.m3u8"))
         let deadline = Date().addingTimeInterval(10)
         while try h.manager.status(id).segmentsDone < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let status = try h.manager.status(id)
