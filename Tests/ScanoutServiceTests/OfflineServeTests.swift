@@ -131,6 +131,11 @@ import Glibc
             let scratch = try Scratch()
             let dir = scratch.path("tmpfs")
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let probe = try Proc.run("unshare", ["-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs \(dir)"])
+            guard probe.status == 0 else {
+                print("skipped: a tmpfs cannot be mounted in a mount namespace here (\(probe.stderrText))")
+                return
+            }
             let port = try refusedLoopbackPort()
             let config = try Self.config(scratch, ["stateDir": dir, "offline": ["minFreeBytes": 0], "unixSocket": NSNull(),
                                                    "port": Int(port), "output": "headless"])
