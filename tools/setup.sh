@@ -10,6 +10,7 @@ PKGS=(
   libffmpeg-nvenc-dev gcc                                              # NVDEC: CUDA declarations (libcuda is dlopened); a fake libcuda in the tests
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri                  # EGL/GLES (Mesa, llvmpipe)
   glslang-tools                                                        # shader validation (tests)
+  libsqlite3-dev                                                       # the offline store (GRDB)
 )
 PKGS+=("$@")
 missing=()
