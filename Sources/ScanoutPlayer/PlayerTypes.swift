@@ -214,6 +214,12 @@ public enum PlayerEvent: Equatable, Sendable {
     case channelInvalid(id: String, reason: String)
     /// The subtitles shown changed: another track or file, on/off, or the delay (`POST /subtitles`).
     case subtitlesChanged(SubtitleStatus)
+    /// A download of the offline store advanced (at most twice a second): bytes on disk of
+    /// `total` (announced lengths, the estimate for the rest), `rate` in bytes a second, `eta`
+    /// in seconds (nil: unknown).
+    case downloadProgress(id: String, bytes: Int64, total: Int64, percent: Double, rate: Double, eta: Double?)
+    /// A download's state changed (queued, downloading, paused, completed, failed, cancelled).
+    case downloadState(id: String, state: String, reason: String?)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -247,6 +253,8 @@ public enum PlayerEvent: Equatable, Sendable {
         case .channelsChanged: return "channelsChanged"
         case .channelInvalid: return "channelInvalid"
         case .subtitlesChanged: return "subtitlesChanged"
+        case .downloadProgress: return "downloadProgress"
+        case .downloadState: return "downloadState"
         }
     }
 }

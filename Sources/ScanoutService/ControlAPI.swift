@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ScanoutOffline
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutPolicy
@@ -91,6 +92,9 @@ public final class ControlAPI: Sendable {
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
     public let logLevel: LogLevelControl
+    /// The offline store's downloads (`/downloads`); nil when the store is off (`offlineOff` says why).
+    public let offline: OfflineManager?
+    let offlineOff: String
     let logger: Logger
     private let config: Mutex<ServiceConfig>
     /// Verifies items' content tokens before they are loaded.
@@ -103,7 +107,10 @@ public final class ControlAPI: Sendable {
     static let maxBodyBytes = 1 << 20
 
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
-                logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15)) {
+                logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15),
+                offline: OfflineManager? = nil, offlineOff: String = "no state directory") {
+        self.offline = offline
+        self.offlineOff = offlineOff
         self.keepAlive = keepAlive
         rateLimiter = config.rateLimit.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.player = player
@@ -125,7 +132,7 @@ public final class ControlAPI: Sendable {
         ("POST", "/timeshift/seek"), ("POST", "/timeshift/live"),
         ("GET", "/channels"), ("POST", "/channel"), ("POST", "/channel/next"), ("POST", "/channel/previous"),
         ("POST", "/subtitles"),
-    ]
+    ] + offlineRoutes
 
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
@@ -169,6 +176,7 @@ public final class ControlAPI: Sendable {
             let repeatMode = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)).flatMap(RepeatMode.init(rawValue:))
             try o.rejectUnknown()
             let playlist = try await authorize(items, field: field)
+            keepOffline(playlist)
             let snapshot = try await perform { e in
                 if let repeatMode { e.setRepeat(repeatMode) }
                 try e.load(playlist, start: start, autoplay: autoplay)
@@ -238,6 +246,7 @@ public final class ControlAPI: Sendable {
             let autoplay = try o.bool("autoplay") ?? true
             try o.rejectUnknown()
             let items = try await authorize(parsed, field: "items")
+            keepOffline(items)
             let s = try await perform { e in try e.load(items, start: start, autoplay: autoplay); return e.snapshot() }
             return jsonResponse(["items": s.playlist.map(itemJSON), "item": s.index ?? NSNull(), "repeat": s.repeatMode.rawValue])
         }
@@ -289,6 +298,7 @@ public final class ControlAPI: Sendable {
             return jsonResponse(["level": level.rawValue])
         }
         addChannelRoutes(to: router)
+        addOfflineRoutes(to: router)
         return router
     }
 

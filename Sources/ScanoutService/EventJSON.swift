@@ -141,6 +141,10 @@ enum WireFormat {
             o["id"] = id; o["reason"] = reason
         case .subtitlesChanged(let s):
             o.merge(SubtitleFields.status(s)) { _, new in new }
+        case .downloadProgress(let id, let bytes, let total, let percent, let rate, let eta):
+            o["id"] = id; o["bytes"] = bytes; o["total"] = total; o["percent"] = percent; o["rate"] = rate; o["eta"] = eta ?? NSNull()
+        case .downloadState(let id, let state, let reason):
+            o["id"] = id; o["state"] = state; o["reason"] = reason ?? NSNull()
         }
         return o
     }

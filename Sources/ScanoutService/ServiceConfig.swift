@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ScanoutMedia
+import ScanoutOffline
 import ScanoutPlayer
 import ScanoutRender
 
@@ -31,6 +32,8 @@ import ScanoutRender
 ///     maxHeight, maxBitrate (b/s), initialBandwidth (b/s), liveStartIndex — adaptive HLS
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 ///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
+///     offline true | {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate} — the
+///                                                         offline store (stateDir/offline.db)
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -78,6 +81,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
     public var stateDir: String?
+    /// The offline store's settings (`offline`).
+    public var offline = OfflineSettings()
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
     /// a config key).
     public var faults = FaultPlan()
@@ -187,12 +192,13 @@ public struct ServiceConfig: Sendable, Equatable {
             stateDir = v
         }
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
+        try applyOffline(&o)
     }
 
     static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels"]).union(adaptiveKeys)
+                                       "channels", "offline"]).union(adaptiveKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -224,6 +230,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
             "timeshift": timeshiftJSON,
             "channels": channels.json,
+            "offline": offlineJSON,
         ]
         return base.merging(adaptiveJSON) { a, _ in a }
     }
