@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The offline store: SQLite (the system library) and segment downloads over HTTP.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System libraries. Each module map exposes a shim.h that re-exports what Swift cannot import.
@@ -39,11 +42,13 @@ let package = Package(
         .systemLibrary(name: "CEGL", pkgConfig: "egl glesv2", providers: [.apt(["libegl-dev", "libgles-dev"])]),
         // Audio output: ALSA's PCM devices (HDMI audio is one).
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // Subtitle rendering (fonts through fontconfig).
+        .systemLibrary(name: "CASS", pkgConfig: "libass", providers: [.apt(["libass-dev"])]),
         // The little real C that is needed (the va_list log callback).
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
         .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI", "CALSA"]),
-        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims", "CASS"]),
         // Atomic KMS in Swift values: the device protocol, libdrm, modes, properties, output filters.
         .target(name: "ScanoutKMS", dependencies: ["CDRM"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender"]),
@@ -56,9 +61,16 @@ let package = Package(
         ]),
         // The pipeline `play`, `render` and `serve` share: display, decoder options, content policy.
         .target(name: "ScanoutPipeline", dependencies: ["ScanoutPlayer", "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutRender"]),
+        // The offline store: downloads (HLS variant or file) into a GRDB database and a media directory.
+        .target(name: "ScanoutOffline", dependencies: [
+            "ScanoutMedia",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
         .target(name: "ScanoutService", dependencies: [
-            "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender",
+            "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender", "ScanoutOffline",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),   // SIGHUP: reload
@@ -91,6 +103,7 @@ let package = Package(
         ]),
         .testTarget(name: "ScanoutServiceTests", dependencies: [
             "ScanoutService", "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutTesting", "ScanoutTestSupport",
+            "ScanoutOffline",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
         .testTarget(name: "ScanoutCLITests", dependencies: [

@@ -11,6 +11,8 @@ PKGS=(
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri                  # EGL/GLES (Mesa, llvmpipe)
   glslang-tools                                                        # shader validation (tests)
   libasound2-dev libavfilter-dev libswresample-dev alsa-utils        # audio: ALSA output, resample, atempo
+  libass-dev fonts-dejavu-core                                         # subtitles: libass, default font
+  libsqlite3-dev                                                       # the offline store (GRDB)
 )
 PKGS+=("$@")
 missing=()

@@ -6,8 +6,8 @@
 # Prints one line per figure and a verdict; exits 1 when an API request failed (non-2xx other
 # than 409), events were lost (an id hole or a `gap` event), an SSE stream broke, the server
 # died, fds grew by more than 2 or RSS by more than 8 MB after warm-up (lowest sample of the first and
-# last 2 minutes after the warm-up: the first minute, or
-# the first 20% of a shorter run). Dropped frames and latency are reported, not asserted.
+# last 2 minutes after the warm-up: the first 2 minutes, or the first 40% of a shorter run).
+# Dropped frames and latency are reported, not asserted.
 # Needs bash and python3 (standard library) only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,9 @@ import http.client, json, os, random, signal, subprocess, sys, tempfile, threadi
 
 minutes, binary, clip = float(sys.argv[1]), sys.argv[2], sys.argv[3]
 duration = minutes * 60
-warmup = min(60.0, 0.2 * duration)
+# The heap settles for up to about 2 minutes under this load (a debug build on a loaded machine
+# was still climbing at 105 s), so growth is counted from there.
+warmup = min(120.0, 0.4 * duration)
 API_CLIENTS, SSE_CLIENTS, SAMPLE_S = 20, 5, 5.0
 FD_LIMIT, RSS_LIMIT_MB = 2, 8.0
 

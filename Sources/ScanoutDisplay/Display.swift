@@ -26,12 +26,19 @@ public protocol Display: AnyObject {
     /// The image drawn over every frame from the next one on (a logo, a watermark); nil: none.
     /// Displays that draw no overlay (test doubles) keep the default, which holds none.
     var overlay: Overlay? { get set }
+    /// The current item's subtitles, drawn over every frame at its time; nil: none. Displays that
+    /// draw no overlay (test doubles) keep the default, which holds none.
+    var subtitles: SubtitleRenderer? { get set }
 }
 
 extension Display {
     public var acceptsGPUFrames: Bool { false }
     public func countTransfers(in transfers: FrameTransfers?) {}
     public var overlay: Overlay? {
+        get { nil }
+        set {}
+    }
+    public var subtitles: SubtitleRenderer? {
         get { nil }
         set {}
     }

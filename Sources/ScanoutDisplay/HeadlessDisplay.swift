@@ -46,6 +46,12 @@ public final class HeadlessDisplay: Display {
         set { renderer.overlay = newValue }
     }
 
+    /// Drawn by the renderer over each picture at the picture's time.
+    public var subtitles: SubtitleRenderer? {
+        get { renderer.subtitles }
+        set { renderer.subtitles = newValue }
+    }
+
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
         try present(frame, layout: FrameLayout(orientation: orientation))
     }

@@ -23,6 +23,8 @@ public protocol HeadlessRenderer: AnyObject {
     var transfers: FrameTransfers? { get set }
     /// The image drawn over each picture, placed on the picture this renderer draws.
     var overlay: Overlay? { get set }
+    /// Subtitles drawn over each picture at its time, laid out on the picture this renderer draws.
+    var subtitles: SubtitleRenderer? { get set }
 }
 
 extension HeadlessRenderer {
@@ -44,12 +46,15 @@ public final class CPUHeadlessRenderer: HeadlessRenderer {
     private var drawn = false
     public let readbacks = 0
     public var overlay: Overlay?
+    public var subtitles: SubtitleRenderer?
 
     public init(overlay: Overlay? = nil) { self.overlay = overlay }
 
     public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
         try renderer.render(frame, orientation: layout.orientation, into: &framebuffer)
         overlay?.blend(into: &framebuffer)
+        subtitles?.layer(for: frame, orientation: layout.orientation, compositor: Compositor(applySampleAspectRatio: false),
+                         outputWidth: framebuffer.width, outputHeight: framebuffer.height)?.blend(into: &framebuffer)
         drawn = true
     }
 
@@ -78,6 +83,7 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
         get { compositor.overlay }
         set { compositor.overlay = newValue }
     }
+    public var subtitles: SubtitleRenderer?
 
     /// Draws with `gl`; `compositor` gives the background and overlay (its size, scaling and
     /// orientation are set per frame).
@@ -115,6 +121,8 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
             target = nil
             target = try gl.makeTarget(width: size.width, height: size.height)
         }
+        c.subtitles = subtitles?.layer(for: frame, orientation: layout.orientation, compositor: c,
+                                       outputWidth: size.width, outputHeight: size.height)
         gl.compositor = c
         try gl.render(frame, orientation: layout.orientation, into: target!)
     }

@@ -122,6 +122,9 @@ public final class KMSDisplay: Display {
 
     /// Put hardware-decoded frames (those carrying a DMA-BUF export) on planes when possible.
     public var nativePlanes = false
+    /// The current item's subtitles, laid out on each output's mode as its frame is composited;
+    /// while set, frames are composited rather than put on a plane of their own.
+    public var subtitles: SubtitleRenderer?
     /// Asked once per output and frame (the connector as last read, `clock`'s time) whether
     /// the output shows the frame or the background (censored); every device event is forwarded to
     /// it. This is where a content policy's `OutputGuard` plugs in.
@@ -160,7 +163,10 @@ public final class KMSDisplay: Display {
                 lastCensorReason[output.name] = reason
                 counters.censored += 1
             } else {
-                try renderer.draw(frame, orientation: orientation, into: output.buffers[index])
+                let buffer = output.buffers[index]
+                renderer.compositor.subtitles = subtitles?.layer(for: frame, orientation: orientation, compositor: renderer.compositor,
+                                                                 outputWidth: buffer.width, outputHeight: buffer.height)
+                try renderer.draw(frame, orientation: orientation, into: buffer)
             }
             touched.append(output)
             setPrimary(output, fb: output.framebufferIDs[index], in: &request)

@@ -83,6 +83,7 @@ extension KMSDisplay {
         if let reason = censored[outputs[0].connectorID] { return "censored (\(reason))" }
         if !orientation.isIdentity { return "rotation needs composition" }
         if renderer.compositor.overlay != nil { return "an overlay image needs composition" }
+        if subtitles?.enabled == true { return "subtitles need composition" }
         return nil
     }
 

@@ -511,7 +511,7 @@ public final class Demuxer {
         return avio_feof(pb) != 0 || pb.pointee.eof_reached != 0
     }
 
-    private static func checkLocalPath(_ input: String) throws {
+    static func checkLocalPath(_ input: String) throws {
         // URLs other than file: are libavformat's business.
         if let colon = input.firstIndex(of: ":"), input[..<colon].count > 1,
            input[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "." || $0 == "-" }),

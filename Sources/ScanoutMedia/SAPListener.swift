@@ -54,7 +54,7 @@ public final class SAPListener: Sendable {
                     && monotonicNanoseconds() &- state.readStart.load(ordering: .relaxed) >= 500_000_000)
         }
         let owned = SocketHandOver(socket: socket)
-        let thread = Thread {
+        let thread = Thread(named: "scanout-sap") {
             let socket = owned.socket
             var buffer = [UInt8](repeating: 0, count: 65536)
             while !state.stopped.load(ordering: .relaxed) {
@@ -65,7 +65,6 @@ public final class SAPListener: Sendable {
                 onIdle()
             }
         }
-        thread.name = "scanout-sap"
         thread.start()
     }
 

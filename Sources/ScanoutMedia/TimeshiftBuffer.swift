@@ -152,7 +152,7 @@ public final class TimeshiftBuffer: @unchecked Sendable {
     /// users may read only what it fixed at open, such as `video`); the thread lets go of it when it ends.
     public func startFilling(from demuxer: Demuxer) {
         let handOff = DemuxerHandOff(demuxer)
-        let t = Thread { [self] in
+        let t = Thread(named: "scanout-timeshift") { [self] in
             let demuxer = handOff.demuxer
             let packet = Packet()
             while !isClosed {
@@ -169,7 +169,6 @@ public final class TimeshiftBuffer: @unchecked Sendable {
                 }
             }
         }
-        t.name = "scanout-timeshift"
         t.start()
     }
 

@@ -105,14 +105,13 @@ final class ItemPreparer {
         case .inline:
             s.result = PreparedItem.open(item, index: index, demuxer: demuxer, decoder: decoder)
         case .background:
-            let t = Thread {
+            let t = Thread(named: "scanout-prepare") {
                 let r = PreparedItem.open(item, index: index, demuxer: demuxer, decoder: decoder)
                 s.condition.lock()
                 s.result = r
                 s.condition.broadcast()
                 s.condition.unlock()
             }
-            t.name = "scanout-prepare"
             t.start()
         }
     }

@@ -390,11 +390,14 @@ public final class PlaybackSession {
 
     /// Starts the timeline again at the next step: the frame at media time `media` (the next
     /// frame's own time when nil) is due at that step's clock time, and is never dropped. For
-    /// resuming after a pause or a seek.
+    /// resuming after a pause or a seek. The old timeline is gone with it: an item that follows
+    /// before the next frame is shown (a pause between an item's last frame and its end) starts
+    /// on the new one, not one frame after the last frame shown before the pause.
     public func rebase(atMedia media: Double? = nil) {
         anchorTime = nil
         anchorMedia = media
         forcePresent = true
+        lastTarget = nil
     }
 
     /// Changes the rate from the current position on.

@@ -156,8 +156,7 @@ public final class Player: @unchecked Sendable {
     /// the engine does.
     public init(configuration: PlayerConfiguration = PlayerConfiguration(),
                 makeDisplay: @escaping @Sendable () -> any Display) {
-        let t = Thread { [self] in loop(configuration: configuration, makeDisplay: makeDisplay) }
-        t.name = "scanout-player"
+        let t = Thread(named: "scanout-player") { [self] in loop(configuration: configuration, makeDisplay: makeDisplay) }
         thread = t
         t.start()
     }

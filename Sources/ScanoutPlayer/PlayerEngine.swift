@@ -38,9 +38,14 @@ public final class PlayerEngine {
     /// Called on the loop thread from inside a read that blocks, once `buffering` has been
     /// announced there: the loop's owner publishes its state copy (the loop is not ticking).
     public var onBufferingInsideRead: (() -> Void)?
+    /// A local copy of a source (the service's offline store), asked each time an item is
+    /// opened; nil, or an answer nil: the source itself.
+    public var localInput: ((String) -> String?)?
     public let session: PlaybackSession
 
     private(set) var current: PreparedItem?
+    /// The current item's subtitles (`PlayerSubtitles`).
+    let subtitles = PlayerSubtitles()
     private let preparer: ItemPreparer
     private let sink: (PlayerEvent) -> Void
     /// The latest item failure reported (an `error` event), for `/state`; nil before any.
@@ -143,6 +148,10 @@ public final class PlayerEngine {
         s.live = current.map { LiveInputOptions.handles($0.item.source) } ?? false
         s.timeshift = timeshiftStatus
         s.adaptive = current.flatMap { AdaptiveStatus($0.reader.demuxer) }
+        s.tracks = current?.reader.demuxer.tracks ?? []
+        s.selectedTracks = Set(current.map { [$0.reader.video.index] } ?? [])
+        s.subtitles = current == nil ? nil : subtitles.status
+        if let t = subtitles.status.track { s.selectedTracks.insert(t) }
         return s
     }
 
@@ -290,6 +299,7 @@ public final class PlayerEngine {
             let n = try seeker.frameNumber(at: seconds)
             let f = try seeker.frame(n).clone()
             item.useSeekerReader()
+            subtitles.follow(item)
             watchStalls(item.reader)
             session.replaceReader(item.reader)
             return (f, Double((f.pts ?? origin) - origin) * tb, n)
@@ -592,6 +602,7 @@ public final class PlayerEngine {
         audio.detach(session: session, flush: true)
         session.clear()
         current = nil
+        subtitles.stop(display: display)
         awaitingFirstFrame = nil
         stallAnnounced = false
     }
@@ -607,16 +618,26 @@ public final class PlayerEngine {
     }
 
     private func takePrepared(_ i: Int) -> Result<PreparedItem, MediaError> {
-        if preparer.index == i, preparer.item == playlist[i], let r = preparer.take() { return r }
+        let item = opened(playlist[i])
+        if preparer.index == i, preparer.item == item, let r = preparer.take() { return r }
         preparer.cancel()
-        return PreparedItem.open(playlist[i], index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+        return PreparedItem.open(item, index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+    }
+
+    /// `item` as it is opened: from its local copy when there is one.
+    private func opened(_ item: PlaylistItem) -> PlaylistItem {
+        guard let local = localInput?(item.source) else { return item }
+        var copy = item
+        copy.source = local
+        return copy
     }
 
     /// Starts preparing the item that follows the current one, if there is one.
     private func prepareUpcoming() {
         guard let i = index, let n = following(i) else { preparer.cancel(); return }
-        if preparer.index == n, preparer.item == playlist[n] { return }
-        preparer.start(playlist[n], index: n, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+        let item = opened(playlist[n])
+        if preparer.index == n, preparer.item == item { return }
+        preparer.start(item, index: n, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
     }
 
     private func layout(for p: PreparedItem) -> FrameLayout {
@@ -634,7 +655,10 @@ public final class PlayerEngine {
         seekedInItem = false
         session.layout = layout(for: p)
         display.overlay = p.item.overlay ?? configuration.overlay
-        onItemChanged?(p.item)
+        startSubtitles(p)
+        // As the playlist names it (the item opened may be a local copy of it).
+        let listed = playlist.indices.contains(p.index) ? playlist[p.index] : p.item
+        onItemChanged?(listed)
         if stallAnnounced {
             // The item that stalled is gone (it failed, or another was asked for): its buffering ends.
             stallAnnounced = false
@@ -647,8 +671,8 @@ public final class PlayerEngine {
         for e in audio.attach(reader: p.reader, item: p.item, settings: configuration.audio, session: session, gapless: gapless) { emit(e) }
         awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
         requestStartedAt = nil
-        emit(.itemChanged(index: p.index, source: p.item.source))
-        emit(.prepared(item: p.index, source: p.item.source, width: p.video.width, height: p.video.height,
+        emit(.itemChanged(index: p.index, source: listed.source))
+        emit(.prepared(item: p.index, source: listed.source, width: p.video.width, height: p.video.height,
                        codec: p.video.codecName, duration: p.video.durationSeconds))
         if p.video.durationSeconds != durationBefore || !gapless { emit(.durationChanged(p.video.durationSeconds)) }
     }
@@ -733,6 +757,7 @@ public final class PlayerEngine {
     /// playlist is tried again after `retryInterval`.
     private func enterFailure() {
         current = nil
+        subtitles.stop(display: display)
         preparer.cancel()
         audio.detach(session: session, flush: true)
         session.clear()

@@ -41,6 +41,9 @@ public struct PlaylistItem: Equatable, Sendable {
     public var overlay: Overlay?
     /// This item's audio track (`--aid`/`--alang` per item); empty: the player's choice.
     public var audio = AudioSelection()
+    /// This item's subtitles (a sideband file, a track, languages); nil: the player's
+    /// (`PlayerConfiguration.subtitles`).
+    public var subtitles: SubtitleSelection?
 
     public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0, playerType: PlayerType? = nil,
                 contentHint: PlayerType? = nil, token: String? = nil, overlay: Overlay? = nil) {
@@ -110,6 +113,8 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
     case media(item: Int, MediaError)
     /// The display failed.
     case output(String)
+    /// A subtitle track the current item does not have (stream index).
+    case subtitleTrackInvalid(Int)
 
     public var description: String {
         switch self {
@@ -129,6 +134,7 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noPlayableItem(let n): return "no item of the playlist can be played (\(n) failed)"
         case .media(let i, let e): return "item \(i): \(e.description)"
         case .output(let s): return "output failed: \(s)"
+        case .subtitleTrackInvalid(let t): return "stream \(t) is not a subtitle track of the current item (see tracks in /state)"
         }
     }
 }
@@ -210,6 +216,14 @@ public enum PlayerEvent: Equatable, Sendable {
     case channelsChanged(count: Int, added: [String], removed: [String])
     /// The channel playing left the announcements (`reason`); playback stopped.
     case channelInvalid(id: String, reason: String)
+    /// The subtitles shown changed: another track or file, on/off, or the delay (`POST /subtitles`).
+    case subtitlesChanged(SubtitleStatus)
+    /// A download of the offline store advanced (at most twice a second): bytes on disk of
+    /// `total` (announced lengths, the estimate for the rest), `rate` in bytes a second, `eta`
+    /// in seconds (nil: unknown).
+    case downloadProgress(id: String, bytes: Int64, total: Int64, percent: Double, rate: Double, eta: Double?)
+    /// A download's state changed (queued, downloading, paused, completed, failed, cancelled).
+    case downloadState(id: String, state: String, reason: String?)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -243,6 +257,9 @@ public enum PlayerEvent: Equatable, Sendable {
         case .channelChanged: return "channelChanged"
         case .channelsChanged: return "channelsChanged"
         case .channelInvalid: return "channelInvalid"
+        case .subtitlesChanged: return "subtitlesChanged"
+        case .downloadProgress: return "downloadProgress"
+        case .downloadState: return "downloadState"
         }
     }
 }
@@ -267,6 +284,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var decoder = DecoderOptions()
     /// The buffer kept of live (UDP/RTP) inputs for pause and seeks behind the live edge.
     public var timeshift = TimeshiftOptions()
+    /// Subtitles of items that choose none of their own: by default a forced track only.
+    public var subtitles = SubtitleSelection()
     public init() {}
 
     public static func == (a: Self, b: Self) -> Bool {
@@ -274,7 +293,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
             && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
             && a.demuxer.adaptive == b.demuxer.adaptive
-            && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift
+            && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift && a.subtitles == b.subtitles
     }
 }
 
@@ -328,5 +347,11 @@ public struct PlayerSnapshot: Sendable {
     public var transport: [String: TSCounts] = [:]
     /// The current item's variant choice when it is an adaptive HLS stream; nil otherwise.
     public var adaptive: AdaptiveStatus?
+    /// The current item's tracks (video, audio, subtitles); empty with no item.
+    public var tracks: [TrackInfo] = []
+    /// Stream indices of the tracks playing now (the subtitle track shown, the audio played).
+    public var selectedTracks: Set<Int> = []
+    /// The current item's subtitles; nil with no item.
+    public var subtitles: SubtitleStatus?
     public init() {}
 }

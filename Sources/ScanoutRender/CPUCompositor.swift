@@ -58,6 +58,7 @@ public final class CPUCompositor {
             for y in 0..<H { fill(pixels + y * stride, count: W, with: bg) }
         }
         c.overlay?.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888)
+        c.subtitles?.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888)
     }
 
     /// Composites into a new packed rgb24 image of `width`×`height` (what `scanout render --size`

@@ -60,6 +60,9 @@ public struct Compositor: Equatable, Sendable {
     public var applySampleAspectRatio = true
     public var background: RGBColor = .black
     public var overlay: Overlay?
+    /// The subtitle layer over the picture and the overlay, in output pixels (`SubtitleRenderer`
+    /// makes one per output size and time); nil: no text on this frame.
+    public var subtitles: Overlay?
 
     public init(outputWidth: Int? = nil, outputHeight: Int? = nil, scaling: ScalingMode = .fit, orientation: Orientation = .identity,
                 applySampleAspectRatio: Bool = true, background: RGBColor = .black, overlay: Overlay? = nil) {

@@ -27,6 +27,8 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidSize(String)
     /// A DRM device node that cannot be opened, or on which GBM cannot be created.
     case deviceUnavailable(path: String, reason: String)
+    /// libass could not be set up for subtitles.
+    case subtitles(String)
 
     public var description: String {
         switch self {
@@ -42,6 +44,7 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
         case .glCall(let call, let code): return "\(call) failed (GL error 0x\(String(code, radix: 16)))"
         case .invalidSize(let why): return "invalid size: \(why)"
         case .deviceUnavailable(let path, let reason): return "DRM device \(path) unavailable: \(reason)"
+        case .subtitles(let why): return "subtitles: \(why) (is libass installed? tools/setup.sh installs it)"
         }
     }
 }

@@ -66,8 +66,9 @@ public final class GLRenderer {
     private let quad: GLQuad
     /// The framebuffer `render(_:)` draws into and reads back.
     private var framebuffer: GLRenderTarget?
-    private var overlayTexture: GLTexture?
-    private var overlayUploaded: RGBAImage?
+    /// The logo's texture and the subtitle layer's, each uploaded again only when its image changed.
+    private var overlayTexture = LayerTexture(name: "overlay")
+    private var subtitleTexture = LayerTexture(name: "subtitles")
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -473,7 +474,8 @@ public final class GLRenderer {
         program.set("u_output", vec2: (Float(W), Float(H)))
         quad.draw()
 
-        if let o = c.overlay, let t = overlayTexture, o.opacity > 0 {
+        for (layer, texture) in [(c.overlay, overlayTexture.texture), (c.subtitles, subtitleTexture.texture)] {
+            guard let o = layer, let t = texture, o.opacity > 0 else { continue }
             glEnable(GLenum(GL_BLEND))
             glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
             overlayProgram.use()
@@ -573,25 +575,8 @@ public final class GLRenderer {
     }
 
     private func uploadOverlayIfChanged() throws {
-        guard let o = compositor.overlay else { overlayTexture = nil; overlayUploaded = nil; return }
-        if overlayUploaded == o.image, overlayTexture != nil { return }
-        let img = o.image
-        guard img.width > 0, img.height > 0, img.width <= context.maxTextureSize, img.height <= context.maxTextureSize else {
-            throw RenderError.invalidSize("overlay \(img.width)x\(img.height)")
-        }
-        // Unsized RGBA: what GLES 2 takes, and RGBA8 on GLES 3.
-        let t = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA, width: img.width, height: img.height))
-        t.setFilter(linear: true)
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        img.bytes.withUnsafeBytes {
-            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA, GLsizei(img.width), GLsizei(img.height), 0,
-                         GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
-        }
-        do { try checkGL("glTexImage2D(overlay)") } catch RenderError.glCall(_, let code) {
-            throw RenderError.importRefused("overlay \(img.width)x\(img.height): GL error 0x\(String(code, radix: 16))")
-        }
-        overlayTexture = t
-        overlayUploaded = img
+        try overlayTexture.update(compositor.overlay?.image, context: context)
+        try subtitleTexture.update(compositor.subtitles?.image, context: context)
     }
 }
 
@@ -696,5 +681,37 @@ extension Duration {
     var seconds: Double {
         let c = components
         return Double(c.seconds) + Double(c.attoseconds) * 1e-18
+    }
+}
+
+/// The texture of one RGBA layer drawn over the picture (the logo, the subtitles), uploaded again
+/// only when its image changes; released with the renderer's context (`GLTexture`).
+private struct LayerTexture {
+    let name: String
+    private(set) var texture: GLTexture?
+    private var uploaded: RGBAImage?
+
+    init(name: String) { self.name = name }
+
+    /// Uploads `image` unless it is the one uploaded last; nil drops the texture.
+    mutating func update(_ image: RGBAImage?, context: EGLDisplayContext) throws {
+        guard let img = image else { texture = nil; uploaded = nil; return }
+        if uploaded == img, texture != nil { return }
+        guard img.width > 0, img.height > 0, img.width <= context.maxTextureSize, img.height <= context.maxTextureSize else {
+            throw RenderError.invalidSize("\(name) \(img.width)x\(img.height)")
+        }
+        // Unsized RGBA: what GLES 2 takes, and RGBA8 on GLES 3.
+        let t = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA, width: img.width, height: img.height))
+        t.setFilter(linear: true)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        img.bytes.withUnsafeBytes {
+            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA, GLsizei(img.width), GLsizei(img.height), 0,
+                         GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        do { try checkGL("glTexImage2D(\(name))") } catch RenderError.glCall(_, let code) {
+            throw RenderError.importRefused("\(name) \(img.width)x\(img.height): GL error 0x\(String(code, radix: 16))")
+        }
+        texture = t
+        uploaded = img
     }
 }

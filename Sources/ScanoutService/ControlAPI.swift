@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ScanoutOffline
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutPolicy
@@ -91,6 +92,9 @@ public final class ControlAPI: Sendable {
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
     public let logLevel: LogLevelControl
+    /// The offline store's downloads (`/downloads`); nil when the store is off (`offlineOff` says why).
+    public let offline: OfflineManager?
+    let offlineOff: String
     let logger: Logger
     private let config: Mutex<ServiceConfig>
     /// Verifies items' content tokens before they are loaded.
@@ -103,7 +107,10 @@ public final class ControlAPI: Sendable {
     static let maxBodyBytes = 1 << 20
 
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
-                logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15)) {
+                logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15),
+                offline: OfflineManager? = nil, offlineOff: String = "no state directory") {
+        self.offline = offline
+        self.offlineOff = offlineOff
         self.keepAlive = keepAlive
         rateLimiter = config.rateLimit.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         self.player = player
@@ -124,7 +131,8 @@ public final class ControlAPI: Sendable {
         ("GET", "/log-level"), ("PUT", "/log-level"),
         ("POST", "/timeshift/seek"), ("POST", "/timeshift/live"),
         ("GET", "/channels"), ("POST", "/channel"), ("POST", "/channel/next"), ("POST", "/channel/previous"),
-    ]
+        ("POST", "/subtitles"),
+    ] + offlineRoutes
 
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
@@ -149,7 +157,7 @@ public final class ControlAPI: Sendable {
         router.get("/events") { [self] request, _ in events(lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]) }
 
         router.post("/load") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat", "alang", "aid"])
+            var o = try await body(request, context, fields: ["source", "token", "playerType", "scaling", "rotation", "overlay", "playlist", "start", "autoplay", "repeat", "alang", "aid"] + SubtitleFields.names)
             var items: [PlaylistItem]
             var field = "playlist"
             if o.has("source") || o.has("token") {
@@ -168,6 +176,7 @@ public final class ControlAPI: Sendable {
             let repeatMode = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)).flatMap(RepeatMode.init(rawValue:))
             try o.rejectUnknown()
             let playlist = try await authorize(items, field: field)
+            keepOffline(playlist)
             let snapshot = try await perform { e in
                 if let repeatMode { e.setRepeat(repeatMode) }
                 try e.load(playlist, start: start, autoplay: autoplay)
@@ -211,6 +220,10 @@ public final class ControlAPI: Sendable {
             try await empty(request, context)
             return jsonResponse(WireFormat.state(try await perform { e in try e.playLive(); return e.snapshot() }))
         }
+        router.post("/subtitles") { [self] request, context in
+            var o = try await body(request, context, fields: ["enabled", "delay", "track"])
+            return jsonResponse(try await subtitles(&o))
+        }
         router.put("/rate") { [self] request, context in
             var o = try await body(request, context, fields: ["rate"])
             let rate = try o.double("rate", required: true, range: 0.25...4)!
@@ -246,6 +259,7 @@ public final class ControlAPI: Sendable {
             let autoplay = try o.bool("autoplay") ?? true
             try o.rejectUnknown()
             let items = try await authorize(parsed, field: "items")
+            keepOffline(items)
             let s = try await perform { e in try e.load(items, start: start, autoplay: autoplay); return e.snapshot() }
             return jsonResponse(["items": s.playlist.map(itemJSON), "item": s.index ?? NSNull(), "repeat": s.repeatMode.rawValue])
         }
@@ -297,6 +311,7 @@ public final class ControlAPI: Sendable {
             return jsonResponse(["level": level.rawValue])
         }
         addChannelRoutes(to: router)
+        addOfflineRoutes(to: router)
         return router
     }
 
@@ -440,6 +455,7 @@ public final class ControlAPI: Sendable {
         case .noPlayableItem: return APIError(.unprocessableContent, "playlist: \(e.description)", field: "playlist")
         case .media(let i, let m): return APIError(.unprocessableContent, "playlist[\(i)]: \(m.description)", field: "playlist[\(i)]")
         case .output: return APIError(.serviceUnavailable, "output: \(e.description)", field: "output")
+        case .subtitleTrackInvalid: return APIError(.badRequest, "track: \(e.description)", field: "track")
         }
     }
 }

@@ -5,7 +5,7 @@ import ScanoutPlayer
 /// The JSON form of player state and events, as the API and the event stream send them.
 enum WireFormat {
     static func state(_ s: PlayerSnapshot) -> [String: Any] {
-        [
+        var o: [String: Any] = [
             "state": s.state.rawValue,
             "item": s.index ?? NSNull(),
             "position": s.position,
@@ -26,6 +26,10 @@ enum WireFormat {
                 ["item": f.item ?? NSNull(), "source": f.source ?? NSNull(), "message": f.message, "skipped": f.skipped]
             } ?? NSNull(),
         ]
+        o["subtitles"] = s.subtitles.map(SubtitleFields.status) ?? NSNull()
+        let listed = s.tracks.filter { $0.kind == .audio || $0.kind == .subtitle }
+        o["tracks"] = listed.map { trackJSON($0, selected: s.selectedTracks.contains($0.index)) }
+        return o
     }
 
     static func stats(_ s: PlayerSnapshot) -> [String: Any] {
@@ -52,6 +56,15 @@ enum WireFormat {
                  "throughput": a.throughput ?? NSNull(), "switches": a.switches]
             } ?? NSNull(),
         ]
+    }
+
+    /// One audio or subtitle track of the current item.
+    static func trackJSON(_ t: TrackInfo, selected: Bool) -> [String: Any] {
+        var o: [String: Any] = ["index": t.index, "kind": t.kind.rawValue, "codec": t.codecName,
+                                "language": t.language ?? NSNull(), "title": t.title ?? NSNull(),
+                                "default": t.isDefault, "forced": t.isForced, "selected": selected]
+        if t.kind == .audio { o["sampleRate"] = t.sampleRate; o["channels"] = t.channels }
+        return o
     }
 
     /// One HLS variant.
@@ -128,6 +141,12 @@ enum WireFormat {
             o["count"] = count; o["added"] = added; o["removed"] = removed
         case .channelInvalid(let id, let reason):
             o["id"] = id; o["reason"] = reason
+        case .subtitlesChanged(let s):
+            o.merge(SubtitleFields.status(s)) { _, new in new }
+        case .downloadProgress(let id, let bytes, let total, let percent, let rate, let eta):
+            o["id"] = id; o["bytes"] = bytes; o["total"] = total; o["percent"] = percent; o["rate"] = rate; o["eta"] = eta ?? NSNull()
+        case .downloadState(let id, let state, let reason):
+            o["id"] = id; o["state"] = state; o["reason"] = reason ?? NSNull()
         }
         return o
     }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ScanoutDisplay
+import ScanoutOffline
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutPolicy
@@ -64,13 +65,17 @@ public struct ScanoutServer: Sendable {
             }
         }
         let store = resumeStore(player: player)
+        let (offline, offlineOff) = offlineManager(player: player)
         _ = try await player.perform { engine in
             engine.session.observer = metrics
             slot.take()?.serve(engine, authorizer: authorizer)
             if let store { Self.keepPosition(of: engine, in: store) }
+            if let offline { engine.localInput = { offline.localInput(for: $0) } }
             return 0
         }
-        let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger)
+        offline?.resumeInterrupted()
+        let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
+                             offline: offline, offlineOff: offlineOff)
         if !config.playlist.isEmpty {
             let repeatMode = config.repeatMode, autoplay = config.autoplay
             do {
@@ -78,6 +83,7 @@ public struct ScanoutServer: Sendable {
                 let items = try await api.authorize(config.playlist, field: "playlist") { field, error in
                     logger.error("\(field): \(error); the item is left out")
                 }
+                api.keepOffline(items)
                 let start = resumeIndex(in: items, store: store)
                 _ = try await player.perform { e in
                     e.setRepeat(repeatMode)
@@ -110,6 +116,31 @@ public struct ScanoutServer: Sendable {
             // `warning` event, logged by the events' listener.
             let message = "state: the playlist position was not saved: \(error)"
             Task { _ = try? await player.perform { $0.reportWarning(message); return 0 } }
+        }
+    }
+
+    /// The offline store in the state directory, its events published as the player's; nil and
+    /// why when there is none.
+    private func offlineManager(player: Player) -> (OfflineManager?, String) {
+        let (dir, why) = config.stateDirectory(environment: ProcessInfo.processInfo.environment)
+        guard let dir else {
+            logger.notice("offline store is off: \(why)")
+            return (nil, why)
+        }
+        do {
+            let store = try OfflineStore(directory: dir, logger: logger)
+            let manager = OfflineManager(store: store, settings: config.offline, logger: logger) { event in
+                switch event {
+                case .progress(let id, let bytes, let total, let percent, let rate, let eta):
+                    player.events.publish(.downloadProgress(id: id, bytes: bytes, total: total, percent: percent, rate: rate, eta: eta))
+                case .state(let id, let state, let reason):
+                    player.events.publish(.downloadState(id: id, state: state.rawValue, reason: reason))
+                }
+            }
+            return (manager, "")
+        } catch {
+            logger.error("offline store is off: \(error)")
+            return (nil, "\(error)")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ScanoutMedia
+import ScanoutOffline
 import ScanoutPlayer
 import ScanoutRender
 
@@ -32,6 +33,8 @@ import ScanoutRender
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 ///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
 ///     audioDevice, volume, mute, alang, aid              — sound (`AudioConfig.swift`; volume, mute: runtime)
+///     offline true | {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate} — the
+///                                                         offline store (stateDir/offline.db)
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -81,6 +84,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
     public var stateDir: String?
+    /// The offline store's settings (`offline`).
+    public var offline = OfflineSettings()
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
     /// a config key).
     public var faults = FaultPlan()
@@ -191,12 +196,13 @@ public struct ServiceConfig: Sendable, Equatable {
             stateDir = v
         }
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
+        try applyOffline(&o)
     }
 
     static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels"]).union(adaptiveKeys).union(audioKeys)
+                                       "channels", "offline"]).union(adaptiveKeys).union(audioKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -230,6 +236,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
             "timeshift": timeshiftJSON,
             "channels": channels.json,
+            "offline": offlineJSON,
         ]
         return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }
     }
@@ -280,13 +287,14 @@ func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
     let overlay = try OverlayConfig.parse(&o)
     var item = PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
     item.audio = try ServiceConfig.audioSelection(&o)
+    item.subtitles = try SubtitleFields.parse(&o)
     return item
 }
 
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {
     ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
      "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil,
-     "overlay": OverlayConfig.json(item.overlay)]
+     "overlay": OverlayConfig.json(item.overlay)].merging(SubtitleFields.json(item.subtitles)) { a, _ in a }
 }
 
 extension Error {

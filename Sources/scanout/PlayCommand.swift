@@ -34,6 +34,7 @@ struct Play: ParsableCommand {
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
     @OptionGroup var overlay: OverlayOptions
     @OptionGroup var audio: AudioOptions
+    @OptionGroup var subtitles: SubtitleOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var channelList: ChannelOptions
@@ -74,6 +75,7 @@ struct Play: ParsableCommand {
             let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoderOptions,
                                          contentHint: item.contentHint)
             let v = reader.video
+            display.subtitles = try SubtitleFeed.open(subtitles.selection, reader: reader, timeoutSeconds: options.demuxer.timeoutSeconds)?.renderer
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
             StandardError.write(describePolicy(item.authorization) + "\n")
             pipeline.onReport = { report in

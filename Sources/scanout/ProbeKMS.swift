@@ -90,6 +90,8 @@ struct MachineReport: Codable {
         /// Degrees clockwise, then mirrored left–right when `mirrored`.
         var rotation: Int
         var mirrored: Bool
+        /// Every stream: video, audio and subtitle tracks (`ProbeTrack`).
+        var tracks: [ProbeTrack]
 
         init(input: String, demuxer d: Demuxer) {
             let v = d.video
@@ -113,6 +115,7 @@ struct MachineReport: Codable {
             sampleAspectRatio = v.sampleAspectRatio.isValid ? v.sampleAspectRatio.description : "1/1"
             rotation = v.orientation.rotation
             mirrored = v.orientation.mirrored
+            tracks = ProbeTrack.list(d.tracks)
         }
 
         /// The lines of the human table.
@@ -125,7 +128,7 @@ struct MachineReport: Codable {
                 "  duration:  \(durationSeconds.map { format2($0) + " s" } ?? "unknown"), \(declaredFrameCount.map { "\($0) frames declared" } ?? "frame count not declared")",
                 "  colour:    \(colorSpace), \(colorRange) range; matrix used: \(matrixUsed)",
                 "  shape:     sample aspect \(sampleAspectRatio), \(Orientation(rotation: rotation, mirrored: mirrored))",
-            ]
+            ] + tracks.filter { $0.kind == "audio" || $0.kind == "subtitle" }.map(\.line)
         }
     }
 }

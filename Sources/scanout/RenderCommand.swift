@@ -26,6 +26,7 @@ struct Render: ParsableCommand {
     @Flag(help: "16 bits per channel (rgb48) instead of 8.") var deep = false
     @Flag(help: "Keep the stored orientation (ignore rotation metadata).") var noAutorotate = false
     @OptionGroup var overlay: OverlayOptions
+    @OptionGroup var subtitles: SubtitleOptions
     @OptionGroup var options: InputOptions
     @OptionGroup var policy: PolicyOptions
 
@@ -39,6 +40,7 @@ struct Render: ParsableCommand {
         }
         if deep && renderer != .cpu { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
         _ = try layoutOptions()
+        if input == "-" && subtitles.asked { throw ValidationError("subtitles need an input that can be read twice; give the file itself") }
     }
 
     func run() throws {
@@ -68,7 +70,19 @@ struct Render: ParsableCommand {
                 let n = try seeker.frameNumber(at: t)
                 requests.append(RenderRequest(number: n, name: "at-\(t)s-frame-\(pad6(n)).png"))
             }
-            try renderAll(requests, orientation: noAutorotate ? Orientation.identity : seeker.reader.video.orientation) {
+            let video = seeker.reader.video
+            // --deep (16 bits, no compositor) leaves out the forced track nobody asked for.
+            var selection = subtitles.selection
+            if deep && !subtitles.asked { selection.enabled = false }
+            let script = try selection.script(input: input, tracks: seeker.reader.demuxer.tracks,
+                                                        videoStart: Double(video.startTime ?? 0) * video.timeBase.doubleValue,
+                                                        timeoutSeconds: options.demuxer.timeoutSeconds)
+            let text = try script.map { s -> (SubtitleRenderer, Rational) in
+                let r = try SubtitleRenderer(script: s)
+                r.delay = subtitles.delay
+                return (r, video.timeBase)
+            }
+            try renderAll(requests, orientation: noAutorotate ? Orientation.identity : video.orientation, subtitles: text) {
                 try seeker.frame($0)
             }
             if let damage = seeker.reader.damage() { throw damage }
@@ -81,10 +95,11 @@ extension Render {
     /// in --out with one line on stdout. In stream order, so that frames of one GOP are decoded
     /// once; the GL renderer hands images back a few frames later (its readback is pipelined),
     /// in the same order.
-    func renderAll(_ requests: [RenderRequest], orientation: Orientation, frame: (Int) throws -> VideoFrame) throws {
+    func renderAll(_ requests: [RenderRequest], orientation: Orientation, subtitles: (SubtitleRenderer, Rational)? = nil,
+                   frame: (Int) throws -> VideoFrame) throws {
         try makeDirectory(out)
         let png = PNGEncoder()
-        let rendering = try makeRenderer(orientation: orientation)
+        let rendering = try makeRenderer(orientation: orientation, subtitles: subtitles)
         let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
         let start = monotonicNanoseconds()
         var written = 0
@@ -144,7 +159,15 @@ extension Render {
 
     /// The renderer the options ask for. `auto` tries GL and falls back to the CPU, saying why on
     /// one stderr line.
-    func makeRenderer(orientation: Orientation) throws -> FrameRendering {
+    /// With `subtitles` (a renderer and the video's time base), each frame gets the subtitle
+    /// layer of its time; the CPU then draws through the compositor, at the picture's natural size
+    /// when no --size is given.
+    func makeRenderer(orientation: Orientation, subtitles: (SubtitleRenderer, Rational)? = nil) throws -> FrameRendering {
+        func text(_ frame: VideoFrame, _ c: Compositor, _ size: (Int, Int)? = nil) -> Overlay? {
+            guard let (subs, tb) = subtitles, let pts = frame.pts else { return nil }
+            return subs.layer(at: Double(pts) * tb.doubleValue, for: frame, orientation: orientation, compositor: c,
+                              outputWidth: size?.0, outputHeight: size?.1)
+        }
         if renderer != .cpu {
             do {
                 let layout = try layoutOptions()
@@ -155,6 +178,7 @@ extension Render {
                 let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
                 var importWorks = true
                 return FrameRendering(submit: { frame, request in
+                    gl.compositor.subtitles = text(frame, gl.compositor)
                     // A hardware frame is imported as DMA-BUFs; should the import be refused
                     // mid-stream, its CPU copy (every hardware frame has one) is uploaded instead.
                     if importWorks, let surface = frame.surface {
@@ -179,7 +203,20 @@ extension Render {
             let compositor = Compositor(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, background: layout.background,
                                         overlay: try overlay.load())
             let composer = CPUCompositor(compositor: compositor)
-            return FrameRendering { try composer.compose($0, orientation: orientation, width: size.0, height: size.1) }
+            return FrameRendering {
+                composer.compositor.subtitles = text($0, composer.compositor, size)
+                return try composer.compose($0, orientation: orientation, width: size.0, height: size.1)
+            }
+        }
+        if subtitles != nil {
+            guard !deep else { throw ValidationError("--deep draws no subtitles; leave out --sub-file, --sid and --slang, or add --no-sub") }
+            // At 1:1 the compositor's picture is the CPU renderer's, byte for byte.
+            let composer = CPUCompositor(compositor: Compositor(applySampleAspectRatio: false))
+            return FrameRendering { frame in
+                let size = Compositor.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: Rational(1, 1), orientation: orientation)
+                composer.compositor.subtitles = text(frame, composer.compositor, size)
+                return try composer.compose(frame, orientation: orientation, width: size.width, height: size.height)
+            }
         }
         if overlay.image != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }
         let cpu = CPURenderer()

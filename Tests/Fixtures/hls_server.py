@@ -9,12 +9,20 @@ Control paths (GET):
                                       (rate=0 lifts it; the longest matching prefix wins)
   /_control/freeze                    live mode: the media playlists stop changing
   /_control/log                       the paths served so far, one a line, in order
+  /_control/lie?prefix=P&delta=D&times=N  the next N answers (default 1) for paths starting with P
+                                      announce D bytes more (D > 0: the body then stops short and
+                                      the connection closes) or fewer (D < 0: the whole file is sent)
+                                      than they send
+  /_control/cut?prefix=P&at=B&times=N the next N answers for P stop after B bytes of the body and
+                                      close the connection (an interrupted transfer)
+Files are served with byte ranges (Range: bytes=A- or A-B answers 206 with Content-Range) and to
+HEAD requests.
 
 Live mode turns each VOD media playlist (one with #EXTINF lines) into a sliding window: at time t
 after the start, segments up to floor(t / SECONDS_PER_SEGMENT) + N - 1 are listed, the last N of
 them, with the matching #EXT-X-MEDIA-SEQUENCE and no #EXT-X-ENDLIST until the last segment is listed.
 """
-import argparse, http.server, os, sys, threading, time, urllib.parse
+import argparse, http.server, os, re, sys, threading, time, urllib.parse
 
 a = argparse.ArgumentParser()
 a.add_argument("dir")
@@ -25,6 +33,8 @@ o = a.parse_args()
 
 lock = threading.Lock()
 throttles = {}
+lies = {}   # prefix -> [delta, times]
+cuts = {}   # prefix -> [at, times]
 served = []
 frozen_at = None
 start = time.monotonic()
@@ -49,6 +59,16 @@ def live_playlist(text):
     return ("\n".join(out) + "\n").encode()
 
 
+def take(faults, path):
+    """The fault of the longest prefix of `path` that has answers left (counted), or None."""
+    matches = [p for p in faults if path.startswith(p) and faults[p][1] > 0]
+    if not matches:
+        return None
+    f = faults[max(matches, key=len)]
+    f[1] -= 1
+    return f[0]
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -71,6 +91,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         throttles.pop(q.get("prefix", "/"), None)
                 elif path == "/_control/freeze":
                     frozen_at = time.monotonic()
+                elif path == "/_control/lie":
+                    lies[q.get("prefix", "/")] = [int(q.get("delta", "0")), int(q.get("times", "1"))]
+                elif path == "/_control/cut":
+                    cuts[q.get("prefix", "/")] = [int(q.get("at", "0")), int(q.get("times", "1"))]
                 elif path == "/_control/log":
                     body = ("\n".join(served) + "\n").encode()
             return self.reply(200, body, "text/plain")
@@ -81,19 +105,51 @@ class Handler(http.server.BaseHTTPRequestHandler):
             served.append(path)
             matches = [p for p in throttles if path.startswith(p)]
             rate = throttles[max(matches, key=len)] if matches else None
+            lie = take(lies, path)
+            cut = take(cuts, path)
         data = open(full, "rb").read()
         kind = "video/mp2t"
         if full.endswith(".m3u8"):
             kind = "application/vnd.apple.mpegurl"
             if o.live and b"#EXTINF" in data:
                 data = live_playlist(data.decode())
-        self.reply(200, data, kind, rate)
+        code, extra = 200, {}
+        m = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
+        if m:
+            first = int(m.group(1))
+            last = int(m.group(2)) if m.group(2) else len(data) - 1
+            if first >= len(data):
+                return self.reply(416, b"", kind, extra={"Content-Range": "bytes */%d" % len(data)})
+            extra["Content-Range"] = "bytes %d-%d/%d" % (first, last, len(data))
+            code, data = 206, data[first:last + 1]
+        announced = len(data)
+        if lie is not None:
+            announced = max(0, len(data) + lie)
+            if lie > 0:
+                cut = len(data)
+        self.reply(code, data, kind, rate, announced, cut, extra)
 
-    def reply(self, code, body, kind, rate=None):
+    def do_HEAD(self):
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+        full = os.path.realpath(os.path.join(o.dir, path.lstrip("/")))
+        if not full.startswith(os.path.realpath(o.dir)) or not os.path.isfile(full):
+            return self.reply(404, b"", "text/plain", head=True)
+        self.reply(200, b"", "video/mp2t", announced=os.path.getsize(full), head=True)
+
+    def reply(self, code, body, kind, rate=None, announced=None, cut=None, extra={}, head=False):
         self.send_response(code)
         self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(body) if announced is None else announced))
+        for k, v in extra.items():
+            self.send_header(k, v)
+        if cut is not None or (announced is not None and announced != len(body) and not head):
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
+        if head:
+            return
+        if cut is not None:
+            body = body[:cut]
         if not rate:
             self.wfile.write(body)
             return

@@ -162,6 +162,27 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         #expect(h.engine.state == .playing)
     }
 
+    /// A pause that falls after an item's last frame and before the loop finds the item's end:
+    /// the next item starts when playback resumes, not one frame after that last frame (which
+    /// would make it as late as the pause was long, and drop its frames until caught up).
+    @Test func pauseBetweenTheLastFrameAndTheEndLosesNoFrameOfTheNextItem() throws {
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        h.engine.setRepeat(.all)
+        try h.engine.play()
+        h.run { h.display.shown.count >= 96 }
+        try h.engine.pause()
+        h.clock.advance(by: 500_000_000)
+        try h.engine.play()
+        let resumed = h.clock.now()
+        h.run { h.display.shown.count >= 96 + 40 }
+        #expect(h.display.shown.map(\.code) == Array(0..<96) + Array(0..<40))
+        #expect(h.engine.snapshot().framesDropped == 0)
+        // The next item's first frame is shown at the resume, the ones after it on its timeline.
+        #expect(h.display.shown[96].at == resumed)
+        #expect(abs(Double(h.display.shown[96 + 39].at - resumed) - 39 * frame30) < 2)
+    }
+
     @Test func playlistOfTwoClipsPlaysBothWithoutAGapThenEnds() throws {
         let h = Harness()
         let a = try Fixtures.path("counter.mp4"), b = try Fixtures.path("counter_open.ts")

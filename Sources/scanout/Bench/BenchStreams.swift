@@ -69,7 +69,7 @@ extension BenchChild {
         for i in 0..<count {
             opened.enter()
             done.enter()
-            let thread = Thread {
+            let thread = Thread(named: "scanout-bench-stream-\(i)") {
                 var reader: FrameReader?
                 var openError: (any Error)?
                 do {
@@ -85,7 +85,6 @@ extension BenchChild {
                 })
                 done.leave()
             }
-            thread.name = "scanout-bench-stream-\(i)"
             thread.start()
         }
         opened.wait()
@@ -148,11 +147,10 @@ func runConcurrently(_ argv: [String], count: Int) -> (wallSeconds: Double, chil
     let slots = ThreadSlots<ChildResult?>(count: count)
     for i in 0..<count {
         done.enter()
-        let thread = Thread {
+        let thread = Thread(named: "scanout-bench-peer-\(i)") {
             slots.store(i, runChild(argv))
             done.leave()
         }
-        thread.name = "scanout-bench-peer-\(i)"
         thread.start()
     }
     done.wait()

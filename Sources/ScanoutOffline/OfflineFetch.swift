@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import Foundation
+import Synchronization
+
+/// A transfer that stopped short; the download tries again from the bytes on disk.
+enum FetchError: Error, CustomStringConvertible {
+    case status(url: String, code: UInt)
+    /// The body ended with fewer (or more) bytes than the server announced.
+    case lengthMismatch(url: String, announced: Int64, received: Int64)
+    case stalled(url: String, seconds: Double)
+    case transport(url: String, reason: String)
+    case write(path: String, reason: String)
+
+    var description: String {
+        switch self {
+        case .status(let u, let c): return "\(u): HTTP \(c)"
+        case .lengthMismatch(let u, let a, let r):
+            return "\(u): the server announced \(a) bytes and sent \(r)"
+        case .stalled(let u, let s): return "\(u): no data for \(Int(s)) s"
+        case .transport(let u, let r): return "\(u): \(r)"
+        case .write(let p, let r): return "\(p): \(r)"
+        }
+    }
+
+    /// A full disk is not worth retrying.
+    var isDiskFull: Bool {
+        if case .write(_, let r) = self { return r.contains("No space left") }
+        return false
+    }
+}
+
+/// HTTP transfers of the offline store: small documents whole, media into files with resume by
+/// `Range`. Uses the process's shared `HTTPClient` (which needs no shutdown).
+struct Fetcher: Sendable {
+    var readTimeout: Double
+
+    /// A playlist, whole (at most 4 MiB).
+    func text(_ url: String) async throws -> String {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(Int64(readTimeout)))
+        guard response.status.code == 200 else { throw FetchError.status(url: url, code: response.status.code) }
+        let body = try await response.body.collect(upTo: 4 << 20)
+        return String(decoding: body.readableBytesView, as: UTF8.self)
+    }
+
+    /// The announced length of `url` (HEAD), nil when the server does not say.
+    func length(_ url: String) async throws -> Int64? {
+        var request = HTTPClientRequest(url: url)
+        request.method = .HEAD
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(readTimeout)))
+        guard response.status.code == 200 else { throw FetchError.status(url: url, code: response.status.code) }
+        return response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+    }
+
+    /// Downloads `url` into `path`, continuing after the bytes already there (`Range`; a server
+    /// that answers 200 instead sends the whole file again). `progress` hears every chunk's
+    /// size. Returns the file's full length as the server announced it; the file then holds
+    /// exactly that many bytes, or this throws.
+    func file(_ url: String, to path: String, progress: @escaping @Sendable (Int64) -> Void) async throws -> Int64 {
+        let have = fileSize(path) ?? 0
+        var request = HTTPClientRequest(url: url)
+        if have > 0 { request.headers.add(name: "Range", value: "bytes=\(have)-") }
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(readTimeout)))
+        } catch {
+            throw FetchError.transport(url: url, reason: "\(error)")
+        }
+        let announced = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        var start: Int64 = 0
+        var total: Int64?
+        switch response.status.code {
+        case 206:
+            // Content-Range: bytes FIRST-LAST/TOTAL
+            let range = response.headers.first(name: "Content-Range") ?? ""
+            let numbers = range.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+            guard numbers.count == 3, numbers[0] == have else {
+                throw FetchError.transport(url: url, reason: "unexpected Content-Range \"\(range)\" for bytes=\(have)-")
+            }
+            start = have
+            total = numbers[2]
+        case 200:
+            total = announced
+        case 416 where have > 0:
+            // Nothing after what is there: the file is whole when the server's length agrees.
+            let range = response.headers.first(name: "Content-Range") ?? ""
+            if let all = range.split(separator: "/").last.flatMap({ Int64($0) }), all == have { return have }
+            truncate(path, 0)
+            throw FetchError.transport(url: url, reason: "the server refused bytes=\(have)- (\(range)); starting again")
+        default:
+            throw FetchError.status(url: url, code: response.status.code)
+        }
+        guard FileManager.default.fileExists(atPath: path) || FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: path) else {
+            throw FetchError.write(path: path, reason: "cannot be opened for writing")
+        }
+        defer { try? handle.close() }
+        do {
+            try handle.truncate(atOffset: UInt64(start))
+            try handle.seek(toOffset: UInt64(start))
+        } catch {
+            throw FetchError.write(path: path, reason: "\(error)")
+        }
+        let received = LastRead()
+        let timeout = readTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for try await chunk in response.body {
+                        do {
+                            try handle.write(contentsOf: Data(chunk.readableBytesView))
+                        } catch {
+                            throw FetchError.write(path: path, reason: (error as NSError).localizedDescription + " \(error)")
+                        }
+                        received.touch()
+                        progress(Int64(chunk.readableBytes))
+                    }
+                } catch let e as FetchError {
+                    throw e
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    throw FetchError.transport(url: url, reason: "\(error)")
+                }
+            }
+            group.addTask {
+                // The read timeout: the transfer is given up when no byte came for `timeout`.
+                while true {
+                    try await Task.sleep(for: .milliseconds(250))
+                    let idle = received.idleSeconds
+                    if idle > timeout { throw FetchError.stalled(url: url, seconds: idle) }
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+        do { try handle.synchronize() } catch { throw FetchError.write(path: path, reason: "fsync: \(error)") }
+        let size = fileSize(path) ?? 0
+        guard let total else { return size }
+        guard size == total else { throw FetchError.lengthMismatch(url: url, announced: total, received: size) }
+        return total
+    }
+}
+
+/// When a transfer last received bytes (the read timeout's clock).
+private final class LastRead: Sendable {
+    private let last = Mutex(DispatchTime.now().uptimeNanoseconds)
+    func touch() { last.withLock { $0 = DispatchTime.now().uptimeNanoseconds } }
+    var idleSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds - last.withLock { $0 }) / 1e9 }
+}

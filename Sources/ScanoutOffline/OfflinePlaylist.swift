@@ -1,0 +1,96 @@
+import Foundation
+import ScanoutMedia
+
+/// The little of an HLS playlist a download needs: a master's variants (`#EXT-X-STREAM-INF`
+/// with `BANDWIDTH` and `RESOLUTION`, then the URI) or a media playlist's segments (`#EXTINF`,
+/// then the URI), URIs resolved against the playlist's own URL. Playback does not use it:
+/// libavformat's hls demuxer reads the local playlist written by `localText`.
+enum HLSPlaylist {
+    struct Variant {
+        var variant: HLSVariant
+        var url: String
+    }
+    struct Segment {
+        var url: String
+        var duration: Double
+    }
+
+    static func isPlaylist(_ text: String) -> Bool { text.hasPrefix("#EXTM3U") }
+
+    static func variants(_ text: String, base: String) -> [Variant] {
+        var out: [Variant] = []
+        var pending: (bitrate: Int, width: Int, height: Int)?
+        for line in lines(text) {
+            if line.hasPrefix("#EXT-X-STREAM-INF:") {
+                let attrs = attributes(String(line.dropFirst("#EXT-X-STREAM-INF:".count)))
+                let size = (attrs["RESOLUTION"] ?? "").split(separator: "x").compactMap { Int($0) }
+                pending = (Int(attrs["BANDWIDTH"] ?? "") ?? 0, size.count == 2 ? size[0] : 0, size.count == 2 ? size[1] : 0)
+            } else if !line.hasPrefix("#"), let p = pending {
+                out.append(Variant(variant: HLSVariant(id: out.count, bitrate: p.bitrate, width: p.width, height: p.height, streamIndex: out.count),
+                                   url: resolve(line, base: base)))
+                pending = nil
+            }
+        }
+        return out
+    }
+
+    /// The media playlist's segments, and its initialisation section (`#EXT-X-MAP`: the
+    /// header of fragmented MP4 segments), if any.
+    static func segments(_ text: String, base: String) -> (initSection: String?, segments: [Segment]) {
+        var out: [Segment] = []
+        var duration: Double?
+        var initSection: String?
+        for line in lines(text) {
+            if line.hasPrefix("#EXT-X-MAP:"), initSection == nil, let uri = attributes(String(line.dropFirst("#EXT-X-MAP:".count)))["URI"] {
+                initSection = resolve(uri, base: base)
+            } else if line.hasPrefix("#EXTINF:") {
+                duration = Double(line.dropFirst("#EXTINF:".count).split(separator: ",").first ?? "") ?? 0
+            } else if !line.hasPrefix("#"), let d = duration {
+                out.append(Segment(url: resolve(line, base: base), duration: d))
+                duration = nil
+            }
+        }
+        return (initSection, out)
+    }
+
+    /// The local media playlist: the initialisation section, the finished segments from the
+    /// first, up to the first one not yet on disk, and `#EXT-X-ENDLIST` (what is there plays as a
+    /// finished item).
+    static func localText(_ segments: [SegmentRecord]) -> String {
+        let initSection = segments.first { $0.initSection }
+        let media = segments.filter { !$0.initSection }
+        let ready = initSection?.done == false ? [] : media.prefix { $0.done }
+        let target = Int((ready.map(\.duration).max() ?? 1).rounded(.up))
+        var text = "#EXTM3U\n#EXT-X-VERSION:\(initSection == nil ? 3 : 7)\n#EXT-X-TARGETDURATION:\(max(1, target))\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        if let initSection { text += "#EXT-X-MAP:URI=\"\(initSection.file)\"\n" }
+        for s in ready { text += "#EXTINF:\(String(format: "%.6f", s.duration)),\n\(s.file)\n" }
+        return text + "#EXT-X-ENDLIST\n"
+    }
+
+    private static func lines(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// `KEY=VALUE,KEY="VALUE, WITH COMMAS"` attributes.
+    private static func attributes(_ s: String) -> [String: String] {
+        var out: [String: String] = [:]
+        var key = "", value = "", inKey = true, quoted = false
+        for c in s + "," {
+            if inKey {
+                if c == "=" { inKey = false } else { key.append(c) }
+            } else if c == "\"" {
+                quoted.toggle()
+            } else if c == ",", !quoted {
+                out[key.trimmingCharacters(in: .whitespaces)] = value
+                key = ""; value = ""; inKey = true
+            } else {
+                value.append(c)
+            }
+        }
+        return out
+    }
+
+    static func resolve(_ uri: String, base: String) -> String {
+        URL(string: uri, relativeTo: URL(string: base))?.absoluteString ?? uri
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The offline store: `offline.db` (SQLite through GRDB) in the state directory, and each
+/// download's files in `offline/ID/`. Thread-safe (a `DatabaseQueue` serialises every access).
+///
+/// A database that cannot be opened, fails SQLite's `quick_check` or cannot be migrated is moved
+/// aside (`offline.db.corrupt-TIME`, logged as an error) and an empty one is made; the completed
+/// downloads whose directories hold an `asset.json` (written at completion) are registered again.
+public final class OfflineStore: Sendable {
+    public let directory: String
+    public var mediaRoot: String { directory + "/offline" }
+    public var databaseFile: String { directory + "/offline.db" }
+    let db: DatabaseQueue
+
+    /// Opens (or makes) the store in `directory`, which must exist or be creatable.
+    public init(directory: String, logger: Logger) throws(OfflineError) {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(atPath: directory + "/offline", withIntermediateDirectories: true)
+        } catch {
+            throw .store("the directory \(directory)/offline cannot be made (\(error))")
+        }
+        let file = directory + "/offline.db"
+        do {
+            db = try Self.open(file)
+        } catch {
+            let aside = file + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+            logger.error("offline store: \(file) cannot be used (\(error)); moved aside to \(aside), starting an empty store")
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: file + suffix) {
+                _ = rename(file + suffix, aside + suffix)
+            }
+            do { db = try Self.open(file) } catch { throw .store("a new database \(file) cannot be made (\(error))") }
+            let found = reregister()
+            if !found.isEmpty { logger.notice("offline store: registered again \(found.count) completed download(s): \(found.joined(separator: ", "))") }
+        }
+    }
+
+    private static func open(_ file: String) throws -> DatabaseQueue {
+        var config = Configuration()
+        config.busyMode = .timeout(5)
+        let queue = try DatabaseQueue(path: file, configuration: config)
+        let check = try queue.read { try String.fetchOne($0, sql: "PRAGMA quick_check") }
+        guard check == "ok" else { throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "quick_check: \(check ?? "no answer")") }
+        try migrator.migrate(queue)
+        return queue
+    }
+
+    /// The schema, one migration per version. `licence` is reserved for content licences
+    /// (purchase or rental, kept per download); nothing writes it yet.
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.create(table: "download") { t in
+                t.primaryKey("id", .text)
+                t.column("source", .text).notNull().indexed()
+                t.column("token", .text)
+                t.column("kind", .text).notNull()
+                t.column("mediaURL", .text).notNull()
+                t.column("bitrate", .integer)
+                t.column("height", .integer)
+                t.column("state", .text).notNull()
+                t.column("reason", .text)
+                t.column("estimate", .integer).notNull()
+                t.column("created", .double).notNull()
+                t.column("completed", .double)
+            }
+            try db.create(table: "segment") { t in
+                t.column("downloadId", .text).notNull().references("download", onDelete: .cascade)
+                t.column("number", .integer).notNull()
+                t.column("url", .text).notNull()
+                t.column("duration", .double).notNull()
+                t.column("file", .text).notNull()
+                t.column("length", .integer)
+                t.column("done", .boolean).notNull()
+                t.column("initSection", .boolean).notNull().defaults(to: false)
+                t.primaryKey(["downloadId", "number"])
+            }
+            try db.create(table: "licence") { t in
+                t.column("downloadId", .text).notNull().references("download", onDelete: .cascade)
+                t.column("kind", .text).notNull()
+                t.column("expires", .double)
+                t.column("playDuration", .double)
+                t.column("firstPlay", .double)
+            }
+        }
+        return m
+    }
+
+    /// The directory of download `id`.
+    public func directory(of id: String) -> String { mediaRoot + "/" + id }
+
+    // MARK: Records
+
+    public func insert(_ record: DownloadRecord, segments: [SegmentRecord]) throws(OfflineError) {
+        try write { db in
+            try record.insert(db)
+            for s in segments { try s.insert(db) }
+        }
+    }
+
+    public func downloads() throws(OfflineError) -> [DownloadRecord] {
+        try read { try DownloadRecord.order(Column("created"), Column("id")).fetchAll($0) }
+    }
+
+    public func download(_ id: String) throws(OfflineError) -> DownloadRecord? {
+        try read { try DownloadRecord.fetchOne($0, key: id) }
+    }
+
+    public func segments(of id: String) throws(OfflineError) -> [SegmentRecord] {
+        try read { try SegmentRecord.filter(Column("downloadId") == id).order(Column("number")).fetchAll($0) }
+    }
+
+    public func setState(_ id: String, _ state: DownloadState, reason: String? = nil) throws(OfflineError) {
+        try write { db in
+            try db.execute(sql: "UPDATE download SET state = ?, reason = ?, completed = ? WHERE id = ?",
+                           arguments: [state.rawValue, reason, state == .completed ? Date().timeIntervalSince1970 : nil, id])
+        }
+    }
+
+    public func update(_ segment: SegmentRecord) throws(OfflineError) {
+        try write { try segment.update($0) }
+    }
+
+    public func delete(_ id: String) throws(OfflineError) {
+        try write { _ = try DownloadRecord.deleteOne($0, key: id) }
+    }
+
+    /// The newest download of `source` that can be played from: completed, or (HLS) with at
+    /// least its first segment on disk.
+    public func playable(source: String) throws(OfflineError) -> (record: DownloadRecord, segments: [SegmentRecord])? {
+        try read { db in
+            let records = try DownloadRecord.filter(Column("source") == source).order(Column("created").desc).fetchAll(db)
+            for r in records where r.state != .failed {
+                let segs = try SegmentRecord.filter(Column("downloadId") == r.id).order(Column("number")).fetchAll(db)
+                let started = segs.first { !$0.initSection }?.done == true && segs.allSatisfy { !$0.initSection || $0.done }
+                if r.state == .completed || (r.kind == .hls && started) { return (r, segs) }
+            }
+            return nil
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
+        do { return try db.read(body) } catch { throw .store("\(error)") }
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
+        do { return try db.write(body) } catch { throw .store("\(error)") }
+    }
+
+    // MARK: Completed assets, described beside their files
+
+    /// Written into a download's directory once it is complete: what a new database needs to
+    /// register it again.
+    struct AssetFile: Codable {
+        var record: DownloadRecord
+        var segments: [SegmentRecord]
+    }
+
+    func writeAsset(_ record: DownloadRecord, segments: [SegmentRecord]) throws {
+        let data = try JSONEncoder().encode(AssetFile(record: record, segments: segments))
+        try data.write(to: URL(fileURLWithPath: directory(of: record.id) + "/asset.json"), options: .atomic)
+    }
+
+    /// Registers every directory with an `asset.json` whose files are all there with their
+    /// lengths; returns their ids.
+    private func reregister() -> [String] {
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: mediaRoot)) ?? []
+        var found: [String] = []
+        for id in ids.sorted() {
+            let dir = directory(of: id)
+            guard let data = FileManager.default.contents(atPath: dir + "/asset.json"),
+                  let asset = try? JSONDecoder().decode(AssetFile.self, from: data), asset.record.id == id,
+                  asset.segments.allSatisfy({ fileSize(dir + "/" + $0.file) == $0.length }) else { continue }
+            if (try? insert(asset.record, segments: asset.segments)) != nil { found.append(id) }
+        }
+        return found
+    }
+}
+
+/// The size of the file at `path`, or nil when there is none.
+func fileSize(_ path: String) -> Int64? {
+    var st = stat()
+    guard stat(path, &st) == 0 else { return nil }
+    return Int64(st.st_size)
+}

@@ -1,0 +1,157 @@
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutRender
+
+/// Where the current item's subtitles stand, as `/state` and `POST /subtitles` say it.
+public struct SubtitleStatus: Sendable, Equatable {
+    /// Shown (true), or hidden with their events kept.
+    public var enabled = true
+    /// Seconds added to every event's times (positive: later).
+    public var delay = 0.0
+    /// The embedded track shown (stream index); nil for a sideband file or none.
+    public var track: Int?
+    /// The sideband file or URL shown; nil for none.
+    public var file: String?
+    /// Why the item's subtitles are not shown (a file that does not open, a bitmap track); nil otherwise.
+    public var error: String?
+    public init() {}
+}
+
+/// The subtitles of the item playing: a libass renderer fed with the selected track's packets as
+/// the item's reader reads them (`Demuxer.route`), or with a sideband file read whole when the
+/// item starts. The engine owns one; it runs on the engine's thread only.
+///
+/// An embedded track shows its events from the packets read after it was chosen: a track chosen
+/// mid-item shows the lines from the read position on. After a seek the packets come again, and
+/// libass keeps each event once (by its ReadOrder).
+final class PlayerSubtitles {
+    private(set) var status = SubtitleStatus()
+    private(set) var renderer: SubtitleRenderer?
+    /// The reader whose demuxer hands the track's packets over, and the track.
+    private var routed: (reader: ObjectIdentifier, demuxer: Demuxer, track: Int)?
+    /// The API's choices, kept across items: nil where the item's own selection decides.
+    var enabledOverride: Bool?
+    var delayOverride: Double?
+    var trackOverride: Int??
+
+    /// Sets up the subtitles of `item` as `selection` (the item's, or the player's) and the API's
+    /// overrides choose, and hands them to `display`.
+    func start(_ item: PreparedItem, selection: SubtitleSelection, display: any Display, timeoutSeconds: Double) {
+        stop(display: display)
+        var s = selection
+        if let t = trackOverride { s.track = t; s.file = nil; if t == nil { s.enabled = false } }
+        status = SubtitleStatus()
+        status.enabled = enabledOverride ?? s.enabled
+        status.delay = delayOverride ?? s.delay
+        do {
+            if let (r, track) = try SubtitleFeed.open(s, reader: item.reader, timeoutSeconds: timeoutSeconds) {
+                if let track { routed = (ObjectIdentifier(item.reader), item.reader.demuxer, track) }
+                status.track = track
+                status.file = track == nil ? s.file : nil
+                install(r, display: display)
+            } else if let t = s.track, s.enabled {
+                status.error = "stream \(t) is not a subtitle track"
+            }
+        } catch {
+            status.error = "\(error)"
+            stop(display: display)
+        }
+    }
+
+    private func install(_ r: SubtitleRenderer, display: any Display) {
+        r.delay = status.delay
+        r.enabled = status.enabled
+        renderer = r
+        display.subtitles = r
+    }
+
+    /// Routes the track again when the item's reader changed (an exact seek reads on with the
+    /// seeker's reader).
+    func follow(_ item: PreparedItem) {
+        guard let (id, old, track) = routed, id != ObjectIdentifier(item.reader), let r = renderer else { return }
+        try? old.route(track: track, to: nil)
+        try? SubtitleFeed.route(track: track, of: item.reader.demuxer, to: r)
+        routed = (ObjectIdentifier(item.reader), item.reader.demuxer, track)
+    }
+
+    /// No subtitles on `display`; the route to the renderer is taken down.
+    func stop(display: any Display) {
+        if let (_, demuxer, track) = routed { try? demuxer.route(track: track, to: nil) }
+        routed = nil
+        renderer = nil
+        display.subtitles = nil
+        status.track = nil
+        status.file = nil
+    }
+
+    /// Applies the API's `enabled` and `delay` now.
+    func set(enabled: Bool?, delay: Double?) {
+        if let enabled { enabledOverride = enabled; status.enabled = enabled; renderer?.enabled = enabled }
+        if let delay { delayOverride = delay; status.delay = delay; renderer?.delay = delay }
+    }
+}
+
+/// Subtitles for a reader's input, as `play` and the player set them up.
+public enum SubtitleFeed {
+    /// A renderer for what `selection` shows over `reader`'s input, and the embedded track whose
+    /// packets `reader`'s demuxer now hands it (nil for a sideband file, read whole here); nil when
+    /// the selection shows nothing.
+    public static func open(_ selection: SubtitleSelection, reader: FrameReader,
+                            timeoutSeconds: Double) throws -> (renderer: SubtitleRenderer, track: Int?)? {
+        guard selection.enabled else { return nil }
+        let video = reader.video
+        let renderer: SubtitleRenderer
+        var track: Int?
+        if selection.file != nil {
+            let start = Double(video.startTime ?? 0) * video.timeBase.doubleValue
+            guard let script = try selection.script(input: reader.demuxer.input, tracks: [], videoStart: start,
+                                                    timeoutSeconds: timeoutSeconds) else { return nil }
+            renderer = try SubtitleRenderer(script: script)
+        } else {
+            guard let t = selection.embeddedTrack(in: reader.demuxer.tracks) else { return nil }
+            renderer = try SubtitleRenderer(header: try SubtitleDecoder(demuxer: reader.demuxer, track: t.index).header)
+            try route(track: t.index, of: reader.demuxer, to: renderer)
+            track = t.index
+        }
+        renderer.videoTimeBase = video.timeBase
+        renderer.delay = selection.delay
+        return (renderer, track)
+    }
+
+    /// Hands the packets of `track` that `demuxer` reads from now on to `renderer`, decoded.
+    static func route(track: Int, of demuxer: Demuxer, to renderer: SubtitleRenderer) throws {
+        let decoder = try SubtitleDecoder(demuxer: demuxer, track: track)
+        try demuxer.route(track: track) { packet in
+            // A packet that does not decode loses its line, not the item.
+            for e in (try? decoder.decode(packet)) ?? [] { renderer.add(e) }
+        }
+    }
+}
+
+extension PlayerEngine {
+    /// Sets up `p`'s subtitles: its own selection, else the player's, with the API's choices.
+    func startSubtitles(_ p: PreparedItem) {
+        subtitles.start(p, selection: p.item.subtitles ?? configuration.subtitles, display: display,
+                        timeoutSeconds: configuration.demuxer.timeoutSeconds)
+    }
+
+    /// `POST /subtitles`: shows or hides the subtitles, sets their delay (seconds, positive: later),
+    /// or picks an embedded track (`.some(nil)`: none); nil leaves a setting as it is. The choices
+    /// hold for the following items too. Emits `subtitlesChanged`.
+    public func setSubtitles(enabled: Bool? = nil, delay: Double? = nil, track: Int?? = nil) throws {
+        let delay = delay.flatMap { $0.isFinite ? $0 : nil }
+        if let t = track, let t, let item = current,
+           !item.reader.demuxer.tracks.contains(where: { $0.index == t && $0.kind == .subtitle }) {
+            throw PlayerError.subtitleTrackInvalid(t)
+        }
+        subtitles.set(enabled: enabled, delay: delay)
+        if let track {
+            subtitles.trackOverride = .some(track)
+            if let item = current { startSubtitles(item) }
+        }
+        emit(.subtitlesChanged(subtitles.status))
+    }
+
+    /// The current item's subtitles as the API shows them.
+    public var subtitleStatus: SubtitleStatus { subtitles.status }
+}

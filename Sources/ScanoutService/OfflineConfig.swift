@@ -1,0 +1,31 @@
+import Foundation
+import ScanoutOffline
+
+extension ServiceConfig {
+    /// `offline`: `true` keeps every playlist item (http or https) in the offline store, `false`
+    /// keeps only what `POST /downloads` asks for; an object sets `keepAll`,
+    /// `concurrentDownloads` (default 2), `minFreeBytes` (the cushion the disk keeps free, default
+    /// 512 MiB), `maxHeight` and `maxBitrate` (the variant kept of a master playlist).
+    mutating func applyOffline(_ o: inout JSONObject) throws(APIError) {
+        guard o.values.keys.contains("offline") else { return }
+        if !(o.values["offline"] is [String: Any]) {
+            guard let flag = try? o.bool("offline") else {
+                throw .badRequest("offline", "must be true, false or an object {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate}")
+            }
+            offline.keepAll = flag
+            return
+        }
+        guard var t = try o.object("offline") else { return }
+        if let v = try t.bool("keepAll") { offline.keepAll = v }
+        if let v = try t.int("concurrentDownloads", range: 1...16) { offline.concurrentDownloads = v }
+        if let v = try t.int("minFreeBytes", range: 0...(1 << 50)) { offline.minFreeBytes = Int64(v) }
+        if let v = try t.int("maxHeight", range: 1...16384) { offline.maxHeight = v }
+        if let v = try t.int("maxBitrate", range: 1...1_000_000_000) { offline.maxBitrate = v }
+        try t.rejectUnknown()
+    }
+
+    var offlineJSON: [String: Any] {
+        ["keepAll": offline.keepAll, "concurrentDownloads": offline.concurrentDownloads, "minFreeBytes": offline.minFreeBytes,
+         "maxHeight": offline.maxHeight ?? NSNull(), "maxBitrate": offline.maxBitrate ?? NSNull()]
+    }
+}

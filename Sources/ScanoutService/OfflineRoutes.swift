@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ScanoutOffline
+import ScanoutPlayer
+
+extension ControlAPI {
+    static let offlineRoutes: [(method: String, path: String)] = [
+        ("GET", "/downloads"), ("POST", "/downloads"), ("GET", "/downloads/{id}"), ("DELETE", "/downloads/{id}"),
+        ("POST", "/downloads/{id}/pause"), ("POST", "/downloads/{id}/resume"),
+    ]
+
+    /// `GET /downloads`, `POST /downloads {source, token?, maxBitrate? | maxHeight?}`,
+    /// `GET|DELETE /downloads/ID`, `POST /downloads/ID/pause`, `POST /downloads/ID/resume`.
+    func addOfflineRoutes(to router: Router<ServiceRequestContext>) {
+        router.get("/downloads") { [self] _, _ in
+            let list = try Self.offlineAnswer { () throws(OfflineError) in try store().statuses() }
+            return jsonResponse(["downloads": list.map(Self.downloadJSON)])
+        }
+        router.post("/downloads") { [self] request, context in
+            var o = try await body(request, context, fields: ["source", "token", "maxBitrate", "maxHeight"])
+            let source = try o.string("source", required: true)!
+            let token = try o.string("token")
+            let maxBitrate = try o.int("maxBitrate", range: 1...1_000_000_000)
+            let maxHeight = try o.int("maxHeight", range: 1...16384)
+            try o.rejectUnknown()
+            if maxBitrate != nil && maxHeight != nil {
+                throw APIError.badRequest("maxHeight", "give maxBitrate or maxHeight, not both")
+            }
+            // The token, when given, must verify for the source, as for playback.
+            let item = try await authorize([PlaylistItem(source: source, token: token)], field: "")[0]
+            let status = try await Self.offlineAnswer { () async throws(OfflineError) in
+                try await store().add(DownloadRequest(source: item.source, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight))
+            }
+            return jsonResponse(Self.downloadJSON(status), status: .created)
+        }
+        router.get("/downloads/:id") { [self] _, context in
+            let id = context.parameters.get("id") ?? ""
+            return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
+        }
+        router.delete("/downloads/:id") { [self] _, context in
+            let id = context.parameters.get("id") ?? ""
+            try await Self.offlineAnswer { () async throws(OfflineError) in try await store().remove(id) }
+            return jsonResponse(["id": id, "state": DownloadState.cancelled.rawValue])
+        }
+        router.post("/downloads/:id/pause") { [self] request, context in
+            try await empty(request, context)
+            let id = context.parameters.get("id") ?? ""
+            return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().pause(id) }))
+        }
+        router.post("/downloads/:id/resume") { [self] request, context in
+            try await empty(request, context)
+            let id = context.parameters.get("id") ?? ""
+            return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().resume(id) }))
+        }
+    }
+
+    /// With `offline.keepAll`, queues a download of every item not yet kept (in the background).
+    func keepOffline(_ items: [PlaylistItem]) {
+        guard let offline, offline.settings.keepAll else { return }
+        let sources = items.map(\.source)
+        Task { await offline.keep(sources: sources) }
+    }
+
+    /// The manager, or 503 naming why the store is off.
+    private func store() throws(OfflineError) -> OfflineManager {
+        guard let offline else { throw .store("the offline store is off: \(offlineOff)") }
+        return offline
+    }
+
+    private static func offlineAnswer<T>(_ body: () async throws(OfflineError) -> T) async throws(APIError) -> T {
+        do { return try await body() } catch { throw apiError(error) }
+    }
+
+    private static func offlineAnswer<T>(_ body: () throws(OfflineError) -> T) throws(APIError) -> T {
+        do { return try body() } catch { throw apiError(error) }
+    }
+
+    static func apiError(_ e: OfflineError) -> APIError {
+        switch e {
+        case .insufficientSpace: return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "source: \(e)", field: "source")
+        case .sourceUnusable: return APIError(.unprocessableContent, "source: \(e)", field: "source")
+        case .notFound: return APIError(.notFound, "id: \(e)", field: "id")
+        case .invalidState: return APIError(.conflict, "state: \(e)", field: "state")
+        case .store: return APIError(.serviceUnavailable, "offline: \(e)", field: "offline")
+        }
+    }
+
+    static func downloadJSON(_ s: DownloadStatus) -> [String: Any] {
+        let r = s.record
+        return ["id": r.id, "source": r.source, "kind": r.kind.rawValue, "mediaURL": r.mediaURL, "state": r.state.rawValue,
+                "reason": r.reason ?? NSNull(), "bytes": s.bytes, "total": s.total, "estimate": r.estimate,
+                "percent": s.percent, "rate": s.rate, "eta": s.eta ?? NSNull(),
+                "segments": s.segmentCount, "segmentsDone": s.segmentsDone,
+                "variant": r.bitrate.map { ["bitrate": $0, "height": r.height ?? 0] as [String: Any] } ?? NSNull(),
+                "created": r.created, "completed": r.completed ?? NSNull()]
+    }
+}

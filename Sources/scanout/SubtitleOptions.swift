@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import ScanoutMedia
+
+/// The subtitle options of `render` and `play`: a sideband file, a track by index or language,
+/// none, and a delay.
+struct SubtitleOptions: ParsableArguments {
+    @Option(name: .customLong("sub-file"), help: ArgumentHelp("Subtitle file or URL (.srt, .vtt, .ass) shown over the video; its times count from the first picture.", valueName: "path-or-url"))
+    var file: String?
+
+    @Option(name: .customLong("sid"), help: "Embedded subtitle track to show, by stream index (see `scanout probe`).")
+    var track: Int?
+
+    @Option(name: .customLong("slang"), help: ArgumentHelp("Preferred subtitle languages, comma-separated (en,fre). Without --slang or --sid only a forced track is shown.", valueName: "languages"))
+    var languages: String?
+
+    @Flag(name: .customLong("no-sub"), help: "Show no subtitles, not even forced ones.")
+    var disabled = false
+
+    @Option(name: .customLong("sub-delay"), help: "Seconds added to subtitle times (positive: later; earlier: --sub-delay=-0.2).")
+    var delay: Double = 0
+
+    func validate() throws {
+        if disabled, file != nil || track != nil || languages != nil {
+            throw ValidationError("--no-sub cannot be combined with --sub-file, --sid or --slang")
+        }
+        guard delay.isFinite else { throw ValidationError("--sub-delay: seconds, not \(delay)") }
+    }
+
+    /// Whether a file, track or language was named.
+    var asked: Bool { file != nil || track != nil || languages != nil }
+
+    var selection: SubtitleSelection {
+        SubtitleSelection(file: file, track: track,
+                          languages: (languages ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
+                          enabled: !disabled, delay: delay)
+    }
+}
