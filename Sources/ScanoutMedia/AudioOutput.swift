@@ -84,8 +84,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         self.maxQueuedSeconds = maxQueuedSeconds
         self.failWritesAfter = failWritesAfter
         self.now = now
-        let t = Thread { [self] in run() }
-        t.name = "scanout-audio"
+        let t = Thread(named: "scanout-audio") { [self] in run() }
         thread = t
         t.start()
     }
