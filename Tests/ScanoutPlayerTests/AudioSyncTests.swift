@@ -153,4 +153,25 @@ final class ScriptedAudioClock: MediaClockSource {
         e.setVolume(40, muted: true)
         #expect(e.configuration.audio.volume == 40 && e.configuration.audio.muted)
     }
+
+    /// A gapless move to the next item keeps the device (one output, one thread) and makes the
+    /// session follow the new item's samples (a new epoch), after a seek in the first item.
+    @Test func gaplessItemsKeepTheDevice() throws {
+        let scratch = try Scratch()
+        let clock = ManualClock()
+        final class Events { var all: [PlayerEvent] = [] }
+        let events = Events()
+        let e = engine(AudioSettings(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw"), clock: clock) { events.all.append($0) }
+        let clip = try Fixtures.path("tracks.mkv")
+        try e.load([PlaylistItem(source: clip), PlaylistItem(source: clip)], autoplay: true)
+        let first = try #require(e.audio.output)
+        let epoch = e.session.masterEpoch
+        try e.seek(to: 1.5, exact: false)
+        var turns = 0
+        while e.index == 0, turns < 10_000 { e.tick(); turns += 1 }
+        #expect(e.index == 1)
+        #expect(e.audio.output === first)
+        #expect(e.session.masterEpoch == epoch + 1)
+        #expect(!events.all.contains { $0.name == "audioLost" })
+    }
 }
