@@ -1,20 +1,28 @@
 import Foundation
 import Logging
 import ScanoutMedia
+import ScanoutPolicy
 import Synchronization
 
 /// What `POST /downloads` asks for: a source (an HLS master or media playlist, or a file, over
-/// HTTP), its content token, and caps for the variant kept.
+/// HTTP), its content token, and caps for the variant kept; `POST /assets` adds the id the client
+/// chose and the token's licence.
 public struct DownloadRequest: Sendable, Equatable {
     public var source: String
     public var token: String?
     public var maxBitrate: Int?
     public var maxHeight: Int?
-    public init(source: String, token: String? = nil, maxBitrate: Int? = nil, maxHeight: Int? = nil) {
+    /// The local content id (an asset's); nil: a random one.
+    public var id: String?
+    /// Checked on every play from the store; nil: none (plays as long as it is kept).
+    public var licence: Licence?
+    public init(source: String, token: String? = nil, maxBitrate: Int? = nil, maxHeight: Int? = nil, id: String? = nil, licence: Licence? = nil) {
         self.source = source
         self.token = token
         self.maxBitrate = maxBitrate
         self.maxHeight = maxHeight
+        self.id = id
+        self.licence = licence
     }
 }
 
@@ -32,6 +40,9 @@ public final class OfflineManager: Sendable {
     let fetcher: Fetcher
     let logger: Logger
     let onEvent: @Sendable (OfflineEvent) -> Void
+    /// The wall clock licences are judged by (seconds since 1970), through the store's
+    /// high-water mark; tests set it.
+    let wallClock: @Sendable () -> Double
     private let running = Mutex<[String: Running]>([:])
     /// Failures the store could not record (a full disk fails the database's writes too): shown
     /// until the download is resumed; after a restart the download resumes by itself.
@@ -43,8 +54,11 @@ public final class OfflineManager: Sendable {
         var meter = Meter()
     }
 
-    public init(store: OfflineStore, settings: OfflineSettings, logger: Logger, onEvent: @escaping @Sendable (OfflineEvent) -> Void = { _ in }) {
+    public init(store: OfflineStore, settings: OfflineSettings, logger: Logger,
+                wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+                onEvent: @escaping @Sendable (OfflineEvent) -> Void = { _ in }) {
         self.store = store
+        self.wallClock = wallClock
         self.settings = settings
         self.logger = logger
         self.onEvent = onEvent
@@ -60,7 +74,8 @@ public final class OfflineManager: Sendable {
         guard source.hasPrefix("http://") || source.hasPrefix("https://") else {
             throw .sourceUnusable(source: source, reason: "only http and https sources are downloaded (a local file is already offline)")
         }
-        let id = Self.newID()
+        if let id = request.id, try store.download(id) != nil { throw .idTaken(id: id) }
+        let id = request.id ?? Self.newID()
         var record = DownloadRecord(id: id, source: source, token: request.token, kind: .file, mediaURL: source, bitrate: nil, height: nil,
                                     state: .queued, reason: nil, estimate: 0, created: Date().timeIntervalSince1970, completed: nil)
         var segments: [SegmentRecord] = []
@@ -83,7 +98,7 @@ public final class OfflineManager: Sendable {
         guard available - record.estimate >= settings.minFreeBytes else {
             throw .insufficientSpace(needed: record.estimate, available: available, cushion: settings.minFreeBytes)
         }
-        try store.insert(record, segments: segments)
+        try store.insert(record, segments: segments, licence: request.licence.map { LicenceRecord(downloadId: id, licence: $0) })
         logger.info("offline: \(id) queued", metadata: ["source": "\(source)", "estimate": "\(record.estimate)",
                                                         "segments": "\(segments.count)"])
         onEvent(.state(id: id, state: .queued, reason: nil))
@@ -187,11 +202,13 @@ public final class OfflineManager: Sendable {
     }
 
     /// The local input to play `source` from: a completed download, or an HLS download with its
-    /// first segments on disk (the local playlist lists what is there); nil: play the source.
-    public func localInput(for source: String) -> String? {
+    /// first segments on disk (the local playlist lists what is there); a failure naming the
+    /// licence when its licence has expired; nil: play the source.
+    public func localInput(for source: String) -> Result<String, MediaError>? {
         guard let (r, segments) = try? store.playable(source: source) else { return nil }
+        if let refusal = licenceRefusal(r.id) { return .failure(.openFailed(input: source, reason: refusal)) }
         let dir = store.directory(of: r.id)
-        return r.kind == .hls ? dir + "/index.m3u8" : dir + "/" + segments[0].file
+        return .success(r.kind == .hls ? dir + "/index.m3u8" : dir + "/" + segments[0].file)
     }
 
     // MARK: Status
@@ -230,7 +247,7 @@ public final class OfflineManager: Sendable {
         }
     }
 
-    private func existing(_ id: String) throws(OfflineError) -> DownloadRecord {
+    func existing(_ id: String) throws(OfflineError) -> DownloadRecord {
         guard var r = try store.download(id) else { throw .notFound(id: id) }
         if let reason = unrecorded.withLock({ $0[id] }) {
             r.state = .failed
@@ -327,7 +344,7 @@ public final class OfflineManager: Sendable {
         finished.state = .completed
         finished.reason = nil
         finished.completed = Date().timeIntervalSince1970
-        try store.writeAsset(finished, segments: segments)
+        try store.writeAsset(finished, segments: segments, licence: try store.licence(of: id))
         try store.setState(id, .completed)
         let total = Self.total(record, segments)
         onEvent(.progress(id: id, bytes: total, total: total, percent: 100, rate: 0, eta: 0))
