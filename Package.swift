@@ -60,6 +60,7 @@ let package = Package(
         .target(name: "ScanoutOffline", dependencies: [
             "ScanoutMedia", "ScanoutPolicy",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -123,6 +123,9 @@ public struct OfflineSettings: Sendable, Equatable {
     public var attempts = 4
     /// Seconds without a byte before a request is given up (and tried again).
     public var readTimeout = 15.0
+    /// The key file `GET /licence/KID` answers from (`{"keys": {"KID": "32 hex digits"}}`);
+    /// nil: the endpoint is off.
+    public var licenceKeys: String?
 
     public init() {}
 }

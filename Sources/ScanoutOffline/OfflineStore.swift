@@ -93,6 +93,14 @@ public final class OfflineStore: Sendable {
             }
             try db.create(index: "licence_download", on: "licence", columns: ["downloadId"], unique: true)
         }
+        m.registerMigration("v3") { db in
+            try db.create(table: "contentKey") { t in
+                t.primaryKey("downloadId", .text).references("download", onDelete: .cascade)
+                t.column("sealed", .blob).notNull()
+                t.column("iv", .text)
+                t.column("mediaSequence", .integer).notNull()
+            }
+        }
         return m
     }
 
@@ -101,11 +109,13 @@ public final class OfflineStore: Sendable {
 
     // MARK: Records
 
-    public func insert(_ record: DownloadRecord, segments: [SegmentRecord], licence: LicenceRecord? = nil) throws(OfflineError) {
+    public func insert(_ record: DownloadRecord, segments: [SegmentRecord], licence: LicenceRecord? = nil,
+                       key: ContentKeyRecord? = nil) throws(OfflineError) {
         try write { db in
             try record.insert(db)
             for s in segments { try s.insert(db) }
             try licence?.insert(db)
+            try key?.insert(db)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import ScanoutOffline
 import ScanoutPolicy
@@ -8,6 +9,7 @@ import ScanoutPolicy
 extension ControlAPI {
     static let assetRoutes: [(method: String, path: String)] = [
         ("POST", "/assets"), ("GET", "/assets/{id}"), ("DELETE", "/assets/{id}"), ("POST", "/assets/{id}/refresh"),
+        ("GET", "/licence/{kid}"),
     ]
 
     /// `POST /assets {id, source?, token, maxBitrate? | maxHeight?}`, `GET|DELETE /assets/ID`,
@@ -54,6 +56,53 @@ extension ControlAPI {
             _ = try Self.offlineAnswer { () throws(OfflineError) in try store().refresh(id, licence: licence) }
             return jsonResponse(try assetJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
         }
+        router.get("/licence/:kid") { [self] request, context in
+            try await licenceKey(request, kid: context.parameters.get("kid") ?? "")
+        }
+    }
+
+    /// `GET /licence/KID`: the 16 bytes of content key KID from `offline.licenceKeys`, for a
+    /// valid content token (`X-Content-Token`, or `Authorization: Bearer` from a local client,
+    /// whose Authorization the API does not need). 401 without a token, 403 for one that does not
+    /// verify, 404 for an unknown KID. Keys are never logged.
+    private func licenceKey(_ request: Request, kid: String) async throws -> Response {
+        guard let file = try Self.offlineAnswer({ () throws(OfflineError) in try store() }).settings.licenceKeys else {
+            throw APIError(.notFound, "kid: no licence keys are configured (offline.licenceKeys)", field: "kid")
+        }
+        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let token = request.headers[HTTPField.Name("X-Content-Token")!] ?? bearer else {
+            throw APIError(.unauthorized, "token: a content token is required (X-Content-Token, or Authorization: Bearer)", field: "token")
+        }
+        let policy = authorizer.configuration
+        do {
+            guard !policy.keys.isEmpty else { throw AuthorizationError.noKeys }
+            _ = try await ContentTokenVerifier(keys: policy.keys, leewaySeconds: policy.leewaySeconds).verify(token, now: Date().timeIntervalSince1970)
+        } catch {
+            throw APIError(.forbidden, "token: \(error)", field: "token")
+        }
+        guard let data = FileManager.default.contents(atPath: file),
+              let keys = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["keys"] as? [String: String] else {
+            throw APIError(.serviceUnavailable, "offline.licenceKeys: \(file) cannot be read as {\"keys\": {\"KID\": \"32 hex digits\"}}", field: "offline")
+        }
+        guard let hex = keys[kid], let key = Self.bytes(hex: hex), key.count == 16 else {
+            throw APIError(.notFound, "kid: no 16-byte key \"\(kid)\" in \(file)", field: "kid")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/octet-stream"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: key)))
+    }
+
+    /// The bytes of hexadecimal text; nil when it is not.
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let b = UInt8(String(digits[i...i + 1]), radix: 16) else { return nil }
+            out.append(b)
+        }
+        return out
     }
 
     /// The token verified for `source` (or the source it names): the input and its licence; 403
