@@ -12,7 +12,8 @@ import Testing
 @Suite struct OfflineLicenceTests {
     /// A wall clock the test sets.
     final class ManualClock: Sendable {
-        let now = Mutex<Double>(1_767_225_600)
+        static let start = 1_767_225_600.0
+        let now = Mutex<Double>(start)
         func set(_ t: Double) { now.withLock { $0 = t } }
         func advance(_ s: Double) { now.withLock { $0 += s } }
         var read: @Sendable () -> Double { { self.now.withLock { $0 } } }
@@ -30,6 +31,16 @@ import Testing
         #expect(added.record.id == id)
         _ = try await h.wait(id, for: .completed)
         return (h, server.url("counter.mp4"), server)
+    }
+
+    /// An asset with `licence`, played once at the clock's start (`t0`).
+    static func played(_ licence: Licence) async throws
+        -> (h: OfflineStoreTests.Harness, source: String, clock: ManualClock, t0: Double, server: HTTPFileServer) {
+        let clock = ManualClock()
+        let t0 = clock.read()
+        let (h, source, server) = try await asset(licence, clock: clock)
+        h.manager.played(source: source)
+        return (h, source, clock, t0, server)
     }
 
     static func refusal(_ r: Result<String, MediaError>?) -> String? {
@@ -63,10 +74,7 @@ import Testing
     }
 
     @Test func theExpiryCutsThePlayWindow() async throws {
-        let clock = ManualClock()
-        let t0 = clock.read()
-        let (h, source, _) = try await Self.asset(Licence(kind: .rental, expires: t0 + 50, playDuration: 100), clock: clock)
-        h.manager.played(source: source)
+        let (h, source, clock, _, _) = try await Self.played(Licence(kind: .rental, expires: ManualClock.start + 50, playDuration: 100))
         clock.advance(49)
         #expect(try h.manager.licenceStatus("film-1")?.verdict == .valid(remaining: 1))
         clock.advance(1)
@@ -74,10 +82,7 @@ import Testing
     }
 
     @Test func aClockTurnedBackDoesNotReviveOrExtendIt() async throws {
-        let clock = ManualClock()
-        let t0 = clock.read()
-        let (h, source, _) = try await Self.asset(Licence(kind: .rental, playDuration: 100), clock: clock)
-        h.manager.played(source: source)
+        let (h, source, clock, t0, _) = try await Self.played(Licence(kind: .rental, playDuration: 100))
         clock.advance(80)
         #expect(try h.manager.licenceStatus("film-1")?.verdict == .valid(remaining: 20))
         // Back to the first play: time stands at the largest seen.
@@ -108,10 +113,7 @@ import Testing
     }
 
     @Test func aRefreshExtendsAnExpiredRental() async throws {
-        let clock = ManualClock()
-        let t0 = clock.read()
-        let (h, source, _) = try await Self.asset(Licence(kind: .rental, playDuration: 10), clock: clock)
-        h.manager.played(source: source)
+        let (h, source, clock, t0, _) = try await Self.played(Licence(kind: .rental, playDuration: 10))
         clock.advance(11)
         #expect(Self.refusal(h.manager.localInput(for: source)) != nil)
         let status = try h.manager.refresh("film-1", licence: Licence(kind: .rental, expires: t0 + 1000, playDuration: 10))
