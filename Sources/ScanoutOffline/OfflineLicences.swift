@@ -59,7 +59,7 @@ extension OfflineStore {
     /// `asset.json` of a completed download again, with its licence as it now is.
     private func rewriteAsset(_ id: String) {
         guard let record = try? download(id), record.state == .completed, let segments = try? segments(of: id) else { return }
-        try? writeAsset(record, segments: segments, licence: try? licence(of: id))
+        try? writeAsset(record, segments: segments)
     }
 
     /// The time licences are judged at: the later of `wall` and the largest wall-clock time the

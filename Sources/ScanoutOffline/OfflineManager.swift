@@ -389,7 +389,7 @@ public final class OfflineManager: Sendable {
         finished.state = .completed
         finished.reason = nil
         finished.completed = Date().timeIntervalSince1970
-        try store.writeAsset(finished, segments: segments, licence: try store.licence(of: id))
+        try store.writeAsset(finished, segments: segments)
         try store.setState(id, .completed)
         let total = Self.total(record, segments)
         onEvent(.progress(id: id, bytes: total, total: total, percent: 100, rate: 0, eta: 0))

@@ -175,12 +175,15 @@ public final class OfflineStore: Sendable {
     struct AssetFile: Codable {
         var record: DownloadRecord
         var segments: [SegmentRecord]
-        /// Its licence with the first play, so that a new database does not lose them.
+        /// Its licence with the first play, and its content key (sealed), so that a new database
+        /// does not lose them.
         var licence: LicenceRecord?
+        var key: ContentKeyRecord?
     }
 
-    func writeAsset(_ record: DownloadRecord, segments: [SegmentRecord], licence: LicenceRecord?) throws {
-        let data = try JSONEncoder().encode(AssetFile(record: record, segments: segments, licence: licence))
+    func writeAsset(_ record: DownloadRecord, segments: [SegmentRecord]) throws {
+        let asset = AssetFile(record: record, segments: segments, licence: try licence(of: record.id), key: try contentKey(of: record.id))
+        let data = try JSONEncoder().encode(asset)
         try data.write(to: URL(fileURLWithPath: directory(of: record.id) + "/asset.json"), options: .atomic)
     }
 
@@ -194,7 +197,7 @@ public final class OfflineStore: Sendable {
             guard let data = FileManager.default.contents(atPath: dir + "/asset.json"),
                   let asset = try? JSONDecoder().decode(AssetFile.self, from: data), asset.record.id == id,
                   asset.segments.allSatisfy({ fileSize(dir + "/" + $0.file) == $0.length }) else { continue }
-            if (try? insert(asset.record, segments: asset.segments, licence: asset.licence)) != nil { found.append(id) }
+            if (try? insert(asset.record, segments: asset.segments, licence: asset.licence, key: asset.key)) != nil { found.append(id) }
         }
         return found
     }

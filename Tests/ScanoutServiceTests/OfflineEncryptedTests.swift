@@ -70,8 +70,14 @@ import Testing
         #expect(!"\(try h.manager.statuses())".contains(hex))
         let mode = try FileManager.default.attributesOfItem(atPath: state + "/device.key")[.posixPermissions] as? Int
         #expect(mode == 0o600)
+        // A database rebuilt from the asset's directory keeps the sealed key.
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: state + "/offline.db"))
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + "/offline.db" + suffix) }
+        let again = try OfflineStoreTests.Harness(scratch: h.scratch)
+        let reopened = try #require(again.manager.localInput(for: http.url("enc.m3u8"))).get()
+        #expect(try OfflineStoreTests.md5s(reopened) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
         // Deleted with the asset: the playlist that names the key goes too.
-        try await h.manager.remove(added.record.id)
+        try await again.manager.remove(added.record.id)
         #expect(!FileManager.default.fileExists(atPath: local))
         #expect(server.terminate() == 0)
     }
