@@ -63,8 +63,9 @@ let package = Package(
         .target(name: "ScanoutPipeline", dependencies: ["ScanoutPlayer", "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutRender"]),
         // The offline store: downloads (HLS variant or file) into a GRDB database and a media directory.
         .target(name: "ScanoutOffline", dependencies: [
-            "ScanoutMedia",
+            "ScanoutMedia", "ScanoutPolicy",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -42,6 +42,16 @@ struct Fetcher: Sendable {
         return String(decoding: body.readableBytesView, as: UTF8.self)
     }
 
+    /// A content key (16 bytes) from a licence endpoint, asked with the content token as bearer.
+    func key(_ url: String, token: String) async throws -> [UInt8] {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer " + token)
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(readTimeout)))
+        guard response.status.code == 200 else { throw FetchError.status(url: url, code: response.status.code) }
+        let body = try await response.body.collect(upTo: 64)
+        return Array(body.readableBytesView)
+    }
+
     /// The announced length of `url` (HEAD), nil when the server does not say.
     func length(_ url: String) async throws -> Int64? {
         var request = HTTPClientRequest(url: url)

@@ -1,20 +1,28 @@
 import Foundation
 import Logging
 import ScanoutMedia
+import ScanoutPolicy
 import Synchronization
 
 /// What `POST /downloads` asks for: a source (an HLS master or media playlist, or a file, over
-/// HTTP), its content token, and caps for the variant kept.
+/// HTTP), its content token, and caps for the variant kept; `POST /assets` adds the id the client
+/// chose and the token's licence.
 public struct DownloadRequest: Sendable, Equatable {
     public var source: String
     public var token: String?
     public var maxBitrate: Int?
     public var maxHeight: Int?
-    public init(source: String, token: String? = nil, maxBitrate: Int? = nil, maxHeight: Int? = nil) {
+    /// The local content id (an asset's); nil: a random one.
+    public var id: String?
+    /// Checked on every play from the store; nil: none (plays as long as it is kept).
+    public var licence: Licence?
+    public init(source: String, token: String? = nil, maxBitrate: Int? = nil, maxHeight: Int? = nil, id: String? = nil, licence: Licence? = nil) {
         self.source = source
         self.token = token
         self.maxBitrate = maxBitrate
         self.maxHeight = maxHeight
+        self.id = id
+        self.licence = licence
     }
 }
 
@@ -32,6 +40,9 @@ public final class OfflineManager: Sendable {
     let fetcher: Fetcher
     let logger: Logger
     let onEvent: @Sendable (OfflineEvent) -> Void
+    /// The wall clock licences are judged by (seconds since 1970), through the store's
+    /// high-water mark; tests set it.
+    let wallClock: @Sendable () -> Double
     private let running = Mutex<[String: Running]>([:])
     /// Failures the store could not record (a full disk fails the database's writes too): shown
     /// until the download is resumed; after a restart the download resumes by itself.
@@ -43,8 +54,11 @@ public final class OfflineManager: Sendable {
         var meter = Meter()
     }
 
-    public init(store: OfflineStore, settings: OfflineSettings, logger: Logger, onEvent: @escaping @Sendable (OfflineEvent) -> Void = { _ in }) {
+    public init(store: OfflineStore, settings: OfflineSettings, logger: Logger,
+                wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+                onEvent: @escaping @Sendable (OfflineEvent) -> Void = { _ in }) {
         self.store = store
+        self.wallClock = wallClock
         self.settings = settings
         self.logger = logger
         self.onEvent = onEvent
@@ -60,14 +74,16 @@ public final class OfflineManager: Sendable {
         guard source.hasPrefix("http://") || source.hasPrefix("https://") else {
             throw .sourceUnusable(source: source, reason: "only http and https sources are downloaded (a local file is already offline)")
         }
-        let id = Self.newID()
+        if let id = request.id, try store.download(id) != nil { throw .idTaken(id: id) }
+        let id = request.id ?? Self.newID()
         var record = DownloadRecord(id: id, source: source, token: request.token, kind: .file, mediaURL: source, bitrate: nil, height: nil,
                                     state: .queued, reason: nil, estimate: 0, created: Date().timeIntervalSince1970, completed: nil)
         var segments: [SegmentRecord] = []
+        var pendingKey: PendingKey?
         do {
             let path = URL(string: source)?.path ?? source
             if path.hasSuffix(".m3u8") || path.hasSuffix(".m3u") {
-                try await resolvePlaylist(request, into: &record, segments: &segments)
+                try await resolvePlaylist(request, into: &record, segments: &segments, key: &pendingKey)
             } else {
                 let length = try await fetcher.length(source)
                 record.estimate = length ?? 0
@@ -79,11 +95,13 @@ public final class OfflineManager: Sendable {
         } catch {
             throw .sourceUnusable(source: source, reason: "\(error)")
         }
+        let keyRecord = try await fetchKey(pendingKey, for: request, id: id)
         let available = freeBytes()
         guard available - record.estimate >= settings.minFreeBytes else {
             throw .insufficientSpace(needed: record.estimate, available: available, cushion: settings.minFreeBytes)
         }
-        try store.insert(record, segments: segments)
+        try store.insert(record, segments: segments, licence: request.licence.map { LicenceRecord(downloadId: id, licence: $0) },
+                         key: keyRecord)
         logger.info("offline: \(id) queued", metadata: ["source": "\(source)", "estimate": "\(record.estimate)",
                                                         "segments": "\(segments.count)"])
         onEvent(.state(id: id, state: .queued, reason: nil))
@@ -94,7 +112,8 @@ public final class OfflineManager: Sendable {
     /// The master's variant the caps allow (highest bitrate, `VariantSelector`'s ladder), its
     /// segments, and BANDWIDTH x duration as the estimate (a HEAD of the first segment times
     /// their number when the playlist names no bandwidth).
-    private func resolvePlaylist(_ request: DownloadRequest, into record: inout DownloadRecord, segments: inout [SegmentRecord]) async throws {
+    private func resolvePlaylist(_ request: DownloadRequest, into record: inout DownloadRecord, segments: inout [SegmentRecord],
+                                 key: inout PendingKey?) async throws {
         var url = request.source
         var text = try await fetcher.text(url)
         guard HLSPlaylist.isPlaylist(text) else { throw OfflineError.sourceUnusable(source: url, reason: "not an HLS playlist (no #EXTM3U)") }
@@ -110,9 +129,19 @@ public final class OfflineManager: Sendable {
             record.height = chosen.height
             text = try await fetcher.text(url)
         }
-        for (tag, what) in [("#EXT-X-KEY:METHOD=AES", "encrypted segments (#EXT-X-KEY)"), ("#EXT-X-BYTERANGE", "byte-range segments (#EXT-X-BYTERANGE)")]
-        where text.contains(tag) {
-            throw OfflineError.sourceUnusable(source: url, reason: "\(what) are not kept offline")
+        if text.contains("#EXT-X-BYTERANGE") {
+            throw OfflineError.sourceUnusable(source: url, reason: "byte-range segments (#EXT-X-BYTERANGE) are not kept offline")
+        }
+        let keys = HLSPlaylist.keys(text, base: url).filter { $0.method != "NONE" }
+        if let first = keys.first {
+            if let other = keys.first(where: { $0.method != "AES-128" }) {
+                throw OfflineError.sourceUnusable(source: url, reason: "segments encrypted with \(other.method) are not kept offline (only AES-128: "
+                                                  + "libavformat's hls demuxer decrypts SAMPLE-AES only for some codecs)")
+            }
+            guard let uri = first.uri, keys.allSatisfy({ $0.uri == uri && $0.iv == first.iv }) else {
+                throw OfflineError.sourceUnusable(source: url, reason: "segments under more than one key (key rotation) are not kept offline")
+            }
+            key = PendingKey(uri: uri, iv: first.iv, mediaSequence: HLSPlaylist.mediaSequence(text))
         }
         let (initSection, list) = HLSPlaylist.segments(text, base: url)
         guard !list.isEmpty else { throw OfflineError.sourceUnusable(source: url, reason: "the media playlist lists no segments") }
@@ -163,6 +192,7 @@ public final class OfflineManager: Sendable {
         await task?.value
         try store.delete(id)
         try? FileManager.default.removeItem(atPath: store.directory(of: id))
+        KeyedPlaylists.remove(id: id)
         logger.info("offline: \(id) cancelled and deleted")
         onEvent(.state(id: id, state: .cancelled, reason: nil))
     }
@@ -187,11 +217,43 @@ public final class OfflineManager: Sendable {
     }
 
     /// The local input to play `source` from: a completed download, or an HLS download with its
-    /// first segments on disk (the local playlist lists what is there); nil: play the source.
-    public func localInput(for source: String) -> String? {
+    /// first segments on disk (the local playlist lists what is there); a failure naming the
+    /// licence when its licence has expired; nil: play the source.
+    public func localInput(for source: String) -> Result<String, MediaError>? {
         guard let (r, segments) = try? store.playable(source: source) else { return nil }
+        if let refusal = licenceRefusal(r.id) { return .failure(.openFailed(input: source, reason: refusal)) }
+        do { return .success(try playableInput(r, segments)) } catch { return .failure(.openFailed(input: source, reason: "\(error)")) }
+    }
+
+    /// The key of an encrypted playlist (AES-128), fetched once with the request's content token
+    /// as bearer and sealed for this device; never logged.
+    private func fetchKey(_ pending: PendingKey?, for request: DownloadRequest, id: String) async throws(OfflineError) -> ContentKeyRecord? {
+        guard let pending else { return nil }
+        guard let token = request.token else {
+            throw .sourceUnusable(source: request.source, reason: "its segments are encrypted (AES-128): give the content token its key is asked with")
+        }
+        let bytes: [UInt8]
+        do { bytes = try await fetcher.key(pending.uri, token: token) } catch {
+            throw .sourceUnusable(source: request.source, reason: "its key could not be fetched from \(pending.uri) with the token (\(error))")
+        }
+        guard bytes.count == 16 else {
+            throw .sourceUnusable(source: request.source, reason: "the key from \(pending.uri) is \(bytes.count) bytes, not the 16 of AES-128")
+        }
+        return ContentKeyRecord(downloadId: id, sealed: try DeviceKey(directory: store.directory).sealKey(bytes), iv: pending.iv,
+                                mediaSequence: pending.mediaSequence)
+    }
+
+    /// What the demuxer opens for download `r`: its file, its local playlist, or (encrypted) a
+    /// playlist naming its key, written to memory (`KeyedPlaylists`).
+    func playableInput(_ r: DownloadRecord, _ segments: [SegmentRecord]) throws(OfflineError) -> String {
         let dir = store.directory(of: r.id)
-        return r.kind == .hls ? dir + "/index.m3u8" : dir + "/" + segments[0].file
+        guard r.kind == .hls else { return dir + "/" + segments[0].file }
+        guard let k = try store.contentKey(of: r.id) else { return dir + "/index.m3u8" }
+        let key = try DeviceKey(directory: store.directory).unseal(k.sealed)
+        let iv = k.iv.map { ",IV=" + $0 } ?? ""
+        return try KeyedPlaylists.write(id: r.id, text: { line in
+            HLSPlaylist.localText(segments, key: (line + iv, k.mediaSequence), directory: dir)
+        }, key: key)
     }
 
     // MARK: Status
@@ -230,7 +292,7 @@ public final class OfflineManager: Sendable {
         }
     }
 
-    private func existing(_ id: String) throws(OfflineError) -> DownloadRecord {
+    func existing(_ id: String) throws(OfflineError) -> DownloadRecord {
         guard var r = try store.download(id) else { throw .notFound(id: id) }
         if let reason = unrecorded.withLock({ $0[id] }) {
             r.state = .failed
@@ -357,12 +419,16 @@ public final class OfflineManager: Sendable {
     /// segments whole packets), and the asset opens and decodes its first and last frame.
     private func verify(_ record: DownloadRecord, _ segments: [SegmentRecord]) async throws {
         let dir = store.directory(of: record.id)
+        // Encrypted segments are whole AES blocks (16 bytes), not transport packets.
+        let encrypted = try store.contentKey(of: record.id) != nil
         for var s in segments {
             let size = fileSize(dir + "/" + s.file) ?? -1
             var problem: String?
             if let l = s.length, size != l {
                 problem = "segment \(s.number) (\(s.file)) holds \(size) bytes; the server announced \(l)"
-            } else if s.file.hasSuffix(".ts"), size % 188 != 0 {
+            } else if encrypted, size % 16 != 0 {
+                problem = "segment \(s.number) (\(s.file)) holds \(size) bytes, not whole 16-byte AES blocks (the server sent less than the file)"
+            } else if !encrypted, s.file.hasSuffix(".ts"), size % 188 != 0 {
                 problem = "segment \(s.number) (\(s.file)) holds \(size) bytes, not whole 188-byte transport packets (the server sent less than the file)"
             }
             if let problem {
@@ -374,7 +440,7 @@ public final class OfflineManager: Sendable {
                 throw IntegrityError(problem)
             }
         }
-        let input = record.kind == .hls ? dir + "/index.m3u8" : dir + "/" + segments[0].file
+        let input = try playableInput(record, segments)
         try await offThread {
             do {
                 let seeker = try FrameSeeker(input: input)
@@ -409,6 +475,13 @@ public final class OfflineManager: Sendable {
         let ext = ((URL(string: url)?.path ?? url) as NSString).pathExtension.lowercased()
         return ext.isEmpty || ext.count > 5 || !ext.allSatisfy({ $0.isLetter || $0.isNumber }) ? fallback : ext
     }
+}
+
+/// The `#EXT-X-KEY` of an encrypted playlist, until its key is fetched.
+struct PendingKey {
+    var uri: String
+    var iv: String?
+    var mediaSequence: Int
 }
 
 /// A download whose files do not pass the integrity check.

@@ -91,6 +91,8 @@ public enum OfflineError: Error, Equatable, CustomStringConvertible {
     case invalidState(id: String, state: DownloadState, command: String)
     /// The store itself failed (HTTP 500).
     case store(String)
+    /// An asset id that is already in the store (HTTP 409).
+    case idTaken(id: String)
 
     public var description: String {
         switch self {
@@ -100,6 +102,7 @@ public enum OfflineError: Error, Equatable, CustomStringConvertible {
         case .notFound(let id): return "no download \"\(id)\" (GET /downloads lists them)"
         case .invalidState(let id, let s, let c): return "download \(id) is \(s.rawValue): \(c) does not apply"
         case .store(let m): return "the offline store failed: \(m)"
+        case .idTaken(let id): return "asset \"\(id)\" is already registered: choose another id, or DELETE /assets/\(id) first"
         }
     }
 }
@@ -120,6 +123,9 @@ public struct OfflineSettings: Sendable, Equatable {
     public var attempts = 4
     /// Seconds without a byte before a request is given up (and tried again).
     public var readTimeout = 15.0
+    /// The key file `GET /licence/KID` answers from (`{"keys": {"KID": "32 hex digits"}}`);
+    /// nil: the endpoint is off.
+    public var licenceKeys: String?
 
     public init() {}
 }

@@ -56,15 +56,34 @@ enum HLSPlaylist {
     /// The local media playlist: the initialisation section, the finished segments from the
     /// first, up to the first one not yet on disk, and `#EXT-X-ENDLIST` (what is there plays as a
     /// finished item).
-    static func localText(_ segments: [SegmentRecord]) -> String {
+    /// With `key` (an AES-128 key kept for the asset), the playlist names it and the source's
+    /// media sequence (from which the demuxer derives IVs the playlist does not give), and its
+    /// files by their paths in `directory` (it is written elsewhere: `ContentKeys`).
+    static func localText(_ segments: [SegmentRecord], key: (line: String, mediaSequence: Int)? = nil, directory: String = "") -> String {
+        let prefix = directory.isEmpty ? "" : directory + "/"
         let initSection = segments.first { $0.initSection }
         let media = segments.filter { !$0.initSection }
         let ready = initSection?.done == false ? [] : media.prefix { $0.done }
         let target = Int((ready.map(\.duration).max() ?? 1).rounded(.up))
-        var text = "#EXTM3U\n#EXT-X-VERSION:\(initSection == nil ? 3 : 7)\n#EXT-X-TARGETDURATION:\(max(1, target))\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
-        if let initSection { text += "#EXT-X-MAP:URI=\"\(initSection.file)\"\n" }
-        for s in ready { text += "#EXTINF:\(String(format: "%.6f", s.duration)),\n\(s.file)\n" }
+        var text = "#EXTM3U\n#EXT-X-VERSION:\(initSection == nil ? 3 : 7)\n#EXT-X-TARGETDURATION:\(max(1, target))\n"
+            + "#EXT-X-MEDIA-SEQUENCE:\(key?.mediaSequence ?? 0)\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        if let key { text += key.line + "\n" }
+        if let initSection { text += "#EXT-X-MAP:URI=\"\(prefix)\(initSection.file)\"\n" }
+        for s in ready { text += "#EXTINF:\(String(format: "%.6f", s.duration)),\n\(prefix)\(s.file)\n" }
         return text + "#EXT-X-ENDLIST\n"
+    }
+
+    /// The `#EXT-X-KEY` tags of a media playlist: method, key URI (absolute) and IV (as written).
+    static func keys(_ text: String, base: String) -> [(method: String, uri: String?, iv: String?)] {
+        lines(text).filter { $0.hasPrefix("#EXT-X-KEY:") }.map { line in
+            let a = attributes(String(line.dropFirst("#EXT-X-KEY:".count)))
+            return (a["METHOD"] ?? "", a["URI"].map { resolve($0, base: base) }, a["IV"])
+        }
+    }
+
+    /// `#EXT-X-MEDIA-SEQUENCE` (0 when absent).
+    static func mediaSequence(_ text: String) -> Int {
+        lines(text).first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }.flatMap { Int($0.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) } ?? 0
     }
 
     private static func lines(_ text: String) -> [String] {

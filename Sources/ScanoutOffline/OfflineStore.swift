@@ -47,8 +47,9 @@ public final class OfflineStore: Sendable {
         return queue
     }
 
-    /// The schema, one migration per version. `licence` is reserved for content licences
-    /// (purchase or rental, kept per download); nothing writes it yet.
+    /// The schema, one migration per version. `licence` holds the licence of an asset (a
+    /// download registered with a content token that carries one); `v2` adds the clock's
+    /// high-water mark (`LicenceClock`) and one licence per download.
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
@@ -85,6 +86,21 @@ public final class OfflineStore: Sendable {
                 t.column("firstPlay", .double)
             }
         }
+        m.registerMigration("v2") { db in
+            try db.create(table: "clock") { t in
+                t.primaryKey("id", .integer)
+                t.column("highWater", .double).notNull()
+            }
+            try db.create(index: "licence_download", on: "licence", columns: ["downloadId"], unique: true)
+        }
+        m.registerMigration("v3") { db in
+            try db.create(table: "contentKey") { t in
+                t.primaryKey("downloadId", .text).references("download", onDelete: .cascade)
+                t.column("sealed", .blob).notNull()
+                t.column("iv", .text)
+                t.column("mediaSequence", .integer).notNull()
+            }
+        }
         return m
     }
 
@@ -93,10 +109,13 @@ public final class OfflineStore: Sendable {
 
     // MARK: Records
 
-    public func insert(_ record: DownloadRecord, segments: [SegmentRecord]) throws(OfflineError) {
+    public func insert(_ record: DownloadRecord, segments: [SegmentRecord], licence: LicenceRecord? = nil,
+                       key: ContentKeyRecord? = nil) throws(OfflineError) {
         try write { db in
             try record.insert(db)
             for s in segments { try s.insert(db) }
+            try licence?.insert(db)
+            try key?.insert(db)
         }
     }
 
@@ -141,11 +160,11 @@ public final class OfflineStore: Sendable {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
+    func read<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
         do { return try db.read(body) } catch { throw .store("\(error)") }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
+    func write<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
         do { return try db.write(body) } catch { throw .store("\(error)") }
     }
 
@@ -156,10 +175,15 @@ public final class OfflineStore: Sendable {
     struct AssetFile: Codable {
         var record: DownloadRecord
         var segments: [SegmentRecord]
+        /// Its licence with the first play, and its content key (sealed), so that a new database
+        /// does not lose them.
+        var licence: LicenceRecord?
+        var key: ContentKeyRecord?
     }
 
     func writeAsset(_ record: DownloadRecord, segments: [SegmentRecord]) throws {
-        let data = try JSONEncoder().encode(AssetFile(record: record, segments: segments))
+        let asset = AssetFile(record: record, segments: segments, licence: try licence(of: record.id), key: try contentKey(of: record.id))
+        let data = try JSONEncoder().encode(asset)
         try data.write(to: URL(fileURLWithPath: directory(of: record.id) + "/asset.json"), options: .atomic)
     }
 
@@ -173,7 +197,7 @@ public final class OfflineStore: Sendable {
             guard let data = FileManager.default.contents(atPath: dir + "/asset.json"),
                   let asset = try? JSONDecoder().decode(AssetFile.self, from: data), asset.record.id == id,
                   asset.segments.allSatisfy({ fileSize(dir + "/" + $0.file) == $0.length }) else { continue }
-            if (try? insert(asset.record, segments: asset.segments)) != nil { found.append(id) }
+            if (try? insert(asset.record, segments: asset.segments, licence: asset.licence, key: asset.key)) != nil { found.append(id) }
         }
         return found
     }

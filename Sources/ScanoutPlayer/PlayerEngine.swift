@@ -39,8 +39,9 @@ public final class PlayerEngine {
     /// announced there: the loop's owner publishes its state copy (the loop is not ticking).
     public var onBufferingInsideRead: (() -> Void)?
     /// A local copy of a source (the service's offline store), asked each time an item is
-    /// opened; nil, or an answer nil: the source itself.
-    public var localInput: ((String) -> String?)?
+    /// opened; nil, or an answer nil: the source itself; a failure: the item fails with it (a
+    /// licence that expired).
+    public var localInput: ((String) -> Result<String, MediaError>?)?
     public let session: PlaybackSession
 
     private(set) var current: PreparedItem?
@@ -618,24 +619,31 @@ public final class PlayerEngine {
     }
 
     private func takePrepared(_ i: Int) -> Result<PreparedItem, MediaError> {
-        let item = opened(playlist[i])
+        let item: PlaylistItem
+        switch opened(playlist[i]) {
+        case .success(let local): item = local
+        case .failure(let e):
+            preparer.cancel()
+            return .failure(e)
+        }
         if preparer.index == i, preparer.item == item, let r = preparer.take() { return r }
         preparer.cancel()
         return PreparedItem.open(item, index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
     }
 
     /// `item` as it is opened: from its local copy when there is one.
-    private func opened(_ item: PlaylistItem) -> PlaylistItem {
-        guard let local = localInput?(item.source) else { return item }
-        var copy = item
-        copy.source = local
-        return copy
+    private func opened(_ item: PlaylistItem) -> Result<PlaylistItem, MediaError> {
+        guard let local = localInput?(item.source) else { return .success(item) }
+        return local.map { source in
+            var copy = item
+            copy.source = source
+            return copy
+        }
     }
 
     /// Starts preparing the item that follows the current one, if there is one.
     private func prepareUpcoming() {
-        guard let i = index, let n = following(i) else { preparer.cancel(); return }
-        let item = opened(playlist[n])
+        guard let i = index, let n = following(i), case .success(let item) = opened(playlist[n]) else { preparer.cancel(); return }
         if preparer.index == n, preparer.item == item { return }
         preparer.start(item, index: n, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
     }

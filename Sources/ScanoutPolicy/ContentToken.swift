@@ -10,6 +10,8 @@ import JWTKit
 //       "playerType": "auto",                       optional: auto | native | hw | sw (default auto)
 //       "live": false,                              optional (default false)
 //       "policy": {"externalOutput": "deny", "hdcp": "type1", "capture": "deny"}   required
+//       "licence": {"kind": "rental", "expires": 1767225600, "playDuration": 172800}
+//                                                   optional: for content kept offline (`Licence`)
 //     }
 //
 // The header is read here before jwt-kit sees the token: jwt-kit verifies with the key's own
@@ -75,9 +77,11 @@ public struct ContentToken: Sendable, Equatable {
     public var playerType: PlayerTypeHint
     public var live: Bool
     public var policy: ContentPolicy
+    /// The `licence` claim, for content kept offline; nil when the token has none.
+    public var licence: Licence?
 
     public init(keyID: String, algorithm: TokenAlgorithm, url: String?, expiry: Double, notBefore: Double?,
-                playerType: PlayerTypeHint, live: Bool, policy: ContentPolicy) {
+                playerType: PlayerTypeHint, live: Bool, policy: ContentPolicy, licence: Licence? = nil) {
         self.keyID = keyID
         self.algorithm = algorithm
         self.url = url
@@ -86,6 +90,7 @@ public struct ContentToken: Sendable, Equatable {
         self.playerType = playerType
         self.live = live
         self.policy = policy
+        self.licence = licence
     }
 }
 
@@ -173,6 +178,13 @@ struct Claims: JWTPayload {
     var playerType: String?
     var live: Bool?
     var policy: Policy?
+    var licence: LicenceClaim?
+
+    struct LicenceClaim: Codable, Sendable {
+        var kind: String?
+        var expires: Double?
+        var playDuration: Double?
+    }
 
     /// Nothing to check here: `exp` and `nbf` are checked by `ContentTokenVerifier` against the
     /// time it is given (jwt-kit would read the system clock, which tests cannot set).
@@ -194,8 +206,11 @@ struct Claims: JWTPayload {
             capture: try value(policy.capture, "policy.capture", ContentPolicy.Capture.self))
         let hint = try playerType.map { try value($0, "playerType", PlayerTypeHint.self) } ?? .auto
         if let url, url.isEmpty { throw ContentTokenError.invalidClaims("url is empty") }
+        let licence = try self.licence.map { l in
+            try Licence(kind: value(l.kind, "licence.kind", Licence.Kind.self), expires: l.expires, playDuration: l.playDuration).validated()
+        }
         return ContentToken(keyID: keyID, algorithm: algorithm, url: url, expiry: exp, notBefore: nbf,
-                            playerType: hint, live: live ?? false, policy: contentPolicy)
+                            playerType: hint, live: live ?? false, policy: contentPolicy, licence: licence)
     }
 }
 

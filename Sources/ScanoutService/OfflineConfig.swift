@@ -5,12 +5,13 @@ extension ServiceConfig {
     /// `offline`: `true` keeps every playlist item (http or https) in the offline store, `false`
     /// keeps only what `POST /downloads` asks for; an object sets `keepAll`,
     /// `concurrentDownloads` (default 2), `minFreeBytes` (the cushion the disk keeps free, default
-    /// 512 MiB), `maxHeight` and `maxBitrate` (the variant kept of a master playlist).
+    /// 512 MiB), `maxHeight` and `maxBitrate` (the variant kept of a master playlist), `licenceKeys`
+/// (the key file of `GET /licence/KID`).
     mutating func applyOffline(_ o: inout JSONObject) throws(APIError) {
         guard o.values.keys.contains("offline") else { return }
         if !(o.values["offline"] is [String: Any]) {
             guard let flag = try? o.bool("offline") else {
-                throw .badRequest("offline", "must be true, false or an object {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate}")
+                throw .badRequest("offline", "must be true, false or an object {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate, licenceKeys}")
             }
             offline.keepAll = flag
             return
@@ -21,11 +22,13 @@ extension ServiceConfig {
         if let v = try t.int("minFreeBytes", range: 0...(1 << 50)) { offline.minFreeBytes = Int64(v) }
         if let v = try t.int("maxHeight", range: 1...16384) { offline.maxHeight = v }
         if let v = try t.int("maxBitrate", range: 1...1_000_000_000) { offline.maxBitrate = v }
+        if let v = try t.string("licenceKeys") { offline.licenceKeys = v }
         try t.rejectUnknown()
     }
 
     var offlineJSON: [String: Any] {
         ["keepAll": offline.keepAll, "concurrentDownloads": offline.concurrentDownloads, "minFreeBytes": offline.minFreeBytes,
-         "maxHeight": offline.maxHeight ?? NSNull(), "maxBitrate": offline.maxBitrate ?? NSNull()]
+         "maxHeight": offline.maxHeight ?? NSNull(), "maxBitrate": offline.maxBitrate ?? NSNull(),
+         "licenceKeys": offline.licenceKeys ?? NSNull()]
     }
 }

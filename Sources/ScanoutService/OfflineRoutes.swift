@@ -8,7 +8,7 @@ extension ControlAPI {
     static let offlineRoutes: [(method: String, path: String)] = [
         ("GET", "/downloads"), ("POST", "/downloads"), ("GET", "/downloads/{id}"), ("DELETE", "/downloads/{id}"),
         ("POST", "/downloads/{id}/pause"), ("POST", "/downloads/{id}/resume"),
-    ]
+    ] + assetRoutes
 
     /// `GET /downloads`, `POST /downloads {source, token?, maxBitrate? | maxHeight?}`,
     /// `GET|DELETE /downloads/ID`, `POST /downloads/ID/pause`, `POST /downloads/ID/resume`.
@@ -53,6 +53,7 @@ extension ControlAPI {
             let id = context.parameters.get("id") ?? ""
             return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().resume(id) }))
         }
+        addAssetRoutes(to: router)
     }
 
     /// With `offline.keepAll`, queues a download of every item not yet kept (in the background).
@@ -63,16 +64,16 @@ extension ControlAPI {
     }
 
     /// The manager, or 503 naming why the store is off.
-    private func store() throws(OfflineError) -> OfflineManager {
+    func store() throws(OfflineError) -> OfflineManager {
         guard let offline else { throw .store("the offline store is off: \(offlineOff)") }
         return offline
     }
 
-    private static func offlineAnswer<T>(_ body: () async throws(OfflineError) -> T) async throws(APIError) -> T {
+    static func offlineAnswer<T>(_ body: () async throws(OfflineError) -> T) async throws(APIError) -> T {
         do { return try await body() } catch { throw apiError(error) }
     }
 
-    private static func offlineAnswer<T>(_ body: () throws(OfflineError) -> T) throws(APIError) -> T {
+    static func offlineAnswer<T>(_ body: () throws(OfflineError) -> T) throws(APIError) -> T {
         do { return try body() } catch { throw apiError(error) }
     }
 
@@ -81,6 +82,7 @@ extension ControlAPI {
         case .insufficientSpace: return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "source: \(e)", field: "source")
         case .sourceUnusable: return APIError(.unprocessableContent, "source: \(e)", field: "source")
         case .notFound: return APIError(.notFound, "id: \(e)", field: "id")
+        case .idTaken: return APIError(.conflict, "id: \(e)", field: "id")
         case .invalidState: return APIError(.conflict, "state: \(e)", field: "state")
         case .store: return APIError(.serviceUnavailable, "offline: \(e)", field: "offline")
         }

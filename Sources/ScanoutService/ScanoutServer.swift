@@ -70,10 +70,12 @@ public struct ScanoutServer: Sendable {
             engine.session.observer = metrics
             slot.take()?.serve(engine, authorizer: authorizer)
             if let store { Self.keepPosition(of: engine, in: store) }
-            if let offline { engine.localInput = { offline.localInput(for: $0) } }
+            if let offline { Self.keepOffline(engine, offline) }
             return 0
         }
         offline?.resumeInterrupted()
+        // Ends when the manager goes (it holds the manager weakly).
+        _ = offline?.keepClock()
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
                              offline: offline, offlineOff: offlineOff)
         if !config.playlist.isEmpty {
@@ -129,18 +131,29 @@ public struct ScanoutServer: Sendable {
         }
         do {
             let store = try OfflineStore(directory: dir, logger: logger)
-            let manager = OfflineManager(store: store, settings: config.offline, logger: logger) { event in
+            let manager = OfflineManager(store: store, settings: config.offline, logger: logger, onEvent: { event in
                 switch event {
                 case .progress(let id, let bytes, let total, let percent, let rate, let eta):
                     player.events.publish(.downloadProgress(id: id, bytes: bytes, total: total, percent: percent, rate: rate, eta: eta))
                 case .state(let id, let state, let reason):
                     player.events.publish(.downloadState(id: id, state: state.rawValue, reason: reason))
                 }
-            }
+            })
             return (manager, "")
         } catch {
             logger.error("offline store is off: \(error)")
             return (nil, "\(error)")
+        }
+    }
+
+    /// Items open from the offline store (licences checked there); an item that starts playing
+    /// starts its rental's play window.
+    private static func keepOffline(_ engine: PlayerEngine, _ offline: OfflineManager) {
+        engine.localInput = { offline.localInput(for: $0) }
+        let previous = engine.onItemChanged
+        engine.onItemChanged = { item in
+            previous?(item)
+            offline.played(source: item.source)
         }
     }
 

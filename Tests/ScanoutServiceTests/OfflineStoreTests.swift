@@ -15,7 +15,8 @@ import Testing
         let manager: OfflineManager
         let log = EventLog()
 
-        init(_ configure: (inout OfflineSettings) -> Void = { _ in }, scratch: Scratch? = nil) throws {
+        init(_ configure: (inout OfflineSettings) -> Void = { _ in }, scratch: Scratch? = nil,
+             wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
             self.scratch = try scratch ?? Scratch()
             var settings = OfflineSettings()
             settings.minFreeBytes = 0
@@ -25,7 +26,7 @@ import Testing
             logger.logLevel = .critical
             let store = try OfflineStore(directory: self.scratch.path("state"), logger: logger)
             let log = self.log
-            manager = OfflineManager(store: store, settings: settings, logger: logger) { e in log.events.withLock { $0.append(e) } }
+            manager = OfflineManager(store: store, settings: settings, logger: logger, wallClock: wallClock) { e in log.events.withLock { $0.append(e) } }
         }
 
         /// Waits until download `id` is in `state` (at most `seconds`).
@@ -73,7 +74,7 @@ import Testing
         let done = try await h.wait(added.record.id, for: .completed)
         #expect(done.bytes == done.total && done.percent == 100 && done.segmentsDone == done.segmentCount)
         #expect(h.states(added.record.id) == [.queued, .downloading, .completed])
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8")))
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls3/v1/index.m3u8")))
         #expect(h.manager.localInput(for: hls.url("other.m3u8")) == nil)
         let log = try hls.control("log")
@@ -90,7 +91,7 @@ import Testing
         let added = try await h.manager.add(DownloadRequest(source: server.url("index.m3u8")))
         #expect(added.record.kind == .hls && added.record.bitrate == nil)
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: server.url("index.m3u8")))
+        let local = try #require(h.manager.localInput(for: server.url("index.m3u8"))).get()
         #expect(try String(contentsOfFile: local, encoding: .utf8).contains("#EXT-X-MAP:URI=\"init.mp4\""))
         #expect(try Self.md5s(local) == Self.md5s(dir.path("index.m3u8")))
     }
@@ -104,7 +105,7 @@ import Testing
         let size = try #require(try FileManager.default.attributesOfItem(atPath: dir.path("counter.mp4"))[.size] as? Int)
         #expect(added.record.kind == .file && added.record.estimate == Int64(size))
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: server.url("counter.mp4")))
+        let local = try #require(h.manager.localInput(for: server.url("counter.mp4"))).get()
         #expect(FileManager.default.contentsEqual(atPath: local, andPath: dir.path("counter.mp4")))
     }
 
@@ -131,7 +132,7 @@ import Testing
         let h = try Harness()
         let added = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8")))
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8")))
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
         let log = try hls.control("log").split(separator: "\n")
         #expect(log.filter { $0 == "/v1/seg3.ts" }.count == 2 && log.filter { $0 == "/v1/seg1.ts" }.count == 2, "\(log)")
@@ -149,7 +150,7 @@ import Testing
         // Resumed, the short segment is fetched again and the asset is the source's.
         _ = try h.manager.resume(id)
         _ = try await h.wait(id, for: .completed)
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8")))
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
     }
 
@@ -189,7 +190,7 @@ import Testing
         while try h.manager.status(id).segmentsDone < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let status = try h.manager.status(id)
         #expect(status.segmentsDone == 2 && status.record.state == .downloading && status.bytes < status.total)
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8")))
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
         let source = try Self.md5s(try Fixtures.path("hls2/v1/index.m3u8"))
         #expect(try Self.md5s(local) == Array(source.prefix(60)))
         try await h.manager.remove(id)
@@ -224,7 +225,7 @@ import Testing
         #expect(list.map(\.record.id) == [id] && list.first?.record.state == .completed)
         let aside = try FileManager.default.contentsOfDirectory(atPath: scratch.path("state")).filter { $0.hasPrefix("offline.db.corrupt-") }
         #expect(aside.count == 1, "\(aside)")
-        let local = try #require(again.manager.localInput(for: hls.url("master.m3u8")))
+        let local = try #require(again.manager.localInput(for: hls.url("master.m3u8"))).get()
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
     }
 }

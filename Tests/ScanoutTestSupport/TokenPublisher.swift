@@ -6,7 +6,20 @@ private struct PublisherClaims: JWTPayload {
     var url: String?
     var exp: Int
     var policy: [String: String]
+    var licence: LicenceClaim?
     func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// A `licence` claim (kind `purchase` or `rental`, times in seconds since 1970 and seconds).
+public struct LicenceClaim: Codable, Sendable {
+    public var kind: String
+    public var expires: Double?
+    public var playDuration: Double?
+    public init(kind: String, expires: Double? = nil, playDuration: Double? = nil) {
+        self.kind = kind
+        self.expires = expires
+        self.playDuration = playDuration
+    }
 }
 
 /// A content publisher for tests: a key file with one HS256 key (secret made now) and tokens
@@ -30,10 +43,11 @@ public struct TokenPublisher: Sendable {
     /// A token for `url` (none: the input names the media) under the policy given, expiring
     /// `expiresIn` seconds from now (negative: already expired).
     public func token(url: String? = nil, externalOutput: String = "allow", hdcp: String = "none", capture: String = "allow",
-                      expiresIn: Int = 3600) async throws -> String {
+                      expiresIn: Int = 3600, licence: LicenceClaim? = nil) async throws -> String {
         let exp = Int(Date().timeIntervalSince1970) + expiresIn
         return try await keys.sign(PublisherClaims(url: url, exp: exp,
-                                                   policy: ["externalOutput": externalOutput, "hdcp": hdcp, "capture": capture]),
+                                                   policy: ["externalOutput": externalOutput, "hdcp": hdcp, "capture": capture],
+                                                   licence: licence),
                                    kid: "k1")
     }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ScanoutOffline
+import ScanoutPolicy
+
+/// Offline assets (register, status, refresh, unregister under a local content id): a download
+/// whose id the client chooses, kept with the licence its content token carries.
+extension ControlAPI {
+    static let assetRoutes: [(method: String, path: String)] = [
+        ("POST", "/assets"), ("GET", "/assets/{id}"), ("DELETE", "/assets/{id}"), ("POST", "/assets/{id}/refresh"),
+        ("GET", "/licence/{kid}"),
+    ]
+
+    /// `POST /assets {id, source?, token, maxBitrate? | maxHeight?}`, `GET|DELETE /assets/ID`,
+    /// `POST /assets/ID/refresh {token}`.
+    func addAssetRoutes(to router: Router<ServiceRequestContext>) {
+        router.post("/assets") { [self] request, context in
+            var o = try await body(request, context, fields: ["id", "source", "token", "maxBitrate", "maxHeight"])
+            let id = try o.string("id", required: true)!
+            let source = try o.string("source")
+            let token = try o.string("token", required: true)!
+            let maxBitrate = try o.int("maxBitrate", range: 1...1_000_000_000)
+            let maxHeight = try o.int("maxHeight", range: 1...16384)
+            try o.rejectUnknown()
+            guard Self.isAssetID(id) else {
+                throw APIError.badRequest("id", "must be 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'")
+            }
+            if maxBitrate != nil && maxHeight != nil {
+                throw APIError.badRequest("maxHeight", "give maxBitrate or maxHeight, not both")
+            }
+            let (input, licence) = try await verified(source: source, token: token)
+            let status = try await Self.offlineAnswer { () async throws(OfflineError) in
+                try await store().add(DownloadRequest(source: input, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight,
+                                                      id: id, licence: licence))
+            }
+            return jsonResponse(try assetJSON(status), status: .created)
+        }
+        router.get("/assets/:id") { [self] _, context in
+            let id = context.parameters.get("id") ?? ""
+            return jsonResponse(try assetJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
+        }
+        router.delete("/assets/:id") { [self] _, context in
+            let id = context.parameters.get("id") ?? ""
+            try await Self.offlineAnswer { () async throws(OfflineError) in try await store().remove(id) }
+            return jsonResponse(["id": id, "state": DownloadState.cancelled.rawValue])
+        }
+        router.post("/assets/:id/refresh") { [self] request, context in
+            let id = context.parameters.get("id") ?? ""
+            var o = try await body(request, context, fields: ["token"])
+            let token = try o.string("token", required: true)!
+            try o.rejectUnknown()
+            let status = try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }
+            let (_, licence) = try await verified(source: status.record.source, token: token)
+            guard let licence else { throw APIError(.unprocessableContent, "token: the token carries no licence claim to refresh with", field: "token") }
+            _ = try Self.offlineAnswer { () throws(OfflineError) in try store().refresh(id, licence: licence) }
+            return jsonResponse(try assetJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
+        }
+        router.get("/licence/:kid") { [self] request, context in
+            try await licenceKey(request, kid: context.parameters.get("kid") ?? "")
+        }
+    }
+
+    /// `GET /licence/KID`: the 16 bytes of content key KID from `offline.licenceKeys`, for a
+    /// valid content token (`X-Content-Token`, or `Authorization: Bearer` from a local client,
+    /// whose Authorization the API does not need). 401 without a token, 403 for one that does not
+    /// verify, 404 for an unknown KID. Keys are never logged.
+    private func licenceKey(_ request: Request, kid: String) async throws -> Response {
+        guard let file = try Self.offlineAnswer({ () throws(OfflineError) in try store() }).settings.licenceKeys else {
+            throw APIError(.notFound, "kid: no licence keys are configured (offline.licenceKeys)", field: "kid")
+        }
+        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let token = request.headers[HTTPField.Name("X-Content-Token")!] ?? bearer else {
+            throw APIError(.unauthorized, "token: a content token is required (X-Content-Token, or Authorization: Bearer)", field: "token")
+        }
+        let policy = authorizer.configuration
+        do {
+            guard !policy.keys.isEmpty else { throw AuthorizationError.noKeys }
+            _ = try await ContentTokenVerifier(keys: policy.keys, leewaySeconds: policy.leewaySeconds).verify(token, now: Date().timeIntervalSince1970)
+        } catch {
+            throw APIError(.forbidden, "token: \(error)", field: "token")
+        }
+        guard let data = FileManager.default.contents(atPath: file),
+              let keys = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["keys"] as? [String: String] else {
+            throw APIError(.serviceUnavailable, "offline.licenceKeys: \(file) cannot be read as {\"keys\": {\"KID\": \"32 hex digits\"}}", field: "offline")
+        }
+        guard let hex = keys[kid], let key = Self.bytes(hex: hex), key.count == 16 else {
+            throw APIError(.notFound, "kid: no 16-byte key \"\(kid)\" in \(file)", field: "kid")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/octet-stream"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: key)))
+    }
+
+    /// The bytes of hexadecimal text; nil when it is not.
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let b = UInt8(String(digits[i...i + 1]), radix: 16) else { return nil }
+            out.append(b)
+        }
+        return out
+    }
+
+    /// The token verified for `source` (or the source it names): the input and its licence; 403
+    /// naming what is wrong otherwise.
+    private func verified(source: String?, token: String) async throws -> (input: String, licence: Licence?) {
+        do {
+            let a = try await authorizer.authorize(input: source, token: token)
+            return (a.input, a.authorization.token?.licence)
+        } catch {
+            throw Self.refusal(error, field: "token", source: "source")
+        }
+    }
+
+    /// A download's answer with its licence (`null` when it has none) and where it stands.
+    private func assetJSON(_ s: DownloadStatus) throws -> [String: Any] {
+        var json = Self.downloadJSON(s)
+        let id = s.record.id
+        guard let l = try Self.offlineAnswer({ () throws(OfflineError) in try store().licenceStatus(id) }) else {
+            json["licence"] = NSNull()
+            return json
+        }
+        var licence: [String: Any] = ["kind": l.licence.kind.rawValue, "expires": l.licence.expires ?? NSNull(),
+                                      "playDuration": l.licence.playDuration ?? NSNull(), "firstPlay": l.firstPlay ?? NSNull()]
+        switch l.verdict {
+        case .valid(let remaining):
+            licence["state"] = "valid"
+            licence["remaining"] = remaining ?? NSNull()
+            licence["expiredAt"] = NSNull()
+        case .expired(let at):
+            licence["state"] = "expired"
+            licence["remaining"] = 0
+            licence["expiredAt"] = at
+        }
+        json["licence"] = licence
+        return json
+    }
+
+    static func isAssetID(_ id: String) -> Bool {
+        (1...64).contains(id.count) && !id.hasPrefix(".")
+            && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
+    }
+}
