@@ -12,7 +12,9 @@ import Testing
         try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: clips.path("counter.mp4"))
         let http = try HTTPFileServer.hls(directory: clips.url.path)
         let source = http.url("counter.mp4")
-        let expires = Date().timeIntervalSince1970 + 5
+        // Whole seconds, as a token's NumericDate usually is: a fraction may not survive the
+        // JSON round trips exactly.
+        let expires = (Date().timeIntervalSince1970 + 5).rounded(.up)
         let rental = try await publisher.token(url: source, licence: LicenceClaim(kind: "rental", expires: expires, playDuration: 3600))
         let purchase = try await publisher.token(url: source, licence: LicenceClaim(kind: "purchase"))
         let plain = try await publisher.token(url: source)
