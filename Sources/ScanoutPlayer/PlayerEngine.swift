@@ -270,6 +270,7 @@ public final class PlayerEngine {
         seekedInItem = true
         do {
             let (frame, media, number) = try find()
+            catchUpSubtitles(item, pts: frame.pts)
             session.hold(frame, media: media)
             _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
             session.rebase(atMedia: media)
