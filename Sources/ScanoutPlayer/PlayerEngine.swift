@@ -552,6 +552,8 @@ public final class PlayerEngine {
         for v in variantTally.update(reader: reader) {
             emit(.variantSwitch(item: index, from: v.from, to: v.to, bandwidth: v.bandwidth, reason: v.reason, pts: v.pts,
                                 seconds: v.pts.map { Double($0 - (video.startTime ?? 0)) * video.timeBase.doubleValue }))
+            // The new context's renditions restart at the change and drop the cues before it.
+            if v.from != nil, let item = current { catchUpSubtitles(item, pts: v.pts) }
         }
     }
 

@@ -69,16 +69,29 @@ final class PlayerSubtitles {
         display.subtitles = r
     }
 
-    /// Adds the lines of the routed track that started before `time` (seconds, the track's
-    /// clock) and still show then: the packets read from the position on miss them. Local files
-    /// only (a second reader seeks in them, `SubtitleFile`); network and live inputs show the
-    /// lines that start from the position on. A failure loses those lines, not the item.
+    /// Adds the lines of the routed track that started before `time` (seconds, the video's
+    /// clock) and still show then: the packets read from the position on miss them. A second
+    /// reader (`SubtitleFile`) seeks in a local file or a VOD HLS playlist; other network and
+    /// live inputs show the lines that start from the position on. A failure loses those lines,
+    /// not the item.
+    ///
+    /// HLS: the demuxer starts a rendition chosen after its first read (and every rendition after
+    /// a seek) at its current time on the video's clock and drops the cues before it; the cues'
+    /// clock lags that one by the video's start (`SubtitleFeed.hlsOffset`), so the cues of that
+    /// lag after the position are read here too.
     func catchUp(_ item: PreparedItem, at time: Double, timeoutSeconds: Double) {
-        guard let (_, demuxer, track) = routed, let r = renderer, time > 0, !demuxer.isLive,
-              !demuxer.input.contains("://") else { return }
+        guard let (_, demuxer, track) = routed, let r = renderer, !demuxer.isLive,
+              let info = demuxer.tracks.first(where: { $0.index == track }) else { return }
+        let hls = demuxer.formatName == "hls"
+        guard hls || !demuxer.input.contains("://"), hls || time > 0 else { return }
+        let offset = SubtitleFeed.hlsOffset(info, reader: item.reader)
+        let t = time - offset
+        let window = max(0, t - Self.catchUpSeconds)..<(hls ? t + offset + 2 : t)
         let file = try? SubtitleFile(input: demuxer.input, timeoutSeconds: timeoutSeconds)
-        let window = max(0, time - Self.catchUpSeconds)..<time
-        for e in (try? file?.read(track: track, window: window))?.events ?? [] where e.start + e.duration > time { r.add(e) }
+        for var e in (try? file?.read(track: track, window: window))?.events ?? [] where e.start + e.duration > t {
+            e.start += offset
+            r.add(e)
+        }
     }
 
     /// Routes the track again when the item's reader changed (an exact seek reads on with the
@@ -163,9 +176,11 @@ public enum SubtitleFeed {
 extension PlayerEngine {
     /// Sets up `p`'s subtitles: its own choice of text, else the player's, with the player's
     /// on/off, delay and margin and the API's choices.
-    func startSubtitles(_ p: PreparedItem) {
+    /// `pts`: the frame shown (video time base); nil: the item's first.
+    func startSubtitles(_ p: PreparedItem, at pts: Int64? = nil) {
         subtitles.start(p, selection: configuration.subtitles.overridden(by: p.item.subtitles), display: display,
                         timeoutSeconds: configuration.demuxer.timeoutSeconds)
+        catchUpSubtitles(p, pts: pts ?? p.originPts)
     }
 
     /// Adds the lines that show on `item`'s frame `pts` (video time base) but started before
@@ -189,8 +204,7 @@ extension PlayerEngine {
         if let track {
             subtitles.trackOverride = .some(track)
             if let item = current {
-                startSubtitles(item)
-                catchUpSubtitles(item, pts: session.lastPresentedPts)
+                startSubtitles(item, at: session.lastPresentedPts)
             }
         }
         emit(.subtitlesChanged(subtitles.status))
