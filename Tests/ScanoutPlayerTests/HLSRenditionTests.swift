@@ -3,6 +3,7 @@ import ScanoutMedia
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport
+import ScanoutTesting
 import Testing
 
 /// HLS alternative renditions over loopback HTTP: the hls_subs ladder of tools/make-fixtures.sh
