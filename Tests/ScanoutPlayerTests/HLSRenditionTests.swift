@@ -3,7 +3,6 @@ import ScanoutMedia
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport
-import ScanoutTesting
 import Testing
 
 /// HLS alternative renditions over loopback HTTP: the hls_subs ladder of tools/make-fixtures.sh
@@ -35,19 +34,8 @@ struct HLSRenditionTests {
         try server.control("throttle?prefix=/v1/&rate=40000")
         var configuration = PlayerConfiguration()
         configuration.demuxer = DemuxerOptions(timeoutSeconds: 10, adaptive: AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99))
-        let display = HeadlessDisplay(renderer: CPUHeadlessRenderer())
-        let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: configuration) { _ in }
-        try engine.load([item])
-        try engine.play()
-        var shown: [RGBImage] = []
-        var ticks = 0
-        while engine.state != .ended && ticks < 3000 {
-            let before = display.framesPresented
-            engine.tick()
-            ticks += 1
-            if display.framesPresented > before { shown.append(try #require(try display.snapshot())) }
-        }
-        return shown
+        return try SubtitlePlaybackTests.pictures(item, on: HeadlessDisplay(renderer: CPUHeadlessRenderer()),
+                                                  configuration: configuration) { _ in }
     }
 
     /// Each variant's pictures decoded from the fixture's files, keyed by the frame's code band
