@@ -22,8 +22,8 @@ public struct SubtitleStatus: Sendable, Equatable {
 /// item starts. The engine owns one; it runs on the engine's thread only.
 ///
 /// An embedded track shows its events from the packets read after it was chosen; for a local
-/// file, the lines that started before the position (a track chosen mid-item, a seek) are read
-/// by a second reader of the same file (`catchUp`, as mpv does). After a seek the packets come
+/// file or a VOD HLS playlist, the lines that started before the position (a track chosen mid-item, a seek) are read
+/// by a second reader of the same input (`catchUp`, as mpv does). After a seek the packets come
 /// again, and the renderer keeps each event once.
 final class PlayerSubtitles {
     /// How far before the position a catch-up reads: a line longer than this that started
