@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v11
+STAMP=v12
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -111,6 +111,31 @@ hls_ladder() { # dir size:bitrate...
 }
 hls_ladder hls2 256x192:150k 320x240:600k
 hls_ladder hls3 256x192:150k 288x216:300k 320x240:600k
+# hls_subs: the hls2 ladder with alternative renditions in its master playlist: two WebVTT
+# subtitle playlists (en, fr; the cues count from the first picture, whose MPEG-TS time the
+# X-TIMESTAMP-MAP gives: 1.466667 s = 132000) and an AAC audio playlist.
+hls_ladder hls_subs 256x192:150k 320x240:600k
+mkdir -p hls_subs/subs hls_subs/audio
+vtt() { # name cue...
+  local f=hls_subs/subs/$1.vtt; shift
+  printf 'WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:132000,LOCAL:00:00:00.000\n' > "$f"
+  for c in "$@"; do printf '\n%s\n' "$c" >> "$f"; done
+  printf '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:5\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:5.000000,\n%s\n#EXT-X-ENDLIST\n' \
+    "$(basename "$f")" > "${f%.vtt}.m3u8"
+}
+vtt en $'00:00:00.500 --> 00:00:01.500\nFirst line' $'00:00:03.000 --> 00:00:04.000\nSecond line'
+vtt fr $'00:00:01.000 --> 00:00:02.000\nPremière ligne' $'00:00:03.500 --> 00:00:04.500\nDeuxième ligne'
+"${FF[@]}" -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=5" -c:a aac -ac 2 "${BX[@]}" -f hls -hls_time 1 \
+  -hls_playlist_type vod -hls_segment_filename hls_subs/audio/seg%d.ts hls_subs/audio/index.m3u8
+python3 - <<'PY'
+p = 'hls_subs/master.m3u8'
+lines = open(p).read().split('\n')
+media = ['#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",LANGUAGE="en",NAME="English",DEFAULT=YES,AUTOSELECT=YES,URI="audio/index.m3u8"',
+         '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",LANGUAGE="en",NAME="English",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,URI="subs/en.m3u8"',
+         '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",LANGUAGE="fr",NAME="Français",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,URI="subs/fr.m3u8"']
+out = lines[:2] + media + [l + ',AUDIO="aud",SUBTITLES="subs"' if l.startswith('#EXT-X-STREAM-INF') else l for l in lines[2:]]
+open(p, 'w').write('\n'.join(out))
+PY
 # Audio only.
 "${FF[@]}" -f lavfi -i "sine=frequency=440:duration=1" -c:a pcm_s16le "${BX[@]}" audio_only.wav
 # Tracks: 3 s of counter video with two audio tracks (English AAC 440 Hz, default; German MP3

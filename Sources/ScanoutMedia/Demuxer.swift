@@ -370,7 +370,14 @@ public final class Demuxer {
             // A live playlist that does not grow is waited for until the timeout, not given up
             // after a few reloads (libavformat's default count differs between versions).
             av_dict_set(&dict, "max_reload", "1000000", 0)
-        } else {
+        }
+        if isHTTP(input) || input.lowercased().hasSuffix(".m3u8") {
+            // The hls demuxer reads subtitle renditions (`EXT-X-MEDIA:TYPE=SUBTITLES`, WebVTT
+            // playlists) only below the normal compliance level (libavformat 5.1 to 7 mark them
+            // experimental); otherwise they are left out of the stream list.
+            av_dict_set(&dict, "strict", "experimental", 0)
+        }
+        if !isHTTP(input) {
             av_dict_set(&dict, "rw_timeout", String(Int64(options.timeoutSeconds * 1_000_000)), 0)
             av_dict_set(&dict, "reconnect", "0", 0)
         }

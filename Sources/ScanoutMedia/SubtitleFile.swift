@@ -42,8 +42,12 @@ public final class SubtitleFile {
         avformat_close_input(&context)
     }
 
-    /// Decodes every event of subtitle stream `track` (nil: the first one), in file order.
-    public func read(track: Int? = nil) throws -> SubtitleScript {
+    /// Decodes the events of subtitle stream `track` (nil: the first one), in file order: every
+    /// one, or with `window`, those of the packets from a seek to `window.lowerBound` (seconds,
+    /// the stream's clock; the container's keyframe at or before it) up to the first packet
+    /// that starts at `window.upperBound` or later (a line shown at the window's end has
+    /// started by then).
+    public func read(track: Int? = nil, window: Range<Double>? = nil) throws -> SubtitleScript {
         guard let ctx = context else { throw MediaError.openFailed(input: input, reason: "closed") }
         let streams = (0..<Int(ctx.pointee.nb_streams)).compactMap { ctx.pointee.streams[$0] }
         guard let stream = streams.first(where: {
@@ -55,6 +59,15 @@ public final class SubtitleFile {
         for s in streams where s != stream { s.pointee.discard = AVDISCARD_ALL }
         let decoder = try SubtitleDecoder(parameters: stream.pointee.codecpar, timeBase: Rational(stream.pointee.time_base), input: input)
         var script = SubtitleScript(codecName: decoder.codecName, header: decoder.header)
+        if let window, window.lowerBound > 0 {
+            deadline.arm(seconds: timeoutSeconds)
+            let sought = av_seek_frame(ctx, -1, Int64(window.lowerBound * Double(SCANOUT_AV_TIME_BASE)), AVSEEK_FLAG_BACKWARD)
+            if sought < 0 {
+                throw Demuxer.openError(input: input, code: sought, deadline: deadline, timeout: timeoutSeconds,
+                                        during: "seeking", detail: errorLines.last)
+            }
+        }
+        let tb = Rational(stream.pointee.time_base).doubleValue
         let packet = Packet()
         while true {
             deadline.arm(seconds: timeoutSeconds)
@@ -65,7 +78,9 @@ public final class SubtitleFile {
                                         during: "reading", detail: errorLines.last)
             }
             defer { packet.unref() }
-            if packet.streamIndex == Int(stream.pointee.index) { script.events += try decoder.decode(packet) }
+            guard packet.streamIndex == Int(stream.pointee.index) else { continue }
+            if let window, let pts = packet.pts, Double(pts) * tb >= window.upperBound { break }
+            script.events += try decoder.decode(packet)
         }
         deadline.disarm()
         return script

@@ -278,6 +278,7 @@ public final class PlayerEngine {
         do {
             let (frame, media, number) = try find()
             audio.seeked(reader: item.reader)
+            catchUpSubtitles(item, pts: frame.pts)
             session.hold(frame, media: media)
             _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
             session.rebase(atMedia: media)
@@ -570,6 +571,8 @@ public final class PlayerEngine {
         for v in variantTally.update(reader: reader) {
             emit(.variantSwitch(item: index, from: v.from, to: v.to, bandwidth: v.bandwidth, reason: v.reason, pts: v.pts,
                                 seconds: v.pts.map { Double($0 - (video.startTime ?? 0)) * video.timeBase.doubleValue }))
+            // The new context's renditions restart at the change and drop the cues before it.
+            if v.from != nil, let item = current { catchUpSubtitles(item, pts: v.pts) }
         }
     }
 

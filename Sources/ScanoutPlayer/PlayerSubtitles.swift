@@ -21,10 +21,14 @@ public struct SubtitleStatus: Sendable, Equatable {
 /// the item's reader reads them (`Demuxer.route`), or with a sideband file read whole when the
 /// item starts. The engine owns one; it runs on the engine's thread only.
 ///
-/// An embedded track shows its events from the packets read after it was chosen: a track chosen
-/// mid-item shows the lines from the read position on. After a seek the packets come again, and
-/// libass keeps each event once (by its ReadOrder).
+/// An embedded track shows its events from the packets read after it was chosen; for a local
+/// file or a VOD HLS playlist, the lines that started before the position (a track chosen mid-item, a seek) are read
+/// by a second reader of the same input (`catchUp`, as mpv does). After a seek the packets come
+/// again, and the renderer keeps each event once.
 final class PlayerSubtitles {
+    /// How far before the position a catch-up reads: a line longer than this that started
+    /// before it is missed.
+    static let catchUpSeconds = 30.0
     private(set) var status = SubtitleStatus()
     private(set) var renderer: SubtitleRenderer?
     /// The reader whose demuxer hands the track's packets over, and the track.
@@ -39,7 +43,7 @@ final class PlayerSubtitles {
     func start(_ item: PreparedItem, selection: SubtitleSelection, display: any Display, timeoutSeconds: Double) {
         stop(display: display)
         var s = selection
-        if let t = trackOverride { s.track = t; s.file = nil; if t == nil { s.enabled = false } }
+        if let t = trackOverride { s.track = t; s.file = nil; s.enabled = t != nil }
         status = SubtitleStatus()
         status.enabled = enabledOverride ?? s.enabled
         status.delay = delayOverride ?? s.delay
@@ -65,12 +69,38 @@ final class PlayerSubtitles {
         display.subtitles = r
     }
 
+    /// Adds the lines of the routed track that started before `time` (seconds, the video's
+    /// clock) and still show then: the packets read from the position on miss them. A second
+    /// reader (`SubtitleFile`) seeks in a local file or a VOD HLS playlist; other network and
+    /// live inputs show the lines that start from the position on. A failure loses those lines,
+    /// not the item.
+    ///
+    /// HLS: the demuxer starts a rendition chosen after its first read (and every rendition after
+    /// a seek) at its current time on the video's clock and drops the cues before it; the cues'
+    /// clock lags that one by the video's start (`SubtitleFeed.hlsOffset`), so the cues of that
+    /// lag after the position are read here too.
+    func catchUp(_ item: PreparedItem, at time: Double, timeoutSeconds: Double) {
+        guard let (_, demuxer, track) = routed, let r = renderer, !demuxer.isLive,
+              let info = demuxer.tracks.first(where: { $0.index == track }) else { return }
+        let hls = demuxer.formatName == "hls"
+        guard hls || !demuxer.input.contains("://"), hls || time > 0 else { return }
+        let offset = SubtitleFeed.hlsOffset(info, reader: item.reader)
+        let t = time - offset
+        let window = max(0, t - Self.catchUpSeconds)..<(hls ? t + offset + 2 : t)
+        let file = try? SubtitleFile(input: demuxer.input, timeoutSeconds: timeoutSeconds)
+        for var e in (try? file?.read(track: track, window: window))?.events ?? [] where e.start + e.duration > t {
+            e.start += offset
+            r.add(e)
+        }
+    }
+
     /// Routes the track again when the item's reader changed (an exact seek reads on with the
     /// seeker's reader).
     func follow(_ item: PreparedItem) {
         guard let (id, old, track) = routed, id != ObjectIdentifier(item.reader), let r = renderer else { return }
         try? old.route(track: track, to: nil)
-        try? SubtitleFeed.route(track: track, of: item.reader.demuxer, to: r)
+        let offset = item.reader.demuxer.tracks.first { $0.index == track }.map { SubtitleFeed.hlsOffset($0, reader: item.reader) } ?? 0
+        try? SubtitleFeed.route(track: track, of: item.reader.demuxer, to: r, offset: offset)
         routed = (ObjectIdentifier(item.reader), item.reader.demuxer, track)
     }
 
@@ -110,29 +140,55 @@ public enum SubtitleFeed {
         } else {
             guard let t = selection.embeddedTrack(in: reader.demuxer.tracks) else { return nil }
             renderer = try SubtitleRenderer(header: try SubtitleDecoder(demuxer: reader.demuxer, track: t.index).header)
-            try route(track: t.index, of: reader.demuxer, to: renderer)
+            try route(track: t.index, of: reader.demuxer, to: renderer, offset: hlsOffset(t, reader: reader))
             track = t.index
         }
         renderer.videoTimeBase = video.timeBase
         renderer.delay = selection.delay
+        renderer.safeMargin = selection.margin
         return (renderer, track)
     }
 
-    /// Hands the packets of `track` that `demuxer` reads from now on to `renderer`, decoded.
-    static func route(track: Int, of demuxer: Demuxer, to renderer: SubtitleRenderer) throws {
+    /// Hands the packets of `track` that `demuxer` reads from now on to `renderer`, decoded,
+    /// their times moved by `offset` seconds.
+    static func route(track: Int, of demuxer: Demuxer, to renderer: SubtitleRenderer, offset: Double = 0) throws {
         let decoder = try SubtitleDecoder(demuxer: demuxer, track: track)
         try demuxer.route(track: track) { packet in
             // A packet that does not decode loses its line, not the item.
-            for e in (try? decoder.decode(packet)) ?? [] { renderer.add(e) }
+            for var e in (try? decoder.decode(packet)) ?? [] {
+                e.start += offset
+                renderer.add(e)
+            }
         }
+    }
+
+    /// Where an HLS WebVTT rendition's cue times start on the video's clock. libavformat's hls
+    /// demuxer hands the cues out with their own times (it does not apply the segments'
+    /// `X-TIMESTAMP-MAP`), while the video keeps its MPEG-TS timestamps (which start at 1.4 s
+    /// or more): the cues are taken to count from the first picture, as a sideband file's do
+    /// (the map packagers write: `LOCAL:00:00:00.000` at the first picture's MPEGTS). 0 otherwise.
+    static func hlsOffset(_ track: TrackInfo, reader: FrameReader) -> Double {
+        guard reader.demuxer.formatName == "hls", track.codecName == "webvtt" else { return 0 }
+        return Double(reader.video.startTime ?? 0) * reader.video.timeBase.doubleValue
     }
 }
 
 extension PlayerEngine {
-    /// Sets up `p`'s subtitles: its own selection, else the player's, with the API's choices.
-    func startSubtitles(_ p: PreparedItem) {
-        subtitles.start(p, selection: p.item.subtitles ?? configuration.subtitles, display: display,
+    /// Sets up `p`'s subtitles: its own choice of text, else the player's, with the player's
+    /// on/off, delay and margin and the API's choices.
+    /// `pts`: the frame shown (video time base); nil: the item's first.
+    func startSubtitles(_ p: PreparedItem, at pts: Int64? = nil) {
+        subtitles.start(p, selection: configuration.subtitles.overridden(by: p.item.subtitles), display: display,
                         timeoutSeconds: configuration.demuxer.timeoutSeconds)
+        catchUpSubtitles(p, pts: pts ?? p.originPts)
+    }
+
+    /// Adds the lines that show on `item`'s frame `pts` (video time base) but started before
+    /// the read position (`PlayerSubtitles.catchUp`): after a seek, or a track chosen mid-item.
+    func catchUpSubtitles(_ item: PreparedItem, pts: Int64?) {
+        guard let pts else { return }
+        let t = Double(pts) * item.video.timeBase.doubleValue - subtitles.status.delay
+        subtitles.catchUp(item, at: t, timeoutSeconds: configuration.demuxer.timeoutSeconds)
     }
 
     /// `POST /subtitles`: shows or hides the subtitles, sets their delay (seconds, positive: later),
@@ -147,7 +203,9 @@ extension PlayerEngine {
         subtitles.set(enabled: enabled, delay: delay)
         if let track {
             subtitles.trackOverride = .some(track)
-            if let item = current { startSubtitles(item) }
+            if let item = current {
+                startSubtitles(item, at: session.lastPresentedPts)
+            }
         }
         emit(.subtitlesChanged(subtitles.status))
     }

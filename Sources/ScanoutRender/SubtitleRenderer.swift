@@ -22,12 +22,12 @@ public final class SubtitleRenderer {
     public var videoTimeBase = Rational(1, 1000)
     /// False: no layer at all (the API's `enabled`), the events kept.
     public var enabled = true
-    /// The part of each output dimension left free on each side (0.05: 5 % from every edge).
-    public var safeMargin: Double = 0
+    /// What is left free on each side of the output (`.fraction(0.05)`: 5 % from every edge).
+    public var safeMargin: SubtitleMargin = .fraction(0)
     private var last: (key: LayoutKey, layer: Overlay?)?
 
     private struct LayoutKey: Equatable {
-        var width: Int, height: Int, picture: PixelRect, storage: Int, safe: Double
+        var width: Int, height: Int, picture: PixelRect, storage: Int, safe: SubtitleMargin
     }
 
     /// A renderer for the track whose ASS header is `header` (styles, `PlayResX`); its events come
@@ -63,11 +63,22 @@ public final class SubtitleRenderer {
         ass_library_done(library)
     }
 
-    /// Adds one event (an event already added, by its ReadOrder, is ignored by libass).
+    /// The events added, by time and text (the line less its ReadOrder).
+    private var added: Set<EventKey> = []
+
+    private struct EventKey: Hashable {
+        var start: Int64, duration: Int64, text: Substring
+    }
+
+    /// Adds one event; an event already added (same times and text) is ignored. libass keeps
+    /// each ReadOrder once, but a packet decoded again (after a seek, or by a second reader)
+    /// gets a new ReadOrder from its decoder, so the check is on the times and the text.
     public func add(_ event: SubtitleEvent) {
+        let start = Int64((event.start * 1000).rounded()), duration = Int64((event.duration * 1000).rounded())
+        let text = event.line.firstIndex(of: ",").map { event.line[event.line.index(after: $0)...] } ?? Substring(event.line)
+        guard added.insert(EventKey(start: start, duration: duration, text: text)).inserted else { return }
         var bytes = Array(event.line.utf8).map { CChar(bitPattern: $0) }
-        ass_process_chunk(track, &bytes, Int32(bytes.count), Int64((event.start * 1000).rounded()),
-                          Int64((event.duration * 1000).rounded()))
+        ass_process_chunk(track, &bytes, Int32(bytes.count), start, duration)
         last = nil
     }
 
@@ -80,7 +91,7 @@ public final class SubtitleRenderer {
     /// same value (so that a renderer uploads it once).
     public func layer(at time: Double, outputWidth W: Int, outputHeight H: Int, picture: PixelRect,
                       pictureWidth: Int, pictureHeight: Int) -> Overlay? {
-        let mx = Int((Double(W) * safeMargin).rounded()), my = Int((Double(H) * safeMargin).rounded())
+        let (mx, my) = safeMargin.pixels(width: W, height: H)
         let fw = W - 2 * mx, fh = H - 2 * my
         guard fw > 0, fh > 0, picture.width > 0, picture.height > 0 else { return nil }
         let key = LayoutKey(width: W, height: H, picture: picture, storage: pictureWidth << 32 | pictureHeight, safe: safeMargin)

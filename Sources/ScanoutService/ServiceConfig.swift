@@ -21,6 +21,8 @@ import ScanoutRender
 ///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation, overlay} ], repeat ("none"|"one"|"all"), autoplay
 ///     overlay {image, opacity, position}                 — a logo over every item that names none
 ///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
+///     subtitleLanguages [tags], subtitles {enabled, delay, safeMargin} — runtime: subtitles of
+///                                                         items that name none
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
 ///     threads, timeout (s)                               — decoding threads, source timeout
 ///     stateDir                                           — where the playlist position is kept
@@ -67,6 +69,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var slate: String?
     /// Drawn over items that name no overlay of their own (and over the slate).
     public var overlay: Overlay?
+    /// Subtitles for items that name none of their own (`subtitleLanguages`, `subtitles`).
+    public var subtitles = SubtitleSelection()
     public var positionInterval = 1.0
     public var retryInterval = 5.0
     public var logLevel: Logger.Level = .info
@@ -104,7 +108,7 @@ public struct ServiceConfig: Sendable, Equatable {
     }
 
     static let outputs = ["auto", "kms", "headless"]
-    static let runtimeKeys: Set<String> = Set(["scaling", "slate", "positionInterval", "retryInterval", "logLevel", "repeat"]).union(audioRuntimeKeys)
+    static let runtimeKeys: Set<String> = Set(["scaling", "slate", "positionInterval", "retryInterval", "logLevel", "repeat"]).union(audioRuntimeKeys).union(subtitleKeys)
 
     /// Reads a config file; errors name the file and the field.
     public static func load(file: String) throws -> ServiceConfig {
@@ -197,12 +201,13 @@ public struct ServiceConfig: Sendable, Equatable {
         }
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
         try applyOffline(&o)
+        try applySubtitles(&o)
     }
 
     static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels", "offline"]).union(adaptiveKeys).union(audioKeys)
+                                       "channels", "offline"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -212,6 +217,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.slate = slate
         p.scaling = scaling
         p.overlay = overlay
+        p.subtitles = subtitles
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live, adaptive: adaptive)
         p.timeshift = timeshift
         p.audio = audio
@@ -238,7 +244,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "channels": channels.json,
             "offline": offlineJSON,
         ]
-        return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }
+        return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }.merging(subtitlesJSON) { a, _ in a }
     }
 }
 

@@ -12,15 +12,20 @@ enum SubtitleFields {
         let file = try o.string("subtitles")
         if let file, file.isEmpty { throw .badRequest(o.name("subtitles"), "must not be empty") }
         let track = try o.int("subtitleTrack", range: 0...Int(Int32.max))
-        var languages: [String] = []
-        if let list = try o.array("subtitleLanguages") {
-            for (i, v) in list.enumerated() {
-                guard let s = v as? String, !s.isEmpty else { throw .badRequest("\(o.name("subtitleLanguages"))[\(i)]", "must be a language tag (en, fre, pt-BR)") }
-                languages.append(s)
-            }
-        }
+        let languages = try self.languages(&o) ?? []
         guard file != nil || track != nil || !languages.isEmpty else { return nil }
         return SubtitleSelection(file: file, track: track, languages: languages)
+    }
+
+    /// `subtitleLanguages`: language tags, first first; nil when absent.
+    static func languages(_ o: inout JSONObject) throws(APIError) -> [String]? {
+        guard let list = try o.array("subtitleLanguages") else { return nil }
+        var languages: [String] = []
+        for (i, v) in list.enumerated() {
+            guard let s = v as? String, !s.isEmpty else { throw .badRequest("\(o.name("subtitleLanguages"))[\(i)]", "must be a language tag (en, fre, pt-BR)") }
+            languages.append(s)
+        }
+        return languages
     }
 
     static func json(_ s: SubtitleSelection?) -> [String: Any] {

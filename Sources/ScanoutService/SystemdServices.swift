@@ -143,6 +143,7 @@ final class ConfigReloader: Sendable {
         var next = current
         next.scaling = fresh.scaling
         next.slate = fresh.slate
+        next.subtitles = fresh.subtitles
         next.positionInterval = fresh.positionInterval
         next.retryInterval = fresh.retryInterval
         next.logLevel = fresh.logLevel

@@ -80,6 +80,7 @@ struct Render: ParsableCommand {
             let text = try script.map { s -> (SubtitleRenderer, Rational) in
                 let r = try SubtitleRenderer(script: s)
                 r.delay = subtitles.delay
+                r.safeMargin = selection.margin
                 return (r, video.timeBase)
             }
             try renderAll(requests, orientation: noAutorotate ? Orientation.identity : video.orientation, subtitles: text) {

@@ -3,7 +3,7 @@ import Foundation
 import ScanoutMedia
 
 /// The subtitle options of `render` and `play`: a sideband file, a track by index or language,
-/// none, and a delay.
+/// none, a delay and the safe margin.
 struct SubtitleOptions: ParsableArguments {
     @Option(name: .customLong("sub-file"), help: ArgumentHelp("Subtitle file or URL (.srt, .vtt, .ass) shown over the video; its times count from the first picture.", valueName: "path-or-url"))
     var file: String?
@@ -20,7 +20,11 @@ struct SubtitleOptions: ParsableArguments {
     @Option(name: .customLong("sub-delay"), help: "Seconds added to subtitle times (positive: later; earlier: --sub-delay=-0.2).")
     var delay: Double = 0
 
+    @Option(name: .customLong("sub-margin"), help: ArgumentHelp("Safe margin kept free of subtitles on every side: below 1 a fraction of the output's size (0.05), else pixels (48).", valueName: "margin"))
+    var margin: Double = 0
+
     func validate() throws {
+        guard SubtitleMargin(margin) != nil else { throw ValidationError("--sub-margin: a fraction below 1 (0.05) or whole pixels (48), not \(margin)") }
         if disabled, file != nil || track != nil || languages != nil {
             throw ValidationError("--no-sub cannot be combined with --sub-file, --sid or --slang")
         }
@@ -33,6 +37,6 @@ struct SubtitleOptions: ParsableArguments {
     var selection: SubtitleSelection {
         SubtitleSelection(file: file, track: track,
                           languages: (languages ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
-                          enabled: !disabled, delay: delay)
+                          enabled: !disabled, delay: delay, margin: SubtitleMargin(margin) ?? .fraction(0))
     }
 }

@@ -35,6 +35,17 @@ struct SubtitleCLITests {
         #expect(gl[14] == glPlain[14] && gl[15] != glPlain[15])
     }
 
+    @Test("render --sub-margin: 40 pixels or 0.2 of the output move the line of frame 20; 1.5 is a usage error")
+    func margin() throws {
+        let scratch = try Scratch()
+        let none = try Self.render(["--slang", "en"], frames: [20], in: scratch)
+        let pixels = try Self.render(["--slang", "en", "--sub-margin", "40"], frames: [20], in: scratch)
+        let fraction = try Self.render(["--slang", "en", "--sub-margin", "0.2"], frames: [20], in: scratch)
+        #expect(pixels[20] != none[20] && fraction[20] != none[20] && pixels[20] != fraction[20])
+        let bad = try CLI.run(["render", try Fixtures.path("tracks.mkv"), "--frames", "1", "--sub-margin", "1.5", "--out", scratch.path("b")])
+        #expect(bad.status == 1 && bad.stderrText.contains("--sub-margin"), "\(bad.status): \(bad.stderrText)")
+    }
+
     @Test("render --sub-file: a sideband SubRip file; a missing one fails naming it; --no-sub with --slang is a usage error")
     func sidebandAndRefusals() throws {
         let scratch = try Scratch()

@@ -47,8 +47,9 @@ struct SubtitlePlaybackTests {
     }
 
     /// The pictures of one run on `display`, frame by frame.
-    static func pictures(_ item: PlaylistItem, on display: HeadlessDisplay, before: (PlayerEngine) throws -> Void) throws -> [RGBImage] {
-        let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: PlayerConfiguration()) { _ in }
+    static func pictures(_ item: PlaylistItem, on display: HeadlessDisplay, configuration: PlayerConfiguration = PlayerConfiguration(),
+                         before: (PlayerEngine) throws -> Void) throws -> [RGBImage] {
+        let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: configuration) { _ in }
         try engine.load([item])
         try before(engine)
         try engine.play()
@@ -100,6 +101,61 @@ struct SubtitlePlaybackTests {
             #expect((c.subtitles != nil) == text, "frame \(n)")
             let reference = try CPUCompositor(compositor: c).compose(frames[n], orientation: .identity, width: 1920, height: 1080)
             #expect(shown.bytes == reference.bytes, "frame \(n)")
+        }
+    }
+
+    @Test("the player's defaults: English from its languages for an item that names none; a 40-pixel margin lifts the line")
+    func playerDefaults() throws {
+        let source = try Fixtures.path("tracks.mkv")
+        var item = PlaylistItem(source: source)
+        item.subtitles = SubtitleSelection(languages: ["en"])
+        let own = try Self.pictures(item, on: HeadlessDisplay(renderer: CPUHeadlessRenderer())) { _ in }
+        var configuration = PlayerConfiguration()
+        configuration.subtitles = SubtitleSelection(languages: ["en"])
+        let defaults = try Self.pictures(PlaylistItem(source: source), on: HeadlessDisplay(renderer: CPUHeadlessRenderer()),
+                                         configuration: configuration) { _ in }
+        #expect(defaults.count == 90 && defaults.map(\.bytes) == own.map(\.bytes))
+        configuration.subtitles.margin = .pixels(40)
+        let lifted = try Self.pictures(PlaylistItem(source: source), on: HeadlessDisplay(renderer: CPUHeadlessRenderer()),
+                                       configuration: configuration) { _ in }
+        #expect(lifted.count == 90)
+        // The line's lowest drawn row is at least 40 rows above the bottom, and higher than without.
+        func lowestChangedRow(_ a: RGBImage, _ b: RGBImage) -> Int {
+            let stride = a.bytes.count / a.height
+            return (0..<a.height).last { y in a.bytes[y * stride..<(y + 1) * stride] != b.bytes[y * stride..<(y + 1) * stride] } ?? -1
+        }
+        let reader = try FrameReader(input: source), frame20 = VideoFrame()
+        for _ in 0...20 { _ = try reader.next(into: frame20) }
+        let clean = try CPURenderer().render(frame20)
+        let low = lowestChangedRow(own[20], clean), high = lowestChangedRow(lifted[20], clean)
+        #expect(low > 0 && high > 0 && high < low && high < clean.height - 40, "\(low) → \(high)")
+    }
+
+    @Test("a seek to 1.0 s, inside the English line of 0.5–1.5 s, shows the line on the first frame; so does the track chosen after it")
+    func seekIntoALine() throws {
+        var english = PlaylistItem(source: try Fixtures.path("tracks.mkv"))
+        english.subtitles = SubtitleSelection(languages: ["en"])
+        let reference = try Self.pictures(english, on: HeadlessDisplay(renderer: CPUHeadlessRenderer())) { _ in }
+        #expect(reference.count == 90)
+        let reader = try FrameReader(input: english.source), frame31 = VideoFrame()
+        for _ in 0...31 { _ = try reader.next(into: frame31) }
+        let plain = try CPURenderer().render(frame31)
+        for chosenAfter in [false, true] {
+            let display = HeadlessDisplay(renderer: CPUHeadlessRenderer())
+            let engine = PlayerEngine(display: display, clock: ManualClock(), configuration: PlayerConfiguration()) { _ in }
+            // Chosen after the seek: the item starts with the forced French track.
+            try engine.load([chosenAfter ? PlaylistItem(source: english.source) : english])
+            try engine.seek(to: 1.0, exact: false)
+            if !chosenAfter {
+                #expect(try display.snapshot()?.bytes == reference[30].bytes, "frame 30, right after the seek")
+                continue
+            }
+            try engine.setSubtitles(track: .some(3))
+            try engine.play()
+            let shown = display.framesPresented
+            for _ in 0..<100 where display.framesPresented == shown { engine.tick() }
+            let next = try #require(try display.snapshot())
+            #expect(next.bytes == reference[31].bytes && next.bytes != plain.bytes, "frame 31, the first after the choice")
         }
     }
 

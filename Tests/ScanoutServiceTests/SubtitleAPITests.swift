@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import ScanoutMedia
 import ScanoutPlayer
 @testable import ScanoutService
 import ScanoutTestSupport
@@ -46,6 +47,33 @@ struct SubtitleAPITests {
                 if case let .subtitlesChanged(s) = e { return s } else { return nil }
             }
             #expect(events.map(\.track) == [4, nil])
+        }
+    }
+
+    @Test("service defaults: subtitleLanguages and subtitles {enabled, delay, safeMargin} reach the player and GET /config, at run time too; bad margins are refused")
+    func serviceDefaults() throws {
+        var o = try JSONObject.parse(Data(#"{"subtitleLanguages": ["fr"], "subtitles": {"enabled": true, "delay": 0.25, "safeMargin": 48}}"#.utf8))
+        var c = ServiceConfig()
+        try c.apply(&o, runtimeOnly: true)
+        try o.rejectUnknown()
+        let p = c.playerConfiguration.subtitles
+        #expect(p.languages == ["fr"] && p.delay == 0.25 && p.margin == .pixels(48) && p.enabled)
+        #expect(c.json["subtitleLanguages"] as? [String] == ["fr"])
+        let subs = try #require(c.json["subtitles"] as? [String: Any])
+        #expect(subs["safeMargin"] as? Double == 48 && subs["delay"] as? Double == 0.25 && subs["enabled"] as? Bool == true)
+        // An item that names its own languages keeps the service's delay and margin.
+        let item = p.overridden(by: SubtitleSelection(languages: ["en"]))
+        #expect(item.languages == ["en"] && item.delay == 0.25 && item.margin == .pixels(48))
+        var fraction = try JSONObject.parse(Data(#"{"subtitles": {"safeMargin": 0.05, "enabled": false}}"#.utf8))
+        try c.apply(&fraction, runtimeOnly: true)
+        #expect(c.subtitles.margin == .fraction(0.05) && !c.subtitles.enabled && c.subtitles.languages == ["fr"])
+        for bad in [#"{"subtitles": {"safeMargin": 1.5}}"#, #"{"subtitles": {"margin": 0.1}}"#, #"{"subtitleLanguages": [""]}"#] {
+            var b = try JSONObject.parse(Data(bad.utf8))
+            var d = ServiceConfig()
+            #expect(throws: APIError.self, "\(bad)") {
+                try d.apply(&b, runtimeOnly: false)
+                try b.rejectUnknown()
+            }
         }
     }
 

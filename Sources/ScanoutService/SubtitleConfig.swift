@@ -1,0 +1,29 @@
+import Foundation
+import ScanoutMedia
+
+/// The service-wide subtitle defaults: `subtitleLanguages` (preferred languages for items that
+/// name none of their own) and `subtitles {enabled, delay, safeMargin}` (on/off, seconds,
+/// the margin: below 1 a fraction of the output's size, else pixels). Runtime keys: `PUT /config`
+/// and SIGHUP apply them from the next item on.
+extension ServiceConfig {
+    static let subtitleKeys: Set<String> = ["subtitleLanguages", "subtitles"]
+
+    mutating func applySubtitles(_ o: inout JSONObject) throws(APIError) {
+        if let v = try SubtitleFields.languages(&o) { subtitles.languages = v }
+        guard var s = try o.object("subtitles") else { return }
+        if let v = try s.bool("enabled") { subtitles.enabled = v }
+        if let v = try s.double("delay", range: -600...600) { subtitles.delay = v }
+        if let v = try s.double("safeMargin", range: 0...4096) {
+            guard let m = SubtitleMargin(v) else {
+                throw .badRequest(s.name("safeMargin"), "must be a fraction below 1 (0.05) or whole pixels (48)")
+            }
+            subtitles.margin = m
+        }
+        try s.rejectUnknown()
+    }
+
+    var subtitlesJSON: [String: Any] {
+        ["subtitleLanguages": subtitles.languages,
+         "subtitles": ["enabled": subtitles.enabled, "delay": subtitles.delay, "safeMargin": subtitles.margin.number] as [String: Any]]
+    }
+}
