@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     if (!log) { perror(argv[1]); return 1; }
     /* the playback side of the same cable: card Loopback, device 0, substream 0 */
     for (int i = 0; !playing("/proc/asound/Loopback/pcm0p/sub0/status"); i++) {
-        if (i > 6000) { fprintf(stderr, "loopback-capture: nothing played on hw:Loopback,0,0 within 60 s\n"); return 1; }
+        if (i > 30000) { fprintf(stderr, "loopback-capture: nothing played on hw:Loopback,0,0 within 300 s\n"); return 1; }
         usleep(10000);
     }
     snd_pcm_t *pcm;

@@ -26,7 +26,7 @@ cmd="grep -q Loopback /proc/asound/cards || echo '## no loopback card'; "
 for r in $rates; do
   # The capture covers the run less its first and last second (it starts when the sound does).
   cap=$(python3 -c "print(max(1, $seconds / $r - 2))")
-  cmd+="echo '## rate $r'; timeout $((seconds * 3 + 60)) '$work/loopback-capture' '$work/onsets-$r' $cap & cpid=\$!; "
+  cmd+="echo '## rate $r'; timeout $((seconds * 10 + 300)) '$work/loopback-capture' '$work/onsets-$r' $cap & cpid=\$!; "
   cmd+="$bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet --rate $r --audio-device hw:Loopback,0,0 --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "
   cmd+="wait \$cpid; echo \"## capture status \$?\"; "
 done
