@@ -74,6 +74,9 @@ public final class KMSDisplay: Display {
     public internal(set) var lastNativeRejection: String?
     /// Called with each writeback capture (the index counts captures from 0).
     public var onCapture: ((Int, RGBImage) -> Void)?
+    /// Called with each page-flip event: the CRTC and the vblank timestamp (CLOCK_MONOTONIC ns)
+    /// at which the committed frame reached its screen.
+    public var onFlip: ((UInt32, UInt64) -> Void)?
     /// Called when outputs are added or removed (hotplug), with a one-line description.
     public var onOutputsChanged: ((String) -> Void)?
     /// What `restore()` did, once it ran.

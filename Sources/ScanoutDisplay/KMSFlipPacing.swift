@@ -25,6 +25,7 @@ extension KMSDisplay {
                 o.flipPending = false
                 counters.flips += 1
                 lastFlipTimestampNs = timestampNs
+                onFlip?(crtcID, timestampNs)
                 if let q = o.queued {
                     o.onScreen = q
                     o.queued = nil

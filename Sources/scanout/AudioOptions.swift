@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import ScanoutMedia
 import ScanoutPlayer
+import ScanoutDisplay
 
 /// The sound options of `play`: the ALSA device, the volume, the audio track.
 struct AudioOptions: ParsableArguments {
@@ -15,7 +16,7 @@ struct AudioOptions: ParsableArguments {
     var volume: Int = 100
     @Flag(help: "Start muted.")
     var mute = false
-    @Option(help: ArgumentHelp("Write one line per frame shown: its media time (s) and the CLOCK_MONOTONIC ns just after it was presented (lip-sync measurements).", valueName: "file"))
+    @Option(help: ArgumentHelp("Write one line per frame shown: its media time (s) and the CLOCK_MONOTONIC ns it was presented at: on KMS the vblank of its page flip, else just after the display took it (lip-sync measurements).", valueName: "file"))
     var presentLog: String?
 
     func validate() throws {
@@ -54,24 +55,57 @@ func audioSummary(_ sound: PlayerAudio) -> String? {
         + (output.loss.map { "; \($0)" } ?? "")
 }
 
-/// The lines of `--present-log`: `media_seconds monotonic_ns`, one per frame shown.
+/// The lines of `--present-log`: `media_seconds monotonic_ns`, one per frame shown. On a KMS screen
+/// the time is the vblank timestamp of the frame's page-flip event (when it reached the screen);
+/// elsewhere the CLOCK_MONOTONIC ns just after the display took the frame.
 final class PresentLog {
     private let file: UnsafeMutablePointer<FILE>
-    private var last: Int64?
     private var frames = 0
+    /// KMS: media times of frames committed whose flip has not been paired yet, and flip times
+    /// not paired yet (each commit ends in exactly one flip of the first output's CRTC).
+    private var committed: [Double] = []
+    private var flips: [UInt64] = []
+    private var crtc: UInt32?
+    private let kms: KMSDisplay?
 
-    init(path: String) throws {
+    init(path: String, kms: KMSDisplay? = nil) throws {
         guard let f = fopen(path, "w") else { throw ValidationError("--present-log: cannot write \(path)") }
         file = f
+        self.kms = kms
+        kms?.onFlip = { [weak self] crtc, ns in self?.flipped(crtc: crtc, at: ns) }
     }
 
-    deinit { fclose(file) }
+    deinit {
+        kms?.onFlip = nil
+        fclose(file)
+    }
 
     /// Notes the frame the session shows now, once per frame (called after each step).
     func note(_ session: PlaybackSession) {
         let shown = session.currentStats().framesPresented
         guard shown != frames else { return }
-        frames = shown
-        fputs("\(session.position) \(monotonicNanoseconds())\n", file)
+        defer { frames = shown }
+        guard kms != nil else {
+            fputs("\(session.position) \(monotonicNanoseconds())\n", file)
+            return
+        }
+        // One entry per commit keeps commits and flips in step even if a step showed two frames.
+        committed += Array(repeating: session.position, count: max(1, shown - frames))
+        pair()
+    }
+
+    private func flipped(crtc: UInt32, at ns: UInt64) {
+        if self.crtc == nil { self.crtc = crtc }
+        guard crtc == self.crtc else { return }
+        flips.append(ns)
+        pair()
+    }
+
+    private func pair() {
+        let n = min(committed.count, flips.count)
+        guard n > 0 else { return }
+        for i in 0..<n { fputs("\(committed[i]) \(flips[i])\n", file) }
+        committed.removeFirst(n)
+        flips.removeFirst(n)
     }
 }

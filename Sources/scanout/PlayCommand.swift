@@ -100,7 +100,7 @@ struct Play: ParsableCommand {
                 reportAudio(event)
             }
             defer { if let line = audioSummary(sound) { print(line) } }
-            let presentLog = try audio.presentLog.map { try PresentLog(path: $0) }
+            let presentLog = try audio.presentLog.map { try PresentLog(path: $0, kms: pipeline.kms) }
             let line = ProgressLine(quiet: options.quiet)
             let cpuBefore = selfUsage().cpu
             let stats = try session.run(shouldStop: {

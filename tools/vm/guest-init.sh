@@ -70,6 +70,7 @@ done
 [ "$STDOUT" != /dev/null ] || say "no stdout port; the command's output is lost"
 
 [ -e /dev/dri/card0 ] || say "warning: /dev/dri/card0 is missing (vkms did not bind?)"
+[ -e /proc/asound/Loopback ] || say "warning: no ALSA Loopback card (snd-aloop did not load?)"
 
 if [ $INIT = systemd ]; then
   # prepare.sh (from the control share) writes the units that run the command, masks what makes

@@ -4,7 +4,7 @@
 #   vmlinuz, vmlinux Debian's 6.1 kernel (from linux-image-<abi>-amd64, extracted, never installed),
 #                    and the uncompressed ELF inside it, which run.sh boots
 #   initramfs.cpio.gz busybox + the guest /init (guest-init.sh) + the modules it insmods, in order:
-#                    virtio/9p/overlay/virtio-serial, the DRM helpers, and vkms.ko
+#                    virtio/9p/overlay/virtio-serial, the DRM helpers, vkms.ko, and snd-aloop
 #   vkms.ko          built out of tree from linux-source-6.1 against linux-headers-<abi>-amd64 of
 #                    the SAME package version (Debian's kernel is built without vkms), patched by
 #                    vkms-possible-clones.patch so writeback can clone the screen
@@ -114,10 +114,12 @@ depmod -b "$WORK/image" "$KVER"
 #   overlay             a writable tmpfs layer over the read-only host root
 #   virtio_console      virtio-serial ports carrying the command's stdout and stderr to the host
 #   vkms                the driver under test (pulls drm, drm_kms_helper, drm_shmem_helper, ...)
+#   snd-aloop           ALSA's loopback card (pulls soundcore, snd, snd-timer, snd-pcm): what is
+#                       played on hw:Loopback,0,0 is captured on hw:Loopback,1,0 (lip sync)
 INITRD=$WORK/initramfs
 mkdir -p "$INITRD"/{bin,dev,proc,sys,lib/modules}
 : > "$INITRD/modules.list"
-for m in virtio_pci 9pnet_virtio 9p overlay virtio_console vkms; do
+for m in virtio_pci 9pnet_virtio 9p overlay virtio_console vkms snd-aloop; do
   modprobe -d "$WORK/image" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
   cp "$ko" "$INITRD/lib/modules/"   # modprobe -d prints the path including the -d base
