@@ -62,7 +62,7 @@ public final class PlayerAudio {
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
     public func attach(reader: FrameReader, item: PlaylistItem, settings: AudioSettings, session: PlaybackSession,
-                gapless: Bool) -> [PlayerEvent] {
+                gapless: Bool, early: [Int: [Packet]] = [:]) -> [PlayerEvent] {
         detach(session: session, flush: !gapless)
         guard !settings.isSilent else { return [] }
         let selection = item.audio.isEmpty ? settings.selection : item.audio
@@ -106,6 +106,8 @@ public final class PlayerAudio {
         }
         epoch += 1
         track = t
+        // What was read with the first frame, before the route existed.
+        for packet in early[t.index] ?? [] { play(packet) }
         route(reader.demuxer)
         session.masterEpoch = epoch
         session.masterClock = output
@@ -165,13 +167,16 @@ public final class PlayerAudio {
         guard let t = track else { return }
         self.demuxer = demuxer
         let epoch = self.epoch
-        try? demuxer.route(track: t.index) { [weak self] packet in
-            guard let self, let decoder = self.decoder, let output = self.output else { return }
-            guard let chunks = try? decoder.decode(packet) else { return }
-            for var c in chunks {
-                c.epoch = epoch
-                output.enqueue(c)
-            }
+        try? demuxer.route(track: t.index) { [weak self] packet in self?.play(packet, epoch: epoch) }
+    }
+
+    /// Decodes `packet` and queues its samples for the device, marked with `epoch`.
+    private func play(_ packet: Packet, epoch: Int? = nil) {
+        guard let decoder, let output else { return }
+        guard let chunks = try? decoder.decode(packet) else { return }
+        for var c in chunks {
+            c.epoch = epoch ?? self.epoch
+            output.enqueue(c)
         }
     }
 }
