@@ -87,6 +87,7 @@ public final class PlayerEngine {
         session.stallThreshold = configuration.stallThreshold
         session.deviationWindow = 4096
         session.transfers = configuration.decoder.transfers
+        audio.clock = { [clock] in clock.now() }
     }
 
     /// `c` with the pipeline's own decoder settings (`Display.decoding`), one copy counter for
@@ -428,6 +429,9 @@ public final class PlayerEngine {
         if let loss = audio.takeLoss(session: session) {
             emit(.audioLost(device: loss.device, reason: loss.reason))
             emit(.warning(loss.description))
+        }
+        if let p = current, [.playing, .paused, .ready, .buffering].contains(state) {
+            for e in audio.retry(reader: p.reader, item: p.item, settings: configuration.audio, session: session) { emit(e) }
         }
         if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
             retryAt = nil
