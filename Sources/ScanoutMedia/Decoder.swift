@@ -87,6 +87,9 @@ public struct DecoderOptions: Sendable {
     /// (`MemfdSurfaceAllocator`), or GBM buffer objects of the display's device, which a GPU
     /// consumer imports as they are. Used on the decoding thread (see `SurfaceAllocator`).
     public var surfaceAllocator: (any SurfaceAllocator)?
+    /// The picture shown while an audio-only input without a cover plays (the player's slate);
+    /// nil: black.
+    public var stillImage: String?
 
     public init(threads: Int = 0, playerType: PlayerType = .auto, fallbackAfter: Int = 3, allowFallback: Bool = true,
                 environment: SelectorEnvironment = SelectorEnvironment(), observer: (@Sendable (DecoderEvent) -> Void)? = nil) {
@@ -107,17 +110,23 @@ public final class SoftwareDecoder: Decoder {
     private let errorLines = ErrorLines()
 
     /// Opens the decoder for the demuxer's video stream.
-    public init(for demuxer: Demuxer, options: DecoderOptions = DecoderOptions()) throws {
-        input = demuxer.input
-        let par = demuxer.codecParameters
-        codecName = demuxer.video.codecName
+    public convenience init(for demuxer: Demuxer, options: DecoderOptions = DecoderOptions()) throws {
+        try self.init(parameters: demuxer.codecParameters, timeBase: demuxer.stream.pointee.time_base, codecName: demuxer.video.codecName,
+                      input: demuxer.input, options: options)
+    }
+
+    /// Opens the decoder for a stream's codec parameters (a cover picture's, `StillDecoder`).
+    init(parameters par: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, codecName: String, input: String,
+         options: DecoderOptions) throws {
+        self.input = input
+        self.codecName = codecName
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
-            var name = demuxer.video.codecName
+            var name = codecName
             if name == "none" || name == "unknown" {
                 let tag = par.pointee.codec_tag
                 name = tag == 0 ? "unknown" : "unknown (tag \(fourCC(tag)))"
             }
-            throw MediaError.unsupportedCodec(input: demuxer.input, codec: name)
+            throw MediaError.unsupportedCodec(input: input, codec: name)
         }
         guard let ctx = avcodec_alloc_context3(codec) else { fatalError("avcodec_alloc_context3: out of memory") }
         context = ctx
@@ -125,7 +134,7 @@ public final class SoftwareDecoder: Decoder {
         ctx.pointee.opaque = Unmanaged.passUnretained(errorLines).toOpaque()
         var r = avcodec_parameters_to_context(ctx, par)
         if r >= 0 {
-            ctx.pointee.pkt_timebase = demuxer.stream.pointee.time_base
+            ctx.pointee.pkt_timebase = timeBase
             ctx.pointee.thread_count = Int32(options.threads)
             ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             r = avcodec_open2(ctx, codec, nil)
@@ -133,7 +142,7 @@ public final class SoftwareDecoder: Decoder {
         if r < 0 {
             var c: UnsafeMutablePointer<AVCodecContext>? = ctx
             avcodec_free_context(&c)
-            throw MediaError.decoderOpenFailed(input: demuxer.input, codec: codecName, reason: ffmpegErrorString(r))
+            throw MediaError.decoderOpenFailed(input: input, codec: codecName, reason: ffmpegErrorString(r))
         }
     }
 

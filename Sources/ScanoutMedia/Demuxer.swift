@@ -259,12 +259,21 @@ public final class Demuxer {
         let variants = meter == nil ? [] : Self.hlsVariants(opened)
         let selector = variants.isEmpty ? nil : VariantSelector(variants: variants, options: options.adaptive)
         let startVariant = selector?.carried(by: Double(options.adaptive.initialBandwidth))
-        let best = startVariant.map { Int32($0.streamIndex) } ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        var best = startVariant.map { Int32($0.streamIndex) } ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        // An input whose only picture is a cover (an mp3's embedded PNG) or that has none plays
+        // its audio: the audio track is the stream read, and the picture a still (`StillDecoder`).
+        var cover: Int?
+        if startVariant == nil, best < 0 || Self.isAttachedPicture(opened, Int(best)) {
+            cover = best >= 0 ? Int(best) : nil
+            best = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        }
         guard best >= 0, let st = opened.pointee.streams[Int(best)] else {
             avformat_close_input(&ctxOpt)
             meter?.unhook(ctx)
             throw MediaError.noVideoStream(input: input)
         }
+        audioOnly = st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+        coverTrack = cover
         // Only the video stream's packets are read; the demuxer skips the rest cheaply.
         for i in 0..<Int(opened.pointee.nb_streams) where i != Int(best) {
             opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
@@ -285,7 +294,12 @@ public final class Demuxer {
         } else {
             indexFollowsData = false
         }
-        video = Self.describe(stream: st, context: opened)
+        var info = Self.describe(stream: st, context: opened)
+        if audioOnly {
+            info.frameRate = StillDecoder.frameRate
+            info.declaredFrameCount = nil
+        }
+        video = info
         deadline.disarm()
         live?.watchStalls = true
     }
@@ -296,14 +310,38 @@ public final class Demuxer {
         adaptive?.meter.unhook(context)
     }
 
-    /// The stream whose packets `read` hands out: the video stream, or the current variant's.
+    /// The stream whose packets `read` hands out: the video stream, or the current variant's
+    /// (the audio track of an audio-only input).
     var activeStreamIndex: Int
+
+    /// An input with no video (or only a cover picture): `read` hands out its audio track's
+    /// packets, and `video` describes that track (its time base, duration, a still's frame rate).
+    public let audioOnly: Bool
+    /// The cover picture's stream of an audio-only input (`AV_DISPOSITION_ATTACHED_PIC`).
+    public let coverTrack: Int?
+
+    /// The cover picture's packet, a copy (nil without one).
+    public func coverPacket() -> Packet? {
+        guard let coverTrack, let st = context.pointee.streams[coverTrack], st.pointee.attached_pic.size > 0 else { return nil }
+        let p = Packet()
+        av_packet_ref(p.pointer, &st.pointee.attached_pic)
+        return p
+    }
+
+    private static func isAttachedPicture(_ ctx: UnsafeMutablePointer<AVFormatContext>, _ index: Int) -> Bool {
+        guard let st = ctx.pointee.streams[index] else { return false }
+        return st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+    }
 
     /// Every stream of the input: the video, audio and subtitle tracks a player lists and
     /// chooses from (`TrackSelector`). HLS alternative renditions are streams of their own.
     public var tracks: [TrackInfo] {
         (0..<Int(context.pointee.nb_streams)).compactMap { i in context.pointee.streams[i].map(TrackInfo.describe) }
     }
+
+    /// While a seek looks ahead for a keyframe, the packets it reads go to no sink: it reads them
+    /// again from the keyframe.
+    var sinksPaused = false
 
     /// Streams other than the video whose packets go to a sink as `read` meets them.
     private var sinks: [Int: (Packet) -> Void] = [:]
@@ -313,12 +351,12 @@ public final class Demuxer {
     /// them with the video. The packet is the reader's own and is refilled by the next read:
     /// a sink that keeps it keeps a `clone()`. One sink a track; `nil` stops reading it.
     public func route(track index: Int, to sink: ((Packet) -> Void)?) throws {
-        guard index != activeStreamIndex, index >= 0, index < Int(context.pointee.nb_streams),
+        guard index != activeStreamIndex || audioOnly, index >= 0, index < Int(context.pointee.nb_streams),
               let st = context.pointee.streams[index] else {
             throw MediaError.openFailed(input: input, reason: "no track \(index) to read beside the video (see the track list)")
         }
         sinks[index] = sink
-        st.pointee.discard = sink == nil ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+        if index != activeStreamIndex { st.pointee.discard = sink == nil ? AVDISCARD_ALL : AVDISCARD_DEFAULT }
     }
 
     /// The codec parameters of track `index`, for opening its decoder. Valid while the demuxer lives.
@@ -431,9 +469,11 @@ public final class Demuxer {
                 throw MediaError.readFailed(input: input, reason: ffmpegErrorString(r))
             }
             if packet.streamIndex != activeStreamIndex {
-                sinks[packet.streamIndex]?(packet)
+                if !sinksPaused { sinks[packet.streamIndex]?(packet) }
                 continue
             }
+            // An audio-only input's track is both routed (its sound) and read (the still's pace).
+            if audioOnly, !sinksPaused { sinks[packet.streamIndex]?(packet) }
             // Before the damage check: packets a change of variant drops are never decoded.
             if let adaptive, try !adaptive.admit(packet, demuxer: self) { continue }
             if packet.isCorrupt, isHTTP {

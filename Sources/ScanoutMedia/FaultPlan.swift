@@ -13,6 +13,7 @@
 /// | `import@N` | importing frame N into CPU memory fails (the download every hardware frame goes through, before any EGL import) |
 /// | `hang-loop@N` | once N frames have been presented, the player's loop thread stops turning for good (what a wedged driver call would do); the service's watchdog must notice |
 /// | `audio-lost@N` | after N period writes, every write to the audio device fails with EIO (a device unplugged mid-play) |
+/// | `audio-open@N` | the first N openings of the audio device fail (a device plugged in later) |
 ///
 /// Frame numbers count the hardware decoder's output from 0 (the frame order of `framemd5`).
 /// The decoder faults act only on the hardware path; software decoding is never faulted.
@@ -24,6 +25,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     public var importAt: Int?
     public var hangLoopAt: Int?
     public var audioLostAt: Int?
+    public var audioOpenFailures: Int?
 
     public init(standIn: Bool = false, hwInit: Bool = false, decodeFrom: Int? = nil, exportAt: Int? = nil, importAt: Int? = nil,
                 hangLoopAt: Int? = nil) {
@@ -51,6 +53,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
                 case "import": importAt = n
                 case "hang-loop": hangLoopAt = n
                 case "audio-lost": audioLostAt = n
+                case "audio-open": audioOpenFailures = n
                 default: throw DecoderSelectionError.badFaultSpec("'\(item)' is not a fault (known: \(Self.known))")
                 }
             }
@@ -62,7 +65,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         try FaultPlan(parsing: environment["SCANOUT_FAULTS"] ?? "")
     }
 
-    static let known = "hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N"
+    static let known = "hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N, audio-open@N"
 
     public var isEmpty: Bool { self == FaultPlan() }
 
@@ -76,6 +79,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         if let n = importAt { items.append("import@\(n)") }
         if let n = hangLoopAt { items.append("hang-loop@\(n)") }
         if let n = audioLostAt { items.append("audio-lost@\(n)") }
+        if let n = audioOpenFailures { items.append("audio-open@\(n)") }
         return items.joined(separator: ",")
     }
 

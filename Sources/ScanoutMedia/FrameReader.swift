@@ -9,7 +9,15 @@ public final class FrameReader {
     public let demuxer: Demuxer
     public let decoder: any Decoder
     public var input: String { demuxer.input }
-    public var video: VideoStreamInfo { demuxer.video }
+    /// The video stream; for an audio-only input, its audio track with the still's size.
+    public var video: VideoStreamInfo {
+        guard let still = decoder as? StillDecoder else { return demuxer.video }
+        var v = demuxer.video
+        v.width = still.picture.width
+        v.height = still.picture.height
+        v.pixelFormat = still.picture.pixelFormat
+        return v
+    }
     /// Where packets come from: the demuxer, or a cursor over a timeshift buffer that a thread
     /// of its own fills from the demuxer (`TimeshiftBuffer`).
     public var source: any PacketSource
@@ -49,7 +57,9 @@ public final class FrameReader {
         demuxer = try Demuxer(input: name, options: demuxerOptions)
         source = demuxer
         let start = monotonicNanoseconds()
-        let (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
+        let (decoder, decision): (any Decoder, DecoderDecision?) = demuxer.audioOnly
+            ? (try StillDecoder(for: demuxer, options: decoderOptions), nil)
+            : try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
         decoderOpenSeconds = Double(monotonicNanoseconds() - start) / 1e9
         self.decoder = decoder
         self.decision = decision
@@ -195,6 +205,9 @@ public final class FrameReader {
     /// packet decoded after `ts` or keyframe shown after it.
     private func lastKeyframe(notAfter ts: Int64) throws -> FrameIndex.Keyframe? {
         var found: FrameIndex.Keyframe?
+        let demuxer = source as? Demuxer
+        demuxer?.sinksPaused = true
+        defer { demuxer?.sinksPaused = false }
         while try source.read(into: packet) {
             bytesRead += packet.size
             if packet.isKeyframe, let pts = packet.pts ?? packet.dts {

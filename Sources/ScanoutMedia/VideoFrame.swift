@@ -49,6 +49,27 @@ public final class VideoFrame {
         return copy
     }
 
+    /// Re-stamps the frame (a still shown again at `pts`, `StillDecoder`).
+    func stamp(pts: Int64, duration: Int64) {
+        pointer.pointee.pts = pts
+        pointer.pointee.best_effort_timestamp = pts
+        pointer.pointee.pkt_duration = duration
+    }
+
+    /// A black 16×16 yuv420p picture (limited range).
+    static func black() -> VideoFrame {
+        let f = VideoFrame()
+        f.pointer.pointee.width = 16
+        f.pointer.pointee.height = 16
+        f.pointer.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        guard av_frame_get_buffer(f.pointer, 0) >= 0 else { fatalError("av_frame_get_buffer: out of memory") }
+        let p = f.pointer.pointee
+        for (plane, size) in [(p.data.0, Int(p.linesize.0) * 16), (p.data.1, Int(p.linesize.1) * 8), (p.data.2, Int(p.linesize.2) * 8)].enumerated() {
+            size.0?.update(repeating: plane == 0 ? 16 : 128, count: size.1)
+        }
+        return f
+    }
+
     public func unref() {
         av_frame_unref(pointer)
         hardware = nil

@@ -36,14 +36,30 @@ public final class PreparedItem {
             let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder, contentHint: item.contentHint)
             let first = VideoFrame()
             let start = monotonicNanoseconds()
+            // The audio read with the first frame is kept for the item's start (`takeEarlyAudio`).
+            let early = EarlyAudio()
+            let audioTracks = reader.demuxer.tracks.filter { $0.kind == .audio }.map(\.index)
+            for t in audioTracks { try? reader.demuxer.route(track: t) { early.packets[t, default: []].append($0.clone()) } }
+            defer { for t in audioTracks { try? reader.demuxer.route(track: t, to: nil) } }
             guard try reader.next(into: first) else { return .failure(.noFrames(input: item.source)) }
             let decode = Double(monotonicNanoseconds() - start) / 1e9
-            return .success(PreparedItem(index: index, item: item, reader: reader, firstFrame: first, decodeSeconds: decode))
+            let prepared = PreparedItem(index: index, item: item, reader: reader, firstFrame: first, decodeSeconds: decode)
+            prepared.earlyAudio = early.packets
+            return .success(prepared)
         } catch let e as MediaError {
             return .failure(e)
         } catch {
             return .failure(.openFailed(input: item.source, reason: "\(error)"))
         }
+    }
+
+    /// The audio packets read with the first frame, by track, until the item's audio starts.
+    private var earlyAudio: [Int: [Packet]] = [:]
+
+    /// The early audio, once (the item's first start plays it; a later one does not).
+    func takeEarlyAudio() -> [Int: [Packet]] {
+        defer { earlyAudio = [:] }
+        return earlyAudio
     }
 
     /// The seeker for exact seeks, built once; playback continues on its reader afterwards.
@@ -69,6 +85,11 @@ public final class PreparedItem {
         guard timeshift == nil else { return }
         timeshift = LiveTimeshift(reader: reader, options: options)
     }
+}
+
+/// Packets a route hands over while an item is prepared.
+private final class EarlyAudio {
+    var packets: [Int: [Packet]] = [:]
 }
 
 /// Prepares the next item ahead of time: on a thread of its own (`background`, so that opening and

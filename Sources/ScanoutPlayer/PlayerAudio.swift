@@ -12,14 +12,17 @@ public struct AudioSettings: Sendable, Equatable {
     public var selection: AudioSelection
     /// `audio-lost@N` of a fault plan: writes fail after N periods.
     public var failWritesAfter: Int?
+    /// `audio-open@N` of a fault plan: the first N openings fail.
+    public var failOpens: Int?
 
     public init(device: String = "none", volume: Int = 100, muted: Bool = false, selection: AudioSelection = AudioSelection(),
-                failWritesAfter: Int? = nil) {
+                failWritesAfter: Int? = nil, failOpens: Int? = nil) {
         self.device = device
         self.volume = volume
         self.muted = muted
         self.selection = selection
         self.failWritesAfter = failWritesAfter
+        self.failOpens = failOpens
     }
 
     public var isSilent: Bool { device == "none" || device.isEmpty }
@@ -54,15 +57,22 @@ public final class PlayerAudio {
     private var epoch = 0
     private var lossReported = false
     private var rate = 1.0
-    /// The device that failed to open: not tried again until the settings change.
+    /// The device that failed to open, and when: tried again `reopenInterval` later.
     private var refused: String?
+    private var refusedAt: UInt64 = 0
+    /// Openings tried (for `AudioSettings.failOpens`).
+    private var opens = 0
+    /// How long a device that could not open waits before it is tried again.
+    public var reopenInterval: UInt64 = 2_000_000_000
+    /// The engine's clock (monotonic nanoseconds).
+    public var clock: () -> UInt64 = monotonicNanoseconds
     /// The track playing, for `/state`.
     public private(set) var track: TrackInfo?
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
     public func attach(reader: FrameReader, item: PlaylistItem, settings: AudioSettings, session: PlaybackSession,
-                gapless: Bool) -> [PlayerEvent] {
+                gapless: Bool, early: [Int: [Packet]] = [:]) -> [PlayerEvent] {
         detach(session: session, flush: !gapless)
         guard !settings.isSilent else { return [] }
         let selection = item.audio.isEmpty ? settings.selection : item.audio
@@ -84,12 +94,17 @@ public final class PlayerAudio {
             output?.close()
             output = nil
             do {
+                opens += 1
+                if let n = settings.failOpens, opens <= n {
+                    throw AudioError.deviceOpenFailed(device: settings.device, reason: "audio-open@\(n): opening \(opens) of \(n) fails (SCANOUT_FAULTS)")
+                }
                 output = try AudioOutput(device: settings.device, format: AudioFormat(sampleRate: t.sampleRate > 0 ? t.sampleRate : 48000,
                                                                                        channels: max(2, t.channels)),
                                          failWritesAfter: settings.failWritesAfter)
                 lossReported = false
             } catch {
                 refused = settings.device
+                refusedAt = clock()
                 let reason = (error as? AudioError).map { "\($0)" } ?? "\(error)"
                 return [.audioLost(device: settings.device, reason: reason), .warning("\(reason); video plays with its own clock")]
             }
@@ -106,10 +121,23 @@ public final class PlayerAudio {
         }
         epoch += 1
         track = t
+        // What was read with the first frame, before the route existed.
+        for packet in early[t.index] ?? [] { play(packet) }
         route(reader.demuxer)
         session.masterEpoch = epoch
         session.masterClock = output
         return events
+    }
+
+    /// Tries the device that could not open again, once `reopenInterval` has passed since the
+    /// last try, for the current item (its audio from where its reader is). Returns
+    /// `audioRestored` when it opens; nothing when it fails again (`audioLost` was said once).
+    public func retry(reader: FrameReader, item: PlaylistItem, settings: AudioSettings, session: PlaybackSession) -> [PlayerEvent] {
+        guard let device = refused, device == settings.device, clock() &- refusedAt >= reopenInterval else { return [] }
+        refused = nil
+        _ = attach(reader: reader, item: item, settings: settings, session: session, gapless: true)
+        guard refused == nil, let output, output.loss == nil else { return [] }
+        return [.audioRestored(device: device)]
     }
 
     /// Stops reading the current item's audio; `flush` throws away what is queued and playing.
@@ -165,13 +193,16 @@ public final class PlayerAudio {
         guard let t = track else { return }
         self.demuxer = demuxer
         let epoch = self.epoch
-        try? demuxer.route(track: t.index) { [weak self] packet in
-            guard let self, let decoder = self.decoder, let output = self.output else { return }
-            guard let chunks = try? decoder.decode(packet) else { return }
-            for var c in chunks {
-                c.epoch = epoch
-                output.enqueue(c)
-            }
+        try? demuxer.route(track: t.index) { [weak self] packet in self?.play(packet, epoch: epoch) }
+    }
+
+    /// Decodes `packet` and queues its samples for the device, marked with `epoch`.
+    private func play(_ packet: Packet, epoch: Int? = nil) {
+        guard let decoder, let output else { return }
+        guard let chunks = try? decoder.decode(packet) else { return }
+        for var c in chunks {
+            c.epoch = epoch ?? self.epoch
+            output.enqueue(c)
         }
     }
 }

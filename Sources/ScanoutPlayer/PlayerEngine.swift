@@ -88,6 +88,7 @@ public final class PlayerEngine {
         session.stallThreshold = configuration.stallThreshold
         session.deviationWindow = 4096
         session.transfers = configuration.decoder.transfers
+        audio.clock = { [clock] in clock.now() }
     }
 
     /// `c` with the pipeline's own decoder settings (`Display.decoding`), one copy counter for
@@ -287,6 +288,7 @@ public final class PlayerEngine {
             emit(.seekCompleted(position: media, frame: number))
             if resume == .playing { lastPositionEvent = clock.now() }
         } catch let e as MediaError {
+            audio.seeked(reader: item.reader)
             set(resume)
             emit(.error(message: e.description, item: index, skipped: false))
             throw PlayerError.media(item: item.index, e)
@@ -296,9 +298,12 @@ public final class PlayerEngine {
     private func seekFrame(_ item: PreparedItem, seconds: Double, exact: Bool) throws -> (VideoFrame, Double, Int?) {
         let tb = item.video.timeBase.doubleValue
         let origin = item.originPts ?? 0
-        if exact {
+        // An audio-only item's packets are all keyframes: the plain seek lands within a packet.
+        if exact, !item.reader.demuxer.audioOnly {
             let seeker = try item.exactSeeker(demuxer: configuration.demuxer, decoder: itemDecoderOptions)
             let n = try seeker.frameNumber(at: seconds)
+            // The seeker reads from the keyframe on: the audio it meets is the target's.
+            audio.seeked(reader: seeker.reader)
             let f = try seeker.frame(n).clone()
             item.useSeekerReader()
             subtitles.follow(item)
@@ -399,6 +404,7 @@ public final class PlayerEngine {
     /// decoding, on the loop's or the preparer's thread; `tick` turns them into events).
     private var itemDecoderOptions: DecoderOptions {
         var options = configuration.decoder
+        options.stillImage = options.stillImage ?? configuration.slate
         let previous = options.observer
         let inbox = fallbackInbox
         options.observer = { event in
@@ -425,6 +431,9 @@ public final class PlayerEngine {
         if let loss = audio.takeLoss(session: session) {
             emit(.audioLost(device: loss.device, reason: loss.reason))
             emit(.warning(loss.description))
+        }
+        if let p = current, [.playing, .paused, .ready, .buffering].contains(state) {
+            for e in audio.retry(reader: p.reader, item: p.item, settings: configuration.audio, session: session) { emit(e) }
         }
         if state == .error, let at = retryAt, clock.now() >= at, !playlist.isEmpty {
             retryAt = nil
@@ -679,7 +688,8 @@ public final class PlayerEngine {
         }
         watchStalls(p.reader)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
-        for e in audio.attach(reader: p.reader, item: p.item, settings: configuration.audio, session: session, gapless: gapless) { emit(e) }
+        for e in audio.attach(reader: p.reader, item: p.item, settings: configuration.audio, session: session, gapless: gapless,
+                              early: p.takeEarlyAudio()) { emit(e) }
         awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
         requestStartedAt = nil
         emit(.itemChanged(index: p.index, source: listed.source))

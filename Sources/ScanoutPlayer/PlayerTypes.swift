@@ -198,6 +198,8 @@ public enum PlayerEvent: Equatable, Sendable {
     case decoderFallback(from: String, to: String, reason: String, frame: Int)
     /// The audio device could not open, or failed mid-play: video goes on with its own clock.
     case audioLost(device: String, reason: String)
+    /// The audio device that could not open opened (tried again every `PlayerAudio.reopenInterval`).
+    case audioRestored(device: String)
     case outputChanged(description: String)
     /// `output` stopped showing the content (a content policy's `reason`), or shows it again (nil).
     case outputCensored(output: String, reason: String?)
@@ -248,6 +250,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .error: return "error"
         case .decoderFallback: return "decoderFallback"
         case .audioLost: return "audioLost"
+        case .audioRestored: return "audioRestored"
         case .outputChanged: return "outputChanged"
         case .outputCensored: return "outputCensored"
         case .hdcpChanged: return "hdcpChanged"

@@ -122,6 +122,8 @@ enum WireFormat {
             o["from"] = from; o["to"] = to; o["reason"] = reason; o["frame"] = frame
         case .audioLost(let device, let reason):
             o["device"] = device; o["reason"] = reason
+        case .audioRestored(let device):
+            o["device"] = device
         case .outputChanged(let d):
             o["output"] = d
         case .outputCensored(let output, let reason):

@@ -222,6 +222,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.timeshift = timeshift
         p.audio = audio
         p.audio.failWritesAfter = faults.audioLostAt
+        p.audio.failOpens = faults.audioOpenFailures
         p.decoder = DecoderOptions(threads: threads, playerType: playerType,
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p

@@ -28,7 +28,7 @@ struct AudioOptions: ParsableArguments {
         let faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
         return AudioSettings(device: audioDevice, volume: volume, muted: mute,
                       selection: AudioSelection(track: aid, languages: languageList(alang)),
-                      failWritesAfter: faults.audioLostAt)
+                      failWritesAfter: faults.audioLostAt, failOpens: faults.audioOpenFailures)
     }
 }
 
@@ -41,6 +41,7 @@ func languageList(_ text: String?) -> [String] {
 func reportAudio(_ event: PlayerEvent) {
     switch event {
     case let .audioLost(device, reason): StandardError.write("scanout: audioLost device=\(device) reason=\(reason)\n")
+    case let .audioRestored(device): StandardError.write("scanout: audioRestored device=\(device)\n")
     case let .warning(message): StandardError.write("scanout: warning: \(message)\n")
     default: break
     }

@@ -92,6 +92,8 @@ struct MachineReport: Codable {
         var mirrored: Bool
         /// Every stream: video, audio and subtitle tracks (`ProbeTrack`).
         var tracks: [ProbeTrack]
+        /// No video stream (or only a cover picture): the audio plays with a still.
+        var audioOnly: Bool
 
         init(input: String, demuxer d: Demuxer) {
             let v = d.video
@@ -116,11 +118,18 @@ struct MachineReport: Codable {
             rotation = v.orientation.rotation
             mirrored = v.orientation.mirrored
             tracks = ProbeTrack.list(d.tracks)
+            audioOnly = d.audioOnly
         }
 
         /// The lines of the human table.
         var lines: [String] {
-            [
+            if audioOnly {
+                return ["input:    \(input)", "  container: \(container)",
+                        "  video:     none (audio only: the cover picture, else the slate, is shown)",
+                        "  duration:  \(durationSeconds.map { format2($0) + " s" } ?? "unknown")"]
+                    + tracks.filter { $0.kind == "audio" || $0.kind == "subtitle" || $0.kind == "video" }.map(\.line)
+            }
+            return [
                 "input:    \(input)",
                 "  container: \(container)",
                 "  video:     stream \(stream), \(codec)\(profile.map { " (\($0))" } ?? ""), \(width)x\(height), \(pixelFormat), \(bitDepth)-bit",

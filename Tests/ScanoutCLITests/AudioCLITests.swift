@@ -50,3 +50,12 @@ struct AudioCLITests {
         #expect(r.stdoutText.contains("; audio device null lost: Input/output error; video goes on with its own clock"))
     }
 }
+
+@Suite("scanout probe, audio only") struct AudioOnlyProbeTests {
+    @Test func probeListsTheTracksOfAnAudioOnlyFile() throws {
+        let r = try CLI.run(["probe", try Fixtures.path("audio_only.wav")])
+        #expect(r.status == 0)
+        #expect(r.stdoutText.contains("video:     none (audio only"))
+        #expect(r.stdoutText.contains("audio:     #0 pcm_s16le, no language, 44100 Hz 1 ch (selected)"))
+    }
+}
