@@ -12,6 +12,11 @@ public struct DemuxerOptions: Sendable {
     public var live = LiveInputOptions()
     /// How the variants of an HLS master playlist are chosen (`AdaptiveHLS`).
     public var adaptive = AdaptiveOptions()
+    /// Whether an input with no video (or only a cover picture) opens, reading its audio track
+    /// (the player and `probe`: `StillDecoder` shows the cover or the slate). Off for the
+    /// commands whose output is the video's frames (`framemd5`, `render`, `decode`): for them such
+    /// an input has no video stream.
+    public var acceptsAudioOnly = false
     public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions(), adaptive: AdaptiveOptions = AdaptiveOptions()) {
         self.timeoutSeconds = timeoutSeconds
         self.live = live
@@ -263,7 +268,7 @@ public final class Demuxer {
         // An input whose only picture is a cover (an mp3's embedded PNG) or that has none plays
         // its audio: the audio track is the stream read, and the picture a still (`StillDecoder`).
         var cover: Int?
-        if startVariant == nil, best < 0 || Self.isAttachedPicture(opened, Int(best)) {
+        if options.acceptsAudioOnly, startVariant == nil, best < 0 || Self.isAttachedPicture(opened, Int(best)) {
             cover = best >= 0 ? Int(best) : nil
             best = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
         }

@@ -98,6 +98,8 @@ public final class PlayerEngine {
         // A live input that stalls hands control back to the loop each second (commands run,
         // `buffering` is reported) instead of blocking until its timeout.
         c.demuxer.live.reportStalls = true
+        // An audio-only item plays its sound with a still on screen.
+        c.demuxer.acceptsAudioOnly = true
         c.decoder.transfers = c.decoder.transfers ?? transfers
         c.decoder = display.decoding(c.decoder)
         return c

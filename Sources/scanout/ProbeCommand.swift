@@ -18,7 +18,9 @@ struct Probe: ParsableCommand {
         try runReporting {
             var machine = MachineProbe.report()
             let environment = try options.decoder.environment
-            let d = try input.map { try Demuxer(input: mediaInput($0), options: options.demuxer) }
+            var demuxerOptions = options.demuxer
+            demuxerOptions.acceptsAudioOnly = true
+            let d = try input.map { try Demuxer(input: mediaInput($0), options: demuxerOptions) }
             let verdicts = DecoderSelector.verdicts(environment: environment, demuxer: d)
             machine.playerTypes = verdicts.map { .init(type: $0.type.rawValue, available: $0.available, reason: $0.reason.description) }
             if let input, let d { machine.input = MachineReport.Input(input: input, demuxer: d) }

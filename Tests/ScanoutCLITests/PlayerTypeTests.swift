@@ -98,7 +98,7 @@ struct PlayerTypeTests {
     func badFaults() throws {
         let r = try CLI.run(["framemd5", try Fixtures.path("counter.mp4")], environment: Self.env("hw-standin,explode@3"))
         #expect(r.status == 1)
-        #expect(r.stderrLines == ["scanout: SCANOUT_FAULTS: 'explode@3' is not a fault (known: hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N)"])
+        #expect(r.stderrLines == ["scanout: SCANOUT_FAULTS: 'explode@3' is not a fault (known: hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N, audio-open@N)"])
     }
 
     @Test("play: the decision and the fallback in the summary, every frame presented")

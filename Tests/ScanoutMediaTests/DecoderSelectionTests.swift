@@ -42,7 +42,7 @@ struct DecoderSelectionTests {
         #expect(try FaultPlan(parsing: "").isEmpty)
         #expect(try FaultPlan.fromEnvironment([:]).isEmpty)
         for bad in ["bogus", "decode@", "decode@-1", "export@x", "crash@3"] {
-            #expect(throws: DecoderSelectionError.badFaultSpec("'\(bad)' is not a fault (known: hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N)")) {
+            #expect(throws: DecoderSelectionError.badFaultSpec("'\(bad)' is not a fault (known: hw-standin, hw-init, decode@N, export@N, import@N, hang-loop@N, audio-lost@N, audio-open@N)")) {
                 try FaultPlan(parsing: "hw-standin,\(bad)")
             }
         }

@@ -56,10 +56,13 @@ struct MediaErrorTests {
         #expect(reason.contains("not a media file"), "reason: \(reason)")
     }
 
-    @Test("audio only throws noVideoStream")
+    @Test("audio only throws noVideoStream, unless audio-only inputs are accepted")
     func audioOnly() throws {
         let path = try Fixtures.path("audio_only.wav")
         #expect(throws: MediaError.noVideoStream(input: path)) { _ = try Demuxer(input: path) }
+        var options = DemuxerOptions()
+        options.acceptsAudioOnly = true
+        #expect(try Demuxer(input: path, options: options).audioOnly)
     }
 
     /// Reads every frame; returns the count and the error the read ended with (thrown or reported).

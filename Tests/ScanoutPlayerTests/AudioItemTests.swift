@@ -118,7 +118,9 @@ final class SizeRecordingDisplay: Display {
         _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=1",
                                                     "-i", cover, "-map", "0:a", "-map", "1:v", "-c:a", "libmp3lame", "-c:v", "png",
                                                     "-disposition:v", "attached_pic", "-id3v2_version", "3", mp3])
-        let reader = try FrameReader(input: mp3)
+        var options = DemuxerOptions()
+        options.acceptsAudioOnly = true
+        let reader = try FrameReader(input: mp3, demuxerOptions: options)
         #expect(reader.demuxer.audioOnly && reader.demuxer.coverTrack != nil)
         #expect(reader.demuxer.tracks.map(\.kind).contains(.audio))
         #expect(reader.video.width == 40 && reader.video.height == 30)
