@@ -375,17 +375,20 @@ public final class PlaybackSession {
         if let master = masterClock, let originPts, let tb = reader?.video.timeBase.doubleValue {
             let now = clock.now()
             if let heard = master.streamTime(at: now, epoch: masterEpoch) {
-                let offset = (media - (heard - Double(originPts) * tb)) / rate * 1e9
-                let t = offset >= 0 ? now &+ UInt64(offset) : now &- min(now, UInt64(-offset))
+                let t = time(at: now, plus: media - (heard - Double(originPts) * tb))
                 // Should the audio stop, the monotonic timeline goes on from this frame.
                 anchorTime = t
                 anchorMedia = media
                 return t
             }
         }
-        let a = anchorTime ?? clock.now()
-        let offset = (media - (anchorMedia ?? media)) / rate * 1e9
-        return offset >= 0 ? a &+ UInt64(offset) : a &- min(a, UInt64(-offset))
+        return time(at: anchorTime ?? clock.now(), plus: media - (anchorMedia ?? media))
+    }
+
+    /// The clock time `seconds` of media after (or before) clock time `base`, at the rate.
+    private func time(at base: UInt64, plus seconds: Double) -> UInt64 {
+        let offset = seconds / rate * 1e9
+        return offset >= 0 ? base &+ UInt64(offset) : base &- min(base, UInt64(-offset))
     }
 
     /// Starts the timeline again at the next step: the frame at media time `media` (the next
