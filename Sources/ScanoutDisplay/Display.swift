@@ -78,6 +78,9 @@ public protocol VBlankSource: AnyObject {
     var refreshInterval: UInt64 { get }
     /// `CLOCK_MONOTONIC` nanoseconds of the most recent vblank seen, nil before the first one.
     var lastVBlank: UInt64? { get }
+    /// How long a present takes from its call to its commit (the draw), nanoseconds: an estimate
+    /// from the presents so far, not counting waits for an earlier flip; 0 when unknown.
+    var commitLead: UInt64 { get }
 }
 
 extension VBlankSource {
@@ -89,5 +92,28 @@ extension VBlankSource {
         let n = ((Double(Int64(bitPattern: time &- last))) / p).rounded()
         let t = Double(last) + n * p
         return t <= 0 ? 0 : UInt64(t)
+    }
+
+    /// The first vblank after `time`: where a flip committed at `time` reaches the screen (a
+    /// non-blocking atomic commit latches at the next vblank); nil before the first vblank.
+    public func vblank(after time: UInt64) -> UInt64? {
+        guard let last = lastVBlank, refreshInterval > 0 else { return nil }
+        let p = Double(refreshInterval)
+        let n = ((Double(Int64(bitPattern: time &- last))) / p).rounded(.down) + 1
+        let t = Double(last) + n * p
+        return t <= 0 ? 0 : UInt64(t)
+    }
+
+    public var commitLead: UInt64 { 0 }
+
+    /// When to start presenting a frame meant for the vblank at `slot`, so that its commit comes
+    /// halfway through the refresh before it. A flip latches at the first vblank after its
+    /// commit, so a frame presented at its own vblank would be seen a refresh late (later still
+    /// when the draw is slow); aiming the commit at mid-refresh, with the draw's time
+    /// (`commitLead`) taken off, leaves half a refresh of slack either way for the draw's
+    /// jitter and for the extrapolated vblank times.
+    public func presentTime(for slot: UInt64) -> UInt64 {
+        let lead = refreshInterval / 2 + commitLead
+        return slot > lead ? slot - lead : 0
     }
 }

@@ -77,6 +77,10 @@ public final class KMSDisplay: Display {
     /// Called with each page-flip event: the CRTC and the vblank timestamp (CLOCK_MONOTONIC ns)
     /// at which the committed frame reached its screen.
     public var onFlip: ((UInt32, UInt64) -> Void)?
+    /// When the present being drawn was called, and the running estimate of a draw (from the
+    /// call to the commit, waits for earlier flips left out), nanoseconds: `commitLead`.
+    var drawStarted: UInt64?
+    var drawEstimate: Double?
     /// Called when outputs are added or removed (hotplug), with a one-line description.
     public var onOutputsChanged: ((String) -> Void)?
     /// What `restore()` did, once it ran.
@@ -140,6 +144,7 @@ public final class KMSDisplay: Display {
     /// Shows `frame`: on a plane as it is when `nativePlanes` is on and the frame carries a
     /// DMA-BUF export that a plane accepts, otherwise drawn into a free buffer of every output.
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        drawStarted = clock.now()
         if nativePlanes, let surface = frame.surface, let dmabuf = try? DMABufFrame(surface: surface) {
             try presentNative(dmabuf, keepAlive: surface, orientation: orientation, fallback: { frame })
             return
@@ -281,6 +286,12 @@ public final class KMSDisplay: Display {
             } catch let e as KMSError {
                 throw KMSDisplayError.commitRejected(path: device.path, outputs: names, error: e)
             }
+        }
+        if let s = drawStarted {
+            // The draw's time, for `commitLead`: from the present's call to here, before any wait.
+            let d = Double(clock.now() &- s)
+            drawEstimate = drawEstimate.map { $0 * 0.9 + d * 0.1 } ?? d
+            drawStarted = nil
         }
         try waitForFlips(touched)
         let flags: AtomicFlags = modeset ? [.allowModeset, .pageFlipEvent] : [.nonBlock, .pageFlipEvent]

@@ -60,6 +60,8 @@ extension KMSDisplay: VBlankSource {
 
     public var lastVBlank: UInt64? { lastFlipTimestampNs }
 
+    public var commitLead: UInt64 { UInt64(max(drawEstimate ?? 0, 0)) }
+
     /// Shows `frame` with the item's scaling mode (the compositor's, for this frame on).
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }

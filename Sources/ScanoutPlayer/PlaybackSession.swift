@@ -121,6 +121,8 @@ public final class PlaybackSession {
     /// Media time (seconds from the item's first frame) of the last frame shown.
     public private(set) var position: Double = 0
     public private(set) var lastPresentedPts: Int64?
+    /// The clock time the last frame shown was meant to reach the screen at (nil: untimed).
+    public private(set) var lastPresentedTarget: UInt64?
 
     private var pending: VideoFrame? {
         didSet { if let p = pending { heldFrame = p } }
@@ -256,7 +258,10 @@ public final class PlaybackSession {
                 observer?.frameDropped()
                 return .dropped(pts: f.pts, media: media)
             }
-            let slot = display.vblankSource?.vblank(nearest: target) ?? target
+            // On a screen with vblank timestamps the frame is aimed at the vblank nearest its
+            // time, and committed in the refresh before it (`presentTime`).
+            let vblanks = display.vblankSource
+            let slot = vblanks?.vblank(nearest: target).map { vblanks!.presentTime(for: $0) } ?? target
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
                 // again at this frame (`decodeAhead` set `lastStallSeconds`).
@@ -354,9 +359,12 @@ public final class PlaybackSession {
         forcePresent = false
         position = media
         lastPresentedPts = f.pts
+        lastPresentedTarget = target
         if let target {
-            // With vblank timestamps the frame reaches the screen at the vblank the flip latched on.
-            let shown = display.vblankSource?.vblank(nearest: p0) ?? p0
+            // With vblank timestamps the frame reaches the screen at the first vblank after its
+            // commit, which comes the draw's time after the present's call.
+            let vblanks = display.vblankSource
+            let shown = vblanks.flatMap { $0.vblank(after: p0 &+ $0.commitLead) } ?? p0
             stats.pacingDeviations.append(shown > target ? shown - target : target - shown)
             if let w = deviationWindow, stats.pacingDeviations.count >= 2 * w {
                 stats.pacingDeviations.removeFirst(stats.pacingDeviations.count - w)
