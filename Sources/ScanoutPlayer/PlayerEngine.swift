@@ -42,6 +42,8 @@ public final class PlayerEngine {
     /// opened; nil, or an answer nil: the source itself; a failure: the item fails with it (a
     /// licence that expired).
     public var localInput: ((String) -> Result<String, MediaError>?)?
+    /// Where each frame shown is logged with the time it reached the screen (`serve --present-log`).
+    public var presentLog: PresentLog?
     public let session: PlaybackSession
 
     private(set) var current: PreparedItem?
@@ -450,6 +452,7 @@ public final class PlayerEngine {
         guard isRunning else { return }
         do {
             let r = try session.step()
+            presentLog?.note(session)
             reportTransport()
             reportVariants()
             if stallAnnounced {

@@ -4,7 +4,8 @@ import ScanoutPlayer
 extension ServiceConfig {
     /// The sound fields: `audioDevice` (an ALSA PCM name; `none`, the default: silent),
     /// `volume` (0...100) and `mute` (runtime), `alang` (languages in order of preference, a
-    /// string `"de,en"` or an array) and `aid` (a stream index) for items that name no track.
+    /// string `"de,en"` or an array) and `aid` (a stream index) for items that name no track;
+    /// `presentLog`: a file that gets a line per frame shown, with when it reached the screen.
     mutating func applyAudio(_ o: inout JSONObject) throws(APIError) {
         if let v = try o.string("audioDevice") {
             guard !v.isEmpty else { throw .badRequest("audioDevice", "must be an ALSA PCM name (see `scanout probe`) or \"none\"") }
@@ -15,6 +16,7 @@ extension ServiceConfig {
         let selection = try Self.audioSelection(&o)
         if o.has("alang") { audio.selection.languages = selection.languages }
         if o.has("aid") { audio.selection.track = selection.track }
+        if o.has("presentLog") { presentLog = try o.string("presentLog", nullable: true) }
     }
 
     /// `alang` and `aid` of a config or a playlist item (absent: empty).
@@ -36,11 +38,11 @@ extension ServiceConfig {
         return s
     }
 
-    static let audioKeys: Set<String> = ["audioDevice", "volume", "mute", "alang", "aid"]
+    static let audioKeys: Set<String> = ["audioDevice", "volume", "mute", "alang", "aid", "presentLog"]
     static let audioRuntimeKeys: Set<String> = ["volume", "mute"]
 
     var audioJSON: [String: Any] {
         ["audioDevice": audio.device, "volume": audio.volume, "mute": audio.muted,
-         "alang": audio.selection.languages, "aid": audio.selection.track ?? NSNull()]
+         "alang": audio.selection.languages, "aid": audio.selection.track ?? NSNull(), "presentLog": presentLog ?? NSNull()]
     }
 }

@@ -68,7 +68,11 @@ public struct ScanoutServer: Sendable {
         let (offline, offlineOff) = offlineManager(player: player)
         _ = try await player.perform { engine in
             engine.session.observer = metrics
-            slot.take()?.serve(engine, authorizer: authorizer)
+            let pipeline = slot.take()
+            pipeline?.serve(engine, authorizer: authorizer)
+            if let path = config.presentLog {
+                do { engine.presentLog = try PresentLog(path: path, kms: pipeline?.kms) } catch { log.error("\(error); frames are not logged") }
+            }
             if let store { Self.keepPosition(of: engine, in: store) }
             if let offline { Self.keepOffline(engine, offline) }
             return 0

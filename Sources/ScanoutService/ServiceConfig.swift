@@ -15,6 +15,7 @@ import ScanoutRender
 ///     keys                                               — the content-token key file (also SCANOUT_KEYS)
 ///     allowedHosts [names], rateLimit {requestsPerSecond, burst} | null — request security
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
+///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
 ///     capture (a directory)                              — KMS: every frame shown, through the
 ///                                                         writeback connector, as capture-NNNNNN.png;
 ///                                                         content whose policy denies capture is refused
@@ -35,6 +36,7 @@ import ScanoutRender
 ///     playerType ("auto"|"native"|"hw"|"sw"), hwBackend ("auto"|"vaapi"|"nvdec") — the decoder
 ///     channels {m3u, sap: true | {address, port, interface, timeout}} — the channel list
 ///     audioDevice, volume, mute, alang, aid              — sound (`AudioConfig.swift`; volume, mute: runtime)
+///     presentLog (a file)                                — a line per frame shown: media time, when on screen
 ///     offline true | {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate} — the
 ///                                                         offline store (stateDir/offline.db)
 public struct ServiceConfig: Sendable, Equatable {
@@ -58,6 +60,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var output = "auto"
     public var outputWidth: Int?
     public var outputHeight: Int?
+    /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
+    public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
     public var capture: String?
     public var playlist: [PlaylistItem] = []
@@ -66,6 +70,9 @@ public struct ServiceConfig: Sendable, Equatable {
     public var scaling: ScalingMode = .fit
     /// The sound: ALSA device (`none` by default), volume, mute, track preference.
     public var audio = AudioSettings()
+    /// A file that gets a line per frame shown, with when it reached the screen (`PresentLog`,
+    /// lip-sync measurements); nil: none.
+    public var presentLog: String?
     public var slate: String?
     /// Drawn over items that name no overlay of their own (and over the slate).
     public var overlay: Overlay?
@@ -166,6 +173,13 @@ public struct ServiceConfig: Sendable, Equatable {
             }
         }
         if let v = try o.string("output", allowed: Self.outputs) { output = v }
+        if o.has("mode") {
+            let v = try o.string("mode", nullable: true)
+            if let v, v.wholeMatch(of: /[1-9][0-9]*x[1-9][0-9]*(@[1-9][0-9]*)?/) == nil {
+                throw .badRequest("mode", "must be WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH, e.g. 1920x1080@60 (got \"\(v)\")")
+            }
+            mode = v
+        }
         if let v = try o.string("outputSize") {
             let parts = v.split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, parts.allSatisfy({ (1...16384).contains($0) }) else {
@@ -204,7 +218,7 @@ public struct ServiceConfig: Sendable, Equatable {
         try applySubtitles(&o)
     }
 
-    static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "capture", "playlist", "repeat", "autoplay",
+    static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "mode", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
                                        "channels", "offline"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
@@ -234,6 +248,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil, "allowedHosts": allowedHosts,
             "rateLimit": rateLimit.map { ["requestsPerSecond": $0.perSecond, "burst": $0.burst] as [String: Any] } ?? NSNull(),
             "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
+            "mode": mode ?? NSNull(),
             "capture": capture ?? NSNull(),
             "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
             "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,

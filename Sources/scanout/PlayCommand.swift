@@ -100,7 +100,9 @@ struct Play: ParsableCommand {
                 reportAudio(event)
             }
             defer { if let line = audioSummary(sound) { print(line) } }
-            let presentLog = try audio.presentLog.map { try PresentLog(path: $0, kms: pipeline.kms) }
+            let presentLog = try audio.presentLog.map { path in
+                do { return try PresentLog(path: path, kms: pipeline.kms) } catch { throw ValidationError("--present-log: \(error)") }
+            }
             let line = ProgressLine(quiet: options.quiet)
             let cpuBefore = selfUsage().cpu
             let stats = try session.run(shouldStop: {

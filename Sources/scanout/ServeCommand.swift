@@ -33,6 +33,7 @@ struct Serve: ParsableCommand {
     @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
     @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.", completion: CompletionWords.output) var output: String?
     @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
+    @Option(help: "KMS: the mode, WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH (default: each screen's preferred mode).") var mode: String?
     @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png); content whose policy denies capture is refused.")
     var capture: String?
     @Option(help: "Who draws the frames: auto, gl or cpu. KMS auto: GLES, else CPU. Headless auto: GLES on a GPU, the CPU on a software rasteriser (llvmpipe).")
@@ -40,6 +41,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Repeat: none, one or all.", completion: CompletionWords.repeatMode) var repeatMode: String?
     @Option(help: "Image shown when nothing can be played.") var slate: String?
     @Option(help: "ALSA PCM device for the sound (`scanout probe` lists them); none (the default): silent.") var audioDevice: String?
+    @Option(help: ArgumentHelp("Write one line per frame shown: its media time (s) and the CLOCK_MONOTONIC ns it was presented at: on KMS the vblank of its page flip (lip-sync measurements).", valueName: "file"))
+    var presentLog: String?
     @Option(help: "Audio track by language, in order of preference (comma-separated: de,en), for items that name none.") var alang: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.", completion: CompletionWords.logLevel) var logLevel: String?
     @Option(help: "Decoder: auto (native, then hw, then sw), native, hw or sw.") var playerType: PlayerType?
@@ -69,7 +72,7 @@ struct Serve: ParsableCommand {
         let logger = Logger.controlled("scanout", control: control)
         logger.notice("scanout \(ScanoutVersion.string)")
         let w = settings.outputWidth, h = settings.outputHeight
-        let output = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, renderer: renderer.kms,
+        let output = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, mode: settings.mode, renderer: renderer.kms,
                                     capture: settings.capture != nil, headlessWidth: w, headlessHeight: h)
         let captureDirectory = settings.capture
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
@@ -121,10 +124,12 @@ struct Serve: ParsableCommand {
         if noSocket { o["unixSocket"] = NSNull() }
         if let output { o["output"] = output }
         if let outputSize { o["outputSize"] = outputSize }
+        if let mode { o["mode"] = mode }
         if let capture { o["capture"] = capture }
         if let repeatMode { o["repeat"] = repeatMode }
         if let slate { o["slate"] = slate }
         if let audioDevice { o["audioDevice"] = audioDevice }
+        if let presentLog { o["presentLog"] = presentLog }
         if let alang { o["alang"] = alang }
         if let interface { o["interface"] = interface }
         if let liveTimeout { o["liveTimeout"] = liveTimeout }
@@ -162,6 +167,7 @@ struct Serve: ParsableCommand {
         case "unixSocket": return "socket"
         case "outputSize": return "output-size"
         case "audioDevice": return "audio-device"
+        case "presentLog": return "present-log"
         case "stateDir": return "state-dir"
         case "logLevel": return "log-level"
         case "playlist": return "sources"
