@@ -1,47 +1,90 @@
 #!/usr/bin/env bash
-# Lip sync on a real screen and a real ALSA driver, in the guest: `scanout play --output kms` shows
-# flash-beep.mp4 (tools/make-clips.sh: a white frame and a 1 kHz beep on the same 1/30 s every 2 s)
-# on vkms's Virtual-1 and plays its sound on snd-aloop's hw:Loopback,0,0, while loopback-capture.c
-# records hw:Loopback,1,0 and logs when each beep's first sample was played (CLOCK_MONOTONIC, from
-# the capture's hardware-pointer timestamps). `--present-log` gives each frame's page-flip vblank
-# time. tools/lipsync-offsets.py pairs every flash with the nearest beep: offset = flash shown -
-# beep played (positive: the picture is late).
+# Lip sync on a real screen and a real ALSA driver, in the guest. flash-beep.mp4
+# (tools/make-clips.sh: a white frame and a 1 kHz beep on the same 1/30 s every 2 s) plays its
+# sound on snd-aloop's hw:Loopback,0,0 while loopback-capture.c records hw:Loopback,1,0 and logs
+# when each beep's first sample was played (CLOCK_MONOTONIC, from the capture's hardware-pointer
+# timestamps); `--present-log` gives when each frame reached the screen (on KMS its page-flip
+# vblank time). tools/lipsync-offsets.py pairs every flash with the nearest beep: offset = flash
+# shown - beep played (positive: the picture is late).
 #
-# Prints the offsets and a `lipsync rate R: ...` line per rate; fails only when the rig is broken
-# (the player or the capture failed, or fewer than 3 flashes were paired), never on the figure.
-# SCANOUT_LIPSYNC_SECONDS: media seconds played (default 30); SCANOUT_LIPSYNC_RATES: the rates,
-# one run each (default "1"). Builds nothing but the capture tool: run `swift build` first.
+# The runs (SCANOUT_LIPSYNC_RUNS, default all three):
+#   play      `scanout play --output kms` on vkms's Virtual-1, rate 1
+#   serve     `scanout serve --output kms`, with a seek (POST /seek) and a rate change (PUT /rate
+#             1.5) inside the run, over its Unix socket
+#   headless  `scanout play --output headless`: the same measurement with no screen (the time is
+#             when the headless display took the frame)
+#   crc       `scanout play --output kms` as in `play`, the flashes found on the screen by
+#             crc-flashes.c (vkms's per-vblank CRCs) instead of the present log
+#   mpv       mpv 0.35 (`--vo=drm --ao=alsa`, its defaults otherwise: video-sync=audio), measured
+#             the same way as `crc`: mpv logs no frame times
+# SCANOUT_LIPSYNC_SECONDS: wall seconds each run plays (default 60); SCANOUT_LIPSYNC_KEEP: a
+# directory the logs (present, onsets, flashes, serve.log) are copied to.
+#
+# Prints the offsets and a `lipsync RUN: ...` line per run; fails only when the rig is broken (the
+# player or the capture failed, or fewer than 3 flashes were paired), never on the figure.
+# Builds nothing but the capture tool: run `swift build` first.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/vm/step-lib.sh
 step_begin lipsync
-seconds=${SCANOUT_LIPSYNC_SECONDS:-30}
-rates=${SCANOUT_LIPSYNC_RATES:-1}
+seconds=${SCANOUT_LIPSYNC_SECONDS:-60}
+runs=${SCANOUT_LIPSYNC_RUNS:-play serve headless crc mpv}
 clip=.clips/flash-beep.mp4
 [[ -s $clip ]] || tools/make-clips.sh .clips flash-beep.mp4
-cc -O2 -o "$work/loopback-capture" tools/vm/loopback-capture.c -lasound || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
+cc -O2 -o "$work/loopback-capture" tools/vm/loopback-capture.c -lasound \
+  && cc -O2 -o "$work/crc-flashes" tools/vm/crc-flashes.c -I/usr/include/libdrm -ldrm || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
+# The play runs play the first SECONDS of the clip; serve plays all of it, repeated.
 ffmpeg -hide_banner -loglevel error -nostdin -y -i "$clip" -t "$seconds" -c copy "$work/clip.mp4"
+cp "$clip" "$work/whole.mp4"
+# The capture covers the run less its first and last seconds (it starts when the sound does).
+cap=$((seconds - 3))
+audio="--audio-device hw:Loopback,0,0"
+api() { echo "curl -s -o /dev/null -w '$1 %{http_code}\n' --unix-socket /run/lipsync.sock -H 'Content-Type: application/json' -X $2 --data '$3' http://localhost$4"; }
 
 cmd="grep -q Loopback /proc/asound/cards || echo '## no loopback card'; "
-for r in $rates; do
-  # The capture covers the run less its first and last second (it starts when the sound does).
-  cap=$(python3 -c "print(max(1, $seconds / $r - 2))")
-  cmd+="echo '## rate $r'; timeout $((seconds * 10 + 300)) '$work/loopback-capture' '$work/onsets-$r' $cap & cpid=\$!; "
-  cmd+="$bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet --rate $r --audio-device hw:Loopback,0,0 --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; "
+for r in $runs; do
+  cmd+="echo '## run $r'; timeout $((seconds * 10 + 300)) '$work/loopback-capture' '$work/onsets-$r' $cap & cpid=\$!; "
+  case $r in
+    play)
+      cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
+    crc)
+      cmd+="'$work/crc-flashes' '$work/flashes-$r' $((seconds + 10)) & fpid=\$!; "
+      cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet | grep -e '^summary' -e '^audio'; echo \"## play status \${PIPESTATUS[0]}\"; kill -INT \$fpid 2>/dev/null; wait \$fpid; " ;;
+    mpv)
+      cmd+="'$work/crc-flashes' '$work/flashes-$r' $((seconds + 10)) & fpid=\$!; "
+      cmd+="timeout $((seconds * 5)) mpv --no-config --really-quiet --vo=drm --drm-mode=640x480@60 --ao=alsa --audio-device=alsa/hw:Loopback,0,0 --hwdec=no '$work/clip.mp4' 2>&1 | tail -3; echo \"## play status \${PIPESTATUS[0]}\"; kill -INT \$fpid 2>/dev/null; wait \$fpid; " ;;
+    headless)
+      cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output headless --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
+    serve)
+      # Seek from about 12 s to 30 s, then rate 1.5 from about 24 s of the run on.
+      cmd+="$bin serve --output kms --mode 640x480@60 --renderer cpu --socket /run/lipsync.sock --port 0 --repeat one $audio --present-log '$work/present-$r' '$work/whole.mp4' > '$work/serve.log' 2>&1 & spid=\$!; "
+      cmd+="for i in \$(seq 120); do curl -sf --unix-socket /run/lipsync.sock http://localhost/health >/dev/null && break; sleep 0.5; done; "
+      cmd+="sleep 12; $(api seek POST '{"position": 30, "exact": true}' /seek); sleep 12; $(api rate PUT '{"rate": 1.5}' /rate); sleep $((seconds - 24)); "
+      cmd+="kill -TERM \$spid; wait \$spid; echo \"## play status \$?\"; grep -e 'error' -e 'audio' '$work/serve.log' | head -5; " ;;
+  esac
   cmd+="wait \$cpid; echo \"## capture status \$?\"; "
 done
 guest_run $((300 + seconds * 20))
-for r in $rates; do
-  sed -n "/^## rate $r\$/,/^## capture status/p" <<<"$out" | grep -q '^## play status 0$'; play_ok=$?
-  sed -n "/^## rate $r\$/,/^## capture status/p" <<<"$out" | grep -q '^## capture status 0$'; cap_ok=$?
-  report=$(python3 tools/lipsync-offsets.py "$work/present-$r" "$work/onsets-$r" 2>&1)
+for r in $runs; do
+  part=$(sed -n "/^## run $r\$/,/^## capture status/p" <<<"$out")
+  grep -q '^## play status 0$' <<<"$part"; play_ok=$?
+  grep -q '^## capture status 0$' <<<"$part"; cap_ok=$?
+  case $r in
+    crc|mpv) report=$(python3 tools/lipsync-offsets.py --crc "$work/flashes-$r" "$work/onsets-$r" 2>&1) ;;
+    *) report=$(python3 tools/lipsync-offsets.py "$work/present-$r" "$work/onsets-$r" 2>&1) ;;
+  esac
   printf '%s\n' "$report"
   paired=$(sed -n 's/.*paired \([0-9]*\);.*/\1/p' <<<"$report")
-  echo "lipsync rate $r: $(tail -n1 <<<"$report")"
-  check "rate $r: the player played on KMS with hw:Loopback,0,0" test $play_ok = 0
-  check "rate $r: the loopback capture ran" test $cap_ok = 0
-  check "rate $r: at least 3 flashes paired with beeps (got ${paired:-0})" test "${paired:-0}" -ge 3
+  echo "lipsync $r: $(tail -n1 <<<"$report")"
+  check "$r: the player ran with hw:Loopback,0,0" test $play_ok = 0
+  check "$r: the loopback capture ran" test $cap_ok = 0
+  check "$r: at least 3 flashes paired with beeps (got ${paired:-0})" test "${paired:-0}" -ge 3
+  if [[ $r == serve ]]; then
+    check "serve: the seek was taken" grep -q '^seek 20[04]' <<<"$part"
+    check "serve: the rate change was taken" grep -q '^rate 20[04]' <<<"$part"
+  fi
 done
+[[ -n ${SCANOUT_LIPSYNC_KEEP:-} ]] && mkdir -p "$SCANOUT_LIPSYNC_KEEP" && cp "$work"/present-* "$work"/onsets-* "$work"/flashes-* "$work"/serve.log "$SCANOUT_LIPSYNC_KEEP"/ 2>/dev/null
 (( vm != 0 )) && { echo "test-lipsync: the guest run failed (status $vm)" >&2; failed=$((failed + 1)); }
 echo "lipsync: $passed passed, $failed failed"
 (( failed == 0 ))
