@@ -55,7 +55,7 @@ import Testing
 
         let added = try await h.manager.add(DownloadRequest(source: http.url("enc.m3u8"), token: token))
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get().source
         #expect(local.hasPrefix("/dev/shm/"), "\(local)")
         #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
 
@@ -74,7 +74,7 @@ import Testing
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: state + "/offline.db"))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + "/offline.db" + suffix) }
         let again = try OfflineStoreTests.Harness(scratch: h.scratch)
-        let reopened = try #require(again.manager.localInput(for: http.url("enc.m3u8"))).get()
+        let reopened = try #require(again.manager.localInput(for: http.url("enc.m3u8"))).get().source
         #expect(try OfflineStoreTests.md5s(reopened) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
         // Deleted with the asset: the playlist that names the key goes too.
         try await again.manager.remove(added.record.id)
