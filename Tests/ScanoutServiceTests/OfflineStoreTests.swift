@@ -50,6 +50,19 @@ import Testing
             return id
         }
 
+        /// Expects each request to be refused as unusable, its reason containing the text given.
+        func expectRefused(_ cases: [(request: DownloadRequest, reason: String)]) async {
+            for (request, reason) in cases {
+                do {
+                    _ = try await manager.add(request)
+                    Issue.record("\(request.source) was accepted (\(reason) expected)")
+                } catch {
+                    guard case .sourceUnusable(_, let why) = error else { Issue.record("\(error)"); continue }
+                    #expect(why.contains(reason), "\(why)")
+                }
+            }
+        }
+
         func states(_ id: String) -> [DownloadState] {
             log.events.withLock { $0.compactMap { if case .state(id, let s, _) = $0 { return s } else { return nil } } }
         }
