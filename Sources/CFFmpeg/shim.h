@@ -18,6 +18,7 @@
 #include <libavfilter/buffersink.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/samplefmt.h>
+#include <libavutil/encryption_info.h>
 
 static inline int scanout_averror(int e) { return AVERROR(e); }
 static const int SCANOUT_AVERROR_EOF = AVERROR_EOF;

@@ -17,6 +17,9 @@ public struct DemuxerOptions: Sendable {
     /// commands whose output is the video's frames (`framemd5`, `render`, `decode`): for them such
     /// an input has no video stream.
     public var acceptsAudioOnly = false
+    /// The content key of a CENC-encrypted MP4 (the mov demuxer's `decryption_key`, one key for
+    /// every track); nil: none. Redacted in every description.
+    public var decryptionKey: ContentKey?
     public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions(), adaptive: AdaptiveOptions = AdaptiveOptions()) {
         self.timeoutSeconds = timeoutSeconds
         self.live = live
@@ -419,6 +422,9 @@ public final class Demuxer {
             // playlists) only below the normal compliance level (libavformat 5.1 to 7 mark them
             // experimental); otherwise they are left out of the stream list.
             av_dict_set(&dict, "strict", "experimental", 0)
+        }
+        if let key = options.decryptionKey {
+            av_dict_set(&dict, "decryption_key", key.hex, 0)
         }
         if !isHTTP(input) {
             av_dict_set(&dict, "rw_timeout", String(Int64(options.timeoutSeconds * 1_000_000)), 0)

@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import GRDB
 
-/// The AES-128 key of an encrypted HLS asset, sealed for this device (AES-GCM with the device
-/// key), with what its playlist needs besides the key.
+/// The AES-128 key of an encrypted asset, sealed for this device (AES-GCM with the device key):
+/// an HLS playlist's (with what its playlist needs besides the key), or a CENC MP4's (`kid`).
 public struct ContentKeyRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "contentKey"
     public var downloadId: String
@@ -13,7 +13,13 @@ public struct ContentKeyRecord: Codable, Sendable, Equatable, FetchableRecord, P
     public var iv: String?
     /// The source's `#EXT-X-MEDIA-SEQUENCE` (IVs derive from it when there is no `IV`).
     public var mediaSequence: Int
+    /// The key id of a CENC-encrypted MP4 (32 hexadecimal digits; `v4`); nil for AES-128 HLS.
+    public var kid: String?
 }
+
+/// The service's own licence endpoint (`/licence/KID`) asked in the process: the content key
+/// `kid` for content token `token`, or a refusal that names the HTTP status the endpoint answers.
+public typealias LicenceLookup = @Sendable (_ kid: String, _ token: String) async throws -> [UInt8]
 
 /// The device key: 32 random bytes in `stateDir/device.key`, made on first use with mode 0600.
 /// Why a key file rather than one derived from `/etc/machine-id`: the machine id is readable by

@@ -16,7 +16,12 @@ public struct DownloadRequest: Sendable, Equatable {
     public var id: String?
     /// Checked on every play from the store; nil: none (plays as long as it is kept).
     public var licence: Licence?
-    public init(source: String, token: String? = nil, maxBitrate: Int? = nil, maxHeight: Int? = nil, id: String? = nil, licence: Licence? = nil) {
+    /// The token's `keyServer` claim: where its content keys are asked for (`{kid}`: the key's
+    /// id); nil: an HLS playlist's key URI, or the service's own licence keys (CENC).
+    public var keyServer: String?
+    public init(source: String, token: String? = nil, maxBitrate: Int? = nil, maxHeight: Int? = nil, id: String? = nil, licence: Licence? = nil,
+                keyServer: String? = nil) {
+        self.keyServer = keyServer
         self.source = source
         self.token = token
         self.maxBitrate = maxBitrate
@@ -43,6 +48,9 @@ public final class OfflineManager: Sendable {
     /// The wall clock licences are judged by (seconds since 1970), through the store's
     /// high-water mark; tests set it.
     let wallClock: @Sendable () -> Double
+    /// The service's own licence keys (`/licence/KID`, asked in the process), where CENC keys
+    /// come from when the token names no key server; nil: none configured.
+    let ownLicence: LicenceLookup?
     private let running = Mutex<[String: Running]>([:])
     /// Failures the store could not record (a full disk fails the database's writes too): shown
     /// until the download is resumed; after a restart the download resumes by itself.
@@ -56,8 +64,9 @@ public final class OfflineManager: Sendable {
 
     public init(store: OfflineStore, settings: OfflineSettings, logger: Logger,
                 wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
-                onEvent: @escaping @Sendable (OfflineEvent) -> Void = { _ in }) {
+                onEvent: @escaping @Sendable (OfflineEvent) -> Void = { _ in }, ownLicence: LicenceLookup? = nil) {
         self.store = store
+        self.ownLicence = ownLicence
         self.wallClock = wallClock
         self.settings = settings
         self.logger = logger
@@ -89,6 +98,7 @@ public final class OfflineManager: Sendable {
                 record.estimate = length ?? 0
                 segments = [SegmentRecord(downloadId: id, number: 0, url: source, duration: 0,
                                           file: "media." + Self.extensionOf(source, default: "mp4"), length: nil, done: false)]
+                pendingKey = try await encryptedFileKey(source)
             }
         } catch let e as OfflineError {
             throw e
@@ -141,7 +151,7 @@ public final class OfflineManager: Sendable {
             guard let uri = first.uri, keys.allSatisfy({ $0.uri == uri && $0.iv == first.iv }) else {
                 throw OfflineError.sourceUnusable(source: url, reason: "segments under more than one key (key rotation) are not kept offline")
             }
-            key = PendingKey(uri: uri, iv: first.iv, mediaSequence: HLSPlaylist.mediaSequence(text))
+            key = .hls(uri: uri, iv: first.iv, mediaSequence: HLSPlaylist.mediaSequence(text))
         }
         let (initSection, list) = HLSPlaylist.segments(text, base: url)
         guard !list.isEmpty else { throw OfflineError.sourceUnusable(source: url, reason: "the media playlist lists no segments") }
@@ -216,44 +226,14 @@ public final class OfflineManager: Sendable {
         }
     }
 
-    /// The local input to play `source` from: a completed download, or an HLS download with its
-    /// first segments on disk (the local playlist lists what is there); a failure naming the
-    /// licence when its licence has expired; nil: play the source.
-    public func localInput(for source: String) -> Result<String, MediaError>? {
+    /// The local input to play `source` from: a completed download (with its content key when
+    /// it is a CENC MP4), or an HLS download with its first segments on disk (the local playlist
+    /// lists what is there); a failure naming the licence when its licence has expired; nil:
+    /// play the source.
+    public func localInput(for source: String) -> Result<LocalInput, MediaError>? {
         guard let (r, segments) = try? store.playable(source: source) else { return nil }
         if let refusal = licenceRefusal(r.id) { return .failure(.openFailed(input: source, reason: refusal)) }
         do { return .success(try playableInput(r, segments)) } catch { return .failure(.openFailed(input: source, reason: "\(error)")) }
-    }
-
-    /// The key of an encrypted playlist (AES-128), fetched once with the request's content token
-    /// as bearer and sealed for this device; never logged.
-    private func fetchKey(_ pending: PendingKey?, for request: DownloadRequest, id: String) async throws(OfflineError) -> ContentKeyRecord? {
-        guard let pending else { return nil }
-        guard let token = request.token else {
-            throw .sourceUnusable(source: request.source, reason: "its segments are encrypted (AES-128): give the content token its key is asked with")
-        }
-        let bytes: [UInt8]
-        do { bytes = try await fetcher.key(pending.uri, token: token) } catch {
-            throw .sourceUnusable(source: request.source, reason: "its key could not be fetched from \(pending.uri) with the token (\(error))")
-        }
-        guard bytes.count == 16 else {
-            throw .sourceUnusable(source: request.source, reason: "the key from \(pending.uri) is \(bytes.count) bytes, not the 16 of AES-128")
-        }
-        return ContentKeyRecord(downloadId: id, sealed: try DeviceKey(directory: store.directory).sealKey(bytes), iv: pending.iv,
-                                mediaSequence: pending.mediaSequence)
-    }
-
-    /// What the demuxer opens for download `r`: its file, its local playlist, or (encrypted) a
-    /// playlist naming its key, written to memory (`KeyedPlaylists`).
-    func playableInput(_ r: DownloadRecord, _ segments: [SegmentRecord]) throws(OfflineError) -> String {
-        let dir = store.directory(of: r.id)
-        guard r.kind == .hls else { return dir + "/" + segments[0].file }
-        guard let k = try store.contentKey(of: r.id) else { return dir + "/index.m3u8" }
-        let key = try DeviceKey(directory: store.directory).unseal(k.sealed)
-        let iv = k.iv.map { ",IV=" + $0 } ?? ""
-        return try KeyedPlaylists.write(id: r.id, text: { line in
-            HLSPlaylist.localText(segments, key: (line + iv, k.mediaSequence), directory: dir)
-        }, key: key)
     }
 
     // MARK: Status
@@ -419,8 +399,9 @@ public final class OfflineManager: Sendable {
     /// segments whole packets), and the asset opens and decodes its first and last frame.
     private func verify(_ record: DownloadRecord, _ segments: [SegmentRecord]) async throws {
         let dir = store.directory(of: record.id)
-        // Encrypted segments are whole AES blocks (16 bytes), not transport packets.
-        let encrypted = try store.contentKey(of: record.id) != nil
+        // Encrypted segments (AES-128 HLS) are whole AES blocks (16 bytes), not transport packets;
+        // a CENC file is checked by decrypting it (`checkDecryption`).
+        let encrypted = try record.kind == .hls && store.contentKey(of: record.id) != nil
         for var s in segments {
             let size = fileSize(dir + "/" + s.file) ?? -1
             var problem: String?
@@ -440,7 +421,13 @@ public final class OfflineManager: Sendable {
                 throw IntegrityError(problem)
             }
         }
-        let input = try playableInput(record, segments)
+        let local = try playableInput(record, segments)
+        let input = local.source
+        if record.kind == .file {
+            // A CENC file is decoded whole there, with its key.
+            try await checkDecryption(local, record: record)
+            if local.decryptionKey != nil { return }
+        }
         try await offThread {
             do {
                 let seeker = try FrameSeeker(input: input)
@@ -475,13 +462,6 @@ public final class OfflineManager: Sendable {
         let ext = ((URL(string: url)?.path ?? url) as NSString).pathExtension.lowercased()
         return ext.isEmpty || ext.count > 5 || !ext.allSatisfy({ $0.isLetter || $0.isNumber }) ? fallback : ext
     }
-}
-
-/// The `#EXT-X-KEY` of an encrypted playlist, until its key is fetched.
-struct PendingKey {
-    var uri: String
-    var iv: String?
-    var mediaSequence: Int
 }
 
 /// A download whose files do not pass the integrity check.
@@ -522,8 +502,8 @@ struct Meter {
 }
 
 /// Runs blocking work (decoding) on a thread of its own, not on the cooperative pool.
-func offThread(_ body: @escaping @Sendable () throws -> Void) async throws {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
         Thread { c.resume(with: Result { try body() }) }.start()
     }
 }

@@ -49,7 +49,8 @@ public final class OfflineStore: Sendable {
 
     /// The schema, one migration per version. `licence` holds the licence of an asset (a
     /// download registered with a content token that carries one); `v2` adds the clock's
-    /// high-water mark (`LicenceClock`) and one licence per download.
+    /// high-water mark (`LicenceClock`) and one licence per download; `v3` the sealed content
+    /// keys, `v4` their key ids (CENC).
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
@@ -100,6 +101,10 @@ public final class OfflineStore: Sendable {
                 t.column("iv", .text)
                 t.column("mediaSequence", .integer).notNull()
             }
+        }
+        m.registerMigration("v4") { db in
+            // The key id of a CENC-encrypted MP4's key (null for AES-128 HLS).
+            try db.alter(table: "contentKey") { t in t.add(column: "kid", .text) }
         }
         return m
     }

@@ -17,10 +17,14 @@ public final class PreparedItem {
     public let stages: PreparationStages
     /// Built on the first exact seek (it indexes the whole input).
     private(set) var seeker: FrameSeeker?
+    /// The options it was opened with (its content key among them), for the seeker.
+    let demuxerOptions: DemuxerOptions
 
-    init(index: Int, item: PlaylistItem, reader: FrameReader, firstFrame: VideoFrame, decodeSeconds: Double = 0) {
+    init(index: Int, item: PlaylistItem, reader: FrameReader, firstFrame: VideoFrame, decodeSeconds: Double = 0,
+         demuxerOptions: DemuxerOptions = DemuxerOptions()) {
         self.index = index
         self.item = item
+        self.demuxerOptions = demuxerOptions
         self.reader = reader
         self.firstFrame = firstFrame
         originPts = firstFrame.pts
@@ -43,7 +47,7 @@ public final class PreparedItem {
             defer { for t in audioTracks { try? reader.demuxer.route(track: t, to: nil) } }
             guard try reader.next(into: first) else { return .failure(.noFrames(input: item.source)) }
             let decode = Double(monotonicNanoseconds() - start) / 1e9
-            let prepared = PreparedItem(index: index, item: item, reader: reader, firstFrame: first, decodeSeconds: decode)
+            let prepared = PreparedItem(index: index, item: item, reader: reader, firstFrame: first, decodeSeconds: decode, demuxerOptions: demuxer)
             prepared.earlyAudio = early.packets
             return .success(prepared)
         } catch let e as MediaError {
@@ -63,11 +67,11 @@ public final class PreparedItem {
     }
 
     /// The seeker for exact seeks, built once; playback continues on its reader afterwards.
-    func exactSeeker(demuxer: DemuxerOptions, decoder: DecoderOptions) throws -> FrameSeeker {
+    func exactSeeker(decoder: DecoderOptions) throws -> FrameSeeker {
         if let s = seeker, s.index.isSeekable { return s }
         // Streams without timestamps count frames from the start: a fresh seeker each time, since
         // playback moved its reader on.
-        let s = try FrameSeeker(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder)
+        let s = try FrameSeeker(input: item.source, demuxerOptions: demuxerOptions, decoderOptions: decoder)
         seeker = s
         return s
     }

@@ -40,8 +40,8 @@ public final class PlayerEngine {
     public var onBufferingInsideRead: (() -> Void)?
     /// A local copy of a source (the service's offline store), asked each time an item is
     /// opened; nil, or an answer nil: the source itself; a failure: the item fails with it (a
-    /// licence that expired).
-    public var localInput: ((String) -> Result<String, MediaError>?)?
+    /// licence that expired). A local input's content key reaches that item's demuxer only.
+    public var localInput: ((String) -> Result<LocalInput, MediaError>?)?
     /// Where each frame shown is logged with the time it reached the screen (`serve --present-log`).
     public var presentLog: PresentLog?
     public let session: PlaybackSession
@@ -174,7 +174,7 @@ public final class PlayerEngine {
             // Something is on screen: it stays until an item of the new playlist is ready, and
             // stays for good when none can be opened.
             let attempt = firstPlayable(from: start, count: items.count, next: { ($0 + 1) % items.count }) { i in
-                PreparedItem.open(items[i], index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+                opened(items[i]).flatMap { PreparedItem.open($0.item, index: i, demuxer: $0.demuxer, decoder: itemDecoderOptions) }
             }
             guard let p = attempt.item else { throw attempt.error(count: items.count)! }
             release()
@@ -304,7 +304,7 @@ public final class PlayerEngine {
         let origin = item.originPts ?? 0
         // An audio-only item's packets are all keyframes: the plain seek lands within a packet.
         if exact, !item.reader.demuxer.audioOnly {
-            let seeker = try item.exactSeeker(demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+            let seeker = try item.exactSeeker(decoder: itemDecoderOptions)
             let n = try seeker.frameNumber(at: seconds)
             // The seeker reads from the keyframe on: the audio it meets is the target's.
             audio.seeked(reader: seeker.reader)
@@ -637,32 +637,36 @@ public final class PlayerEngine {
 
     private func takePrepared(_ i: Int) -> Result<PreparedItem, MediaError> {
         let item: PlaylistItem
+        let demuxer: DemuxerOptions
         switch opened(playlist[i]) {
-        case .success(let local): item = local
+        case .success(let local): (item, demuxer) = local
         case .failure(let e):
             preparer.cancel()
             return .failure(e)
         }
         if preparer.index == i, preparer.item == item, let r = preparer.take() { return r }
         preparer.cancel()
-        return PreparedItem.open(item, index: i, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+        return PreparedItem.open(item, index: i, demuxer: demuxer, decoder: itemDecoderOptions)
     }
 
-    /// `item` as it is opened: from its local copy when there is one.
-    private func opened(_ item: PlaylistItem) -> Result<PlaylistItem, MediaError> {
-        guard let local = localInput?(item.source) else { return .success(item) }
-        return local.map { source in
+    /// `item` as it is opened, with its demuxer's options: from its local copy when there is
+    /// one, with that copy's content key (for this item only).
+    private func opened(_ item: PlaylistItem) -> Result<(item: PlaylistItem, demuxer: DemuxerOptions), MediaError> {
+        guard let local = localInput?(item.source) else { return .success((item, configuration.demuxer)) }
+        return local.map { input in
             var copy = item
-            copy.source = source
-            return copy
+            copy.source = input.source
+            var demuxer = configuration.demuxer
+            demuxer.decryptionKey = input.decryptionKey
+            return (copy, demuxer)
         }
     }
 
     /// Starts preparing the item that follows the current one, if there is one.
     private func prepareUpcoming() {
-        guard let i = index, let n = following(i), case .success(let item) = opened(playlist[n]) else { preparer.cancel(); return }
-        if preparer.index == n, preparer.item == item { return }
-        preparer.start(item, index: n, demuxer: configuration.demuxer, decoder: itemDecoderOptions)
+        guard let i = index, let n = following(i), case .success(let local) = opened(playlist[n]) else { preparer.cancel(); return }
+        if preparer.index == n, preparer.item == local.item { return }
+        preparer.start(local.item, index: n, demuxer: local.demuxer, decoder: itemDecoderOptions)
     }
 
     private func layout(for p: PreparedItem) -> FrameLayout {

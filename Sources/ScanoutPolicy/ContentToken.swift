@@ -12,6 +12,10 @@ import JWTKit
 //       "policy": {"externalOutput": "deny", "hdcp": "type1", "capture": "deny"}   required
 //       "licence": {"kind": "rental", "expires": 1767225600, "playDuration": 172800}
 //                                                   optional: for content kept offline (`Licence`)
+//       "keyServer": "https://keys.example/licence/{kid}"
+//                                                   optional: where the content keys of content kept
+//                                                   offline are asked for, with this token as bearer
+//                                                   ({kid}: the key's id); http or https
 //     }
 //
 // The header is read here before jwt-kit sees the token: jwt-kit verifies with the key's own
@@ -79,9 +83,12 @@ public struct ContentToken: Sendable, Equatable {
     public var policy: ContentPolicy
     /// The `licence` claim, for content kept offline; nil when the token has none.
     public var licence: Licence?
+    /// The `keyServer` claim: the URL content keys are fetched from (`{kid}` replaced by the
+    /// key's id), overriding an HLS playlist's key URI; nil when the token names none.
+    public var keyServer: String?
 
     public init(keyID: String, algorithm: TokenAlgorithm, url: String?, expiry: Double, notBefore: Double?,
-                playerType: PlayerTypeHint, live: Bool, policy: ContentPolicy, licence: Licence? = nil) {
+                playerType: PlayerTypeHint, live: Bool, policy: ContentPolicy, licence: Licence? = nil, keyServer: String? = nil) {
         self.keyID = keyID
         self.algorithm = algorithm
         self.url = url
@@ -91,6 +98,7 @@ public struct ContentToken: Sendable, Equatable {
         self.live = live
         self.policy = policy
         self.licence = licence
+        self.keyServer = keyServer
     }
 }
 
@@ -179,6 +187,7 @@ struct Claims: JWTPayload {
     var live: Bool?
     var policy: Policy?
     var licence: LicenceClaim?
+    var keyServer: String?
 
     struct LicenceClaim: Codable, Sendable {
         var kind: String?
@@ -206,11 +215,14 @@ struct Claims: JWTPayload {
             capture: try value(policy.capture, "policy.capture", ContentPolicy.Capture.self))
         let hint = try playerType.map { try value($0, "playerType", PlayerTypeHint.self) } ?? .auto
         if let url, url.isEmpty { throw ContentTokenError.invalidClaims("url is empty") }
+        if let keyServer, !(keyServer.hasPrefix("http://") || keyServer.hasPrefix("https://")) || URL(string: keyServer.replacingOccurrences(of: "{kid}", with: "k")) == nil {
+            throw ContentTokenError.invalidClaims("keyServer is \"\(keyServer)\" (expected an http or https URL, {kid} standing for the key's id)")
+        }
         let licence = try self.licence.map { l in
             try Licence(kind: value(l.kind, "licence.kind", Licence.Kind.self), expires: l.expires, playDuration: l.playDuration).validated()
         }
         return ContentToken(keyID: keyID, algorithm: algorithm, url: url, expiry: exp, notBefore: nbf,
-                            playerType: hint, live: live ?? false, policy: contentPolicy, licence: licence)
+                            playerType: hint, live: live ?? false, policy: contentPolicy, licence: licence, keyServer: keyServer)
     }
 }
 

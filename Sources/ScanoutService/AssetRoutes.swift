@@ -29,10 +29,10 @@ extension ControlAPI {
             if maxBitrate != nil && maxHeight != nil {
                 throw APIError.badRequest("maxHeight", "give maxBitrate or maxHeight, not both")
             }
-            let (input, licence) = try await verified(source: source, token: token)
+            let (input, claims) = try await verified(source: source, token: token)
             let status = try await Self.offlineAnswer { () async throws(OfflineError) in
                 try await store().add(DownloadRequest(source: input, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight,
-                                                      id: id, licence: licence))
+                                                      id: id, licence: claims?.licence, keyServer: claims?.keyServer))
             }
             return jsonResponse(try assetJSON(status), status: .created)
         }
@@ -51,8 +51,8 @@ extension ControlAPI {
             let token = try o.string("token", required: true)!
             try o.rejectUnknown()
             let status = try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }
-            let (_, licence) = try await verified(source: status.record.source, token: token)
-            guard let licence else { throw APIError(.unprocessableContent, "token: the token carries no licence claim to refresh with", field: "token") }
+            let (_, claims) = try await verified(source: status.record.source, token: token)
+            guard let licence = claims?.licence else { throw APIError(.unprocessableContent, "token: the token carries no licence claim to refresh with", field: "token") }
             _ = try Self.offlineAnswer { () throws(OfflineError) in try store().refresh(id, licence: licence) }
             return jsonResponse(try assetJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
         }
@@ -70,23 +70,8 @@ extension ControlAPI {
             throw APIError(.notFound, "kid: no licence keys are configured (offline.licenceKeys)", field: "kid")
         }
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let token = request.headers[HTTPField.Name("X-Content-Token")!] ?? bearer else {
-            throw APIError(.unauthorized, "token: a content token is required (X-Content-Token, or Authorization: Bearer)", field: "token")
-        }
-        let policy = authorizer.configuration
-        do {
-            guard !policy.keys.isEmpty else { throw AuthorizationError.noKeys }
-            _ = try await ContentTokenVerifier(keys: policy.keys, leewaySeconds: policy.leewaySeconds).verify(token, now: Date().timeIntervalSince1970)
-        } catch {
-            throw APIError(.forbidden, "token: \(error)", field: "token")
-        }
-        guard let data = FileManager.default.contents(atPath: file),
-              let keys = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["keys"] as? [String: String] else {
-            throw APIError(.serviceUnavailable, "offline.licenceKeys: \(file) cannot be read as {\"keys\": {\"KID\": \"32 hex digits\"}}", field: "offline")
-        }
-        guard let hex = keys[kid], let key = Self.bytes(hex: hex), key.count == 16 else {
-            throw APIError(.notFound, "kid: no 16-byte key \"\(kid)\" in \(file)", field: "kid")
-        }
+        let token = request.headers[HTTPField.Name("X-Content-Token")!] ?? bearer
+        let key = try await LicenceKeys(file: file, authorizer: authorizer).key(kid, token: token)
         var headers = HTTPFields()
         headers[.contentType] = "application/octet-stream"
         headers[.cacheControl] = "no-store"
@@ -105,12 +90,12 @@ extension ControlAPI {
         return out
     }
 
-    /// The token verified for `source` (or the source it names): the input and its licence; 403
-    /// naming what is wrong otherwise.
-    private func verified(source: String?, token: String) async throws -> (input: String, licence: Licence?) {
+    /// The token verified for `source` (or the source it names): the input and the token's
+    /// claims; 403 naming what is wrong otherwise.
+    func verified(source: String?, token: String) async throws -> (input: String, claims: ContentToken?) {
         do {
             let a = try await authorizer.authorize(input: source, token: token)
-            return (a.input, a.authorization.token?.licence)
+            return (a.input, a.authorization.token)
         } catch {
             throw Self.refusal(error, field: "token", source: "source")
         }

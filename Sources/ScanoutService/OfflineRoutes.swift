@@ -29,8 +29,12 @@ extension ControlAPI {
             }
             // The token, when given, must verify for the source, as for playback.
             let item = try await authorize([PlaylistItem(source: source, token: token)], field: "")[0]
+            // Its claims name where its keys come from (`keyServer`), if it is encrypted.
+            var keyServer: String?
+            if let token { keyServer = try await verified(source: item.source, token: token).claims?.keyServer }
             let status = try await Self.offlineAnswer { () async throws(OfflineError) in
-                try await store().add(DownloadRequest(source: item.source, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight))
+                try await store().add(DownloadRequest(source: item.source, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight,
+                                                      keyServer: keyServer))
             }
             return jsonResponse(Self.downloadJSON(status), status: .created)
         }

@@ -65,7 +65,7 @@ public struct ScanoutServer: Sendable {
             }
         }
         let store = resumeStore(player: player)
-        let (offline, offlineOff) = offlineManager(player: player)
+        let (offline, offlineOff) = offlineManager(player: player, authorizer: authorizer)
         _ = try await player.perform { engine in
             engine.session.observer = metrics
             let pipeline = slot.take()
@@ -127,7 +127,7 @@ public struct ScanoutServer: Sendable {
 
     /// The offline store in the state directory, its events published as the player's; nil and
     /// why when there is none.
-    private func offlineManager(player: Player) -> (OfflineManager?, String) {
+    private func offlineManager(player: Player, authorizer: ContentAuthorizer) -> (OfflineManager?, String) {
         let (dir, why) = config.stateDirectory(environment: ProcessInfo.processInfo.environment)
         guard let dir else {
             logger.notice("offline store is off: \(why)")
@@ -135,6 +135,7 @@ public struct ScanoutServer: Sendable {
         }
         do {
             let store = try OfflineStore(directory: dir, logger: logger)
+            let ownLicence = config.offline.licenceKeys.map { LicenceKeys(file: $0, authorizer: authorizer).lookup }
             let manager = OfflineManager(store: store, settings: config.offline, logger: logger, onEvent: { event in
                 switch event {
                 case .progress(let id, let bytes, let total, let percent, let rate, let eta):
@@ -142,7 +143,7 @@ public struct ScanoutServer: Sendable {
                 case .state(let id, let state, let reason):
                     player.events.publish(.downloadState(id: id, state: state.rawValue, reason: reason))
                 }
-            })
+            }, ownLicence: ownLicence)
             return (manager, "")
         } catch {
             logger.error("offline store is off: \(error)")

@@ -15,6 +15,8 @@ Control paths (GET):
                                       than they send
   /_control/cut?prefix=P&at=B&times=N the next N answers for P stop after B bytes of the body and
                                       close the connection (an interrupted transfer)
+  /_control/bearer?prefix=P&token=T   paths starting with P are answered only to Authorization:
+                                      Bearer T (a licence server): 401 without one, 403 otherwise
 Files are served with byte ranges (Range: bytes=A- or A-B answers 206 with Content-Range) and to
 HEAD requests.
 
@@ -35,6 +37,7 @@ lock = threading.Lock()
 throttles = {}
 lies = {}   # prefix -> [delta, times]
 cuts = {}   # prefix -> [at, times]
+bearers = {}  # prefix -> token
 served = []
 frozen_at = None
 start = time.monotonic()
@@ -95,6 +98,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     lies[q.get("prefix", "/")] = [int(q.get("delta", "0")), int(q.get("times", "1"))]
                 elif path == "/_control/cut":
                     cuts[q.get("prefix", "/")] = [int(q.get("at", "0")), int(q.get("times", "1"))]
+                elif path == "/_control/bearer":
+                    bearers[q.get("prefix", "/")] = q.get("token", "")
                 elif path == "/_control/log":
                     body = ("\n".join(served) + "\n").encode()
             return self.reply(200, body, "text/plain")
@@ -103,6 +108,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, b"not found\n", "text/plain")
         with lock:
             served.append(path)
+            guarded = [p for p in bearers if path.startswith(p)]
+            needed = bearers[max(guarded, key=len)] if guarded else None
+        given = self.headers.get("Authorization")
+        if needed is not None and given is None:
+            return self.reply(401, b"a bearer token is required\n", "text/plain")
+        if needed is not None and given != "Bearer " + needed:
+            return self.reply(403, b"this token is not accepted\n", "text/plain")
+        with lock:
             matches = [p for p in throttles if path.startswith(p)]
             rate = throttles[max(matches, key=len)] if matches else None
             lie = take(lies, path)

@@ -55,6 +55,15 @@ private func tokenError(_ body: () async throws -> Void) async -> ContentTokenEr
         #expect(t.url == nil && t.notBefore == nil && t.playerType == .auto && !t.live)
     }
 
+    @Test func keyServerNamesAnHTTPURL() async throws {
+        let s = TestSigner.newHS256()
+        let v = ContentTokenVerifier(keys: try TokenKeySet([try s.key(kid: "k1")]))
+        let t = try await v.verify(try s.token(claims(extra: ["keyServer": "https://keys.example/licence/{kid}"])), now: testNow)
+        #expect(t.keyServer == "https://keys.example/licence/{kid}")
+        #expect(await tokenError { _ = try await v.verify(try s.token(claims(extra: ["keyServer": "file:///etc/keys/{kid}"])), now: testNow) }
+                == .invalidClaims("keyServer is \"file:///etc/keys/{kid}\" (expected an http or https URL, {kid} standing for the key's id)"))
+    }
+
     // MARK: Refused, each with its own error
 
     @Test func refusesAlgNone() async throws {

@@ -41,21 +41,13 @@ import Testing
 
         let h = try OfflineStoreTests.Harness()
         // Refused: no token, a token the endpoint does not accept, SAMPLE-AES.
-        for (request, reason) in [(DownloadRequest(source: http.url("enc.m3u8")), "give the content token"),
-                                  (DownloadRequest(source: http.url("enc.m3u8"), token: wrong), "403"),
-                                  (DownloadRequest(source: http.url("sample.m3u8"), token: token), "SAMPLE-AES")] {
-            do {
-                _ = try await h.manager.add(request)
-                Issue.record("\(request.source) was accepted")
-            } catch {
-                guard case .sourceUnusable(_, let why) = error else { Issue.record("\(error)"); continue }
-                #expect(why.contains(reason), "\(why)")
-            }
-        }
+        await h.expectRefused([(DownloadRequest(source: http.url("enc.m3u8")), "give the content token"),
+                               (DownloadRequest(source: http.url("enc.m3u8"), token: wrong), "403"),
+                               (DownloadRequest(source: http.url("sample.m3u8"), token: token), "SAMPLE-AES")])
 
         let added = try await h.manager.add(DownloadRequest(source: http.url("enc.m3u8"), token: token))
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get().source
         #expect(local.hasPrefix("/dev/shm/"), "\(local)")
         #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
 
@@ -74,11 +66,33 @@ import Testing
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: state + "/offline.db"))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + "/offline.db" + suffix) }
         let again = try OfflineStoreTests.Harness(scratch: h.scratch)
-        let reopened = try #require(again.manager.localInput(for: http.url("enc.m3u8"))).get()
+        let reopened = try #require(again.manager.localInput(for: http.url("enc.m3u8"))).get().source
         #expect(try OfflineStoreTests.md5s(reopened) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
         // Deleted with the asset: the playlist that names the key goes too.
         try await again.manager.remove(added.record.id)
         #expect(!FileManager.default.fileExists(atPath: local))
         #expect(server.terminate() == 0)
+    }
+
+    @Test func theTokensKeyServerOverridesThePlaylistsKeyURI() async throws {
+        let key = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        let media = try Scratch()
+        try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
+        try Data(key).write(to: URL(fileURLWithPath: media.path("keys/kid7")))
+        // The playlist names a key URI nothing answers; the token names the server that does.
+        try "http://127.0.0.1:9/nowhere/kid7\n\(media.path("keys/kid7"))\n".write(toFile: media.path("keyinfo"), atomically: true, encoding: .utf8)
+        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+                             "-hls_key_info_file", media.path("keyinfo"), media.path("enc.m3u8")])
+        let http = try HTTPFileServer.hls(directory: media.url.path)
+        let token = try await TokenPublisher().token()
+        try http.control("bearer?prefix=/keys&token=\(token)")
+        let h = try OfflineStoreTests.Harness()
+        let added = try await h.manager.add(DownloadRequest(source: http.url("enc.m3u8"), token: token,
+                                                            keyServer: "http://127.0.0.1:\(http.port)/keys/{kid}"))
+        _ = try await h.wait(added.record.id, for: .completed)
+        #expect(try http.control("log").contains("/keys/kid7"))
+        let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get().source
+        #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
+        try await h.manager.remove(added.record.id)
     }
 }

@@ -43,7 +43,7 @@ import Testing
         return (h, source, clock, t0, server)
     }
 
-    static func refusal(_ r: Result<String, MediaError>?) -> String? {
+    static func refusal(_ r: Result<LocalInput, MediaError>?) -> String? {
         guard case .failure(let e)? = r else { return nil }
         return e.description
     }
@@ -55,7 +55,7 @@ import Testing
         // Kept for a day before it is watched: the window has not started.
         clock.advance(3600)
         #expect(try h.manager.licenceStatus("film-1")?.verdict == .valid(remaining: 100))
-        let local = try #require(h.manager.localInput(for: source)).get()
+        let local = try #require(h.manager.localInput(for: source)).get().source
         #expect(FileManager.default.fileExists(atPath: local))
         h.manager.played(source: source)
         #expect(try h.manager.licenceStatus("film-1")?.firstPlay == t0 + 3600)

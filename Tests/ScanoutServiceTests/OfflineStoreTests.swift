@@ -50,6 +50,19 @@ import Testing
             return id
         }
 
+        /// Expects each request to be refused as unusable, its reason containing the text given.
+        func expectRefused(_ cases: [(request: DownloadRequest, reason: String)]) async {
+            for (request, reason) in cases {
+                do {
+                    _ = try await manager.add(request)
+                    Issue.record("\(request.source) was accepted (\(reason) expected)")
+                } catch {
+                    guard case .sourceUnusable(_, let why) = error else { Issue.record("\(error)"); continue }
+                    #expect(why.contains(reason), "\(why)")
+                }
+            }
+        }
+
         func states(_ id: String) -> [DownloadState] {
             log.events.withLock { $0.compactMap { if case .state(id, let s, _) = $0 { return s } else { return nil } } }
         }
@@ -74,7 +87,7 @@ import Testing
         let done = try await h.wait(added.record.id, for: .completed)
         #expect(done.bytes == done.total && done.percent == 100 && done.segmentsDone == done.segmentCount)
         #expect(h.states(added.record.id) == [.queued, .downloading, .completed])
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls3/v1/index.m3u8")))
         #expect(h.manager.localInput(for: hls.url("other.m3u8")) == nil)
         let log = try hls.control("log")
@@ -91,7 +104,7 @@ import Testing
         let added = try await h.manager.add(DownloadRequest(source: server.url("index.m3u8")))
         #expect(added.record.kind == .hls && added.record.bitrate == nil)
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: server.url("index.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: server.url("index.m3u8"))).get().source
         #expect(try String(contentsOfFile: local, encoding: .utf8).contains("#EXT-X-MAP:URI=\"init.mp4\""))
         #expect(try Self.md5s(local) == Self.md5s(dir.path("index.m3u8")))
     }
@@ -105,7 +118,7 @@ import Testing
         let size = try #require(try FileManager.default.attributesOfItem(atPath: dir.path("counter.mp4"))[.size] as? Int)
         #expect(added.record.kind == .file && added.record.estimate == Int64(size))
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: server.url("counter.mp4"))).get()
+        let local = try #require(h.manager.localInput(for: server.url("counter.mp4"))).get().source
         #expect(FileManager.default.contentsEqual(atPath: local, andPath: dir.path("counter.mp4")))
     }
 
@@ -132,7 +145,7 @@ import Testing
         let h = try Harness()
         let added = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8")))
         _ = try await h.wait(added.record.id, for: .completed)
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
         let log = try hls.control("log").split(separator: "\n")
         #expect(log.filter { $0 == "/v1/seg3.ts" }.count == 2 && log.filter { $0 == "/v1/seg1.ts" }.count == 2, "\(log)")
@@ -150,7 +163,7 @@ import Testing
         // Resumed, the short segment is fetched again and the asset is the source's.
         _ = try h.manager.resume(id)
         _ = try await h.wait(id, for: .completed)
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
     }
 
@@ -190,7 +203,7 @@ import Testing
         while try h.manager.status(id).segmentsDone < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let status = try h.manager.status(id)
         #expect(status.segmentsDone == 2 && status.record.state == .downloading && status.bytes < status.total)
-        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get()
+        let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
         let source = try Self.md5s(try Fixtures.path("hls2/v1/index.m3u8"))
         #expect(try Self.md5s(local) == Array(source.prefix(60)))
         try await h.manager.remove(id)
@@ -225,7 +238,7 @@ import Testing
         #expect(list.map(\.record.id) == [id] && list.first?.record.state == .completed)
         let aside = try FileManager.default.contentsOfDirectory(atPath: scratch.path("state")).filter { $0.hasPrefix("offline.db.corrupt-") }
         #expect(aside.count == 1, "\(aside)")
-        let local = try #require(again.manager.localInput(for: hls.url("master.m3u8"))).get()
+        let local = try #require(again.manager.localInput(for: hls.url("master.m3u8"))).get().source
         #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
     }
 }

@@ -7,6 +7,7 @@ private struct PublisherClaims: JWTPayload {
     var exp: Int
     var policy: [String: String]
     var licence: LicenceClaim?
+    var keyServer: String?
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
@@ -41,13 +42,14 @@ public struct TokenPublisher: Sendable {
     }
 
     /// A token for `url` (none: the input names the media) under the policy given, expiring
-    /// `expiresIn` seconds from now (negative: already expired).
+    /// `expiresIn` seconds from now (negative: already expired); `keyServer`: the claim naming
+    /// where content keys are fetched.
     public func token(url: String? = nil, externalOutput: String = "allow", hdcp: String = "none", capture: String = "allow",
-                      expiresIn: Int = 3600, licence: LicenceClaim? = nil) async throws -> String {
+                      expiresIn: Int = 3600, licence: LicenceClaim? = nil, keyServer: String? = nil) async throws -> String {
         let exp = Int(Date().timeIntervalSince1970) + expiresIn
         return try await keys.sign(PublisherClaims(url: url, exp: exp,
                                                    policy: ["externalOutput": externalOutput, "hdcp": hdcp, "capture": capture],
-                                                   licence: licence),
+                                                   licence: licence, keyServer: keyServer),
                                    kid: "k1")
     }
 }
