@@ -31,6 +31,54 @@ struct LiveAudioTests {
         return stride(from: 0, through: all.count - probe.count, by: 2).first { all[$0..<($0 + 256)].elementsEqual(probe) }
     }
 
+    /// The buffer keeps the audio track's packets in the container's order, counts their bytes,
+    /// drops them with their GOP, and measures time and builds its index from the video alone;
+    /// a cursor hands them to the track's sink, the same bytes (read back from disk too).
+    @Test(arguments: [false, true]) func theBufferKeepsTheAudioTrackBesideTheVideo(onDisk: Bool) throws {
+        let scratch = try Scratch()
+        let ts = try channel(in: scratch)
+        let demuxer = try Demuxer(input: ts)
+        let audio = try #require(demuxer.tracks.first { $0.kind == .audio }).index
+        final class Read { var packets: [(packet: Packet, video: Bool)] = [] }
+        let read = Read()
+        try demuxer.route(track: audio) { read.packets.append(($0.clone(), false)) }
+        let p = Packet()
+        while try demuxer.read(into: p) { read.packets.append((p.clone(), true)) }
+        let tb = demuxer.video.timeBase
+        let both = TimeshiftBuffer(options: TimeshiftOptions(seconds: 5, directory: onDisk ? scratch.url.path : nil), timeBase: tb, input: ts)
+        let videoOnly = TimeshiftBuffer(options: TimeshiftOptions(seconds: 5), timeBase: tb, input: ts)
+        both.keep(track: audio)
+        let cursor = TimeshiftCursor(buffer: both)
+        for (packet, video) in read.packets {
+            if video {
+                both.append(packet)
+                videoOnly.append(packet)
+            } else {
+                both.append(keptTrack: packet)
+                videoOnly.append(keptTrack: packet)  // not kept there: ignored
+            }
+        }
+        both.finish(nil)
+        let e = try #require(both.extent)
+        let v = try #require(videoOnly.extent)
+        #expect(e.start == v.start && e.end == v.end && e.gopsDropped == v.gopsDropped && e.gopsDropped > 0)
+        #expect(e.bytes > v.bytes && e.packets > v.packets && e.spillFailures == 0)
+        #expect(both.index().timestamps == videoOnly.index().timestamps)
+        #expect(both.index().keyframes.map(\.pts) == videoOnly.index().keyframes.map(\.pts))
+        // What is kept starts at the first keyframe kept, audio and video in the order read.
+        let first = try #require(read.packets.firstIndex { $0.video && $0.packet.isKeyframe && Double($0.packet.pts ?? -1) * tb.doubleValue == e.start })
+        let kept = read.packets[first...]
+        final class Got { var packets: [(pts: Int64?, stream: Int, bytes: [UInt8])] = [] }
+        let got = Got()
+        try cursor.route(track: audio) { got.packets.append(($0.pts, $0.streamIndex, $0.bytes)) }
+        let q = Packet()
+        while try cursor.read(into: q) { got.packets.append((q.pts, q.streamIndex, q.bytes)) }
+        #expect(got.packets.count == kept.count)
+        let same = zip(got.packets, kept).allSatisfy { $0.pts == $1.packet.pts && $0.stream == $1.packet.streamIndex && $0.bytes == $1.packet.bytes }
+        #expect(same)
+        #expect(kept.contains { !$0.video })
+    }
+
     @Test func soundFollowsThePictureThroughAPause() async throws { try await offPool { try self.soundFollowsThePictureThroughAPauseBlocking() } }
 
     /// Plays 1.5 s, pauses 2 s, plays 1.5 s more: the sound arrives, every frame timed by the
@@ -100,6 +148,65 @@ struct LiveAudioTests {
         let start = try #require(offset(of: written[skip...], in: reference.samples))
         let stretch = reference.samples[start..<min(reference.samples.count, start + written.count - skip)]
         #expect(written[skip...].elementsEqual(stretch), "the sound is not one unbroken stretch of the channel's")
+        withExtendedLifetime(sender) {}
+    }
+
+    @Test func aSeekBackInTheBufferPlaysTheSoundFromTheTarget() async throws { try await offPool { try self.aSeekBackInTheBufferPlaysTheSoundFromTheTargetBlocking() } }
+
+    /// Plays 2.5 s, then seeks back (exactly, while playing) to half a second after the buffer's
+    /// first keyframe and plays 1.5 s more: the sound after the seek is the channel's from the
+    /// target on, aligned to the sample, and the frames after it follow the audio clock.
+    func aSeekBackInTheBufferPlaysTheSoundFromTheTargetBlocking() throws {
+        let scratch = try Scratch()
+        let ts = try channel(in: scratch)
+        let reference = try DecodedTrack(ts, format: format)
+        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
+        let sender = try LoopbackSender(file: ts, seconds: 30)
+        var configuration = PlayerConfiguration()
+        configuration.audio = AudioSettings(device: device.device)
+        configuration.demuxer.timeoutSeconds = 5
+        let display = HeardRecordingDisplay(clock: MonotonicClock())
+        let e = PlayerEngine(display: display, clock: display.clock, configuration: configuration) { _ in }
+        display.heard = { [unowned e] now in e.audio.output?.streamTime(at: now, epoch: e.session.masterEpoch) }
+        try e.load([PlaylistItem(source: sender.source)])
+        try e.play()
+        func run(_ seconds: Double) {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end { e.tick() }
+        }
+        run(2.5)
+        // Between two frames, half a GOP after a keyframe: the seek decodes from that keyframe,
+        // and the sound is cut at the target.
+        let target = try #require(e.timeshiftStatus).start + 0.51
+        let seekedAt = display.clock.now()
+        try e.seekTimeshift(to: target)
+        #expect(e.state == .playing)
+        run(1.5)
+        e.stop()
+        device.waitUntilQuiet()
+
+        let timed = display.shown.filter { $0.at >= seekedAt && $0.heard != nil }.dropFirst(3)
+        for f in timed {
+            let media = Double(f.pts) / 90000
+            #expect(abs(f.heard! - media) <= 1.0 / 30, "frame at \(media) s shown when the audio was at \(f.heard!) s")
+        }
+        #expect(timed.count >= 8)
+
+        // The sound after the seek: the channel's from the target on, to the sample. Within one
+        // LSB: after the flush, libavcodec's MP2 decoder resumes its synthesis window at another
+        // phase than the reference's decode from the start, and a quarter of its samples round
+        // the other way. The last place it starts is the one after the seek: the sound played
+        // before the seek had the target's samples too.
+        let written = device.samples
+        let from = reference.sampleIndex(at: target)
+        let probe = reference.samples[from..<(from + 256)]
+        let near = { (a: Int16, b: Int16) in abs(Int(a) - Int(b)) <= 1 }
+        let at = try #require(stride(from: written.count - 256, through: 0, by: -2).first { written[$0..<($0 + 256)].elementsEqual(probe, by: near) },
+                              "the sound from the target is not among the samples written")
+        let after = written[at...]
+        #expect(at > 0)
+        #expect(after.count > 48000 * 2)
+        #expect(after.elementsEqual(reference.samples[from..<(from + after.count)], by: near))
         withExtendedLifetime(sender) {}
     }
 }
