@@ -6,23 +6,60 @@ import ScanoutTestSupport
 import ScanoutTesting
 import Testing
 
+/// counter_live.ts (30 s, 30 fps, 90 kHz) with a track of seeded white noise beside it (MP2,
+/// 48 kHz stereo): no two stretches of its samples alike, so where a piece of it comes from is
+/// found by matching.
+private func liveChannelWithSound(in scratch: Scratch) throws -> String {
+    let ts = scratch.path("live_audio.ts")
+    _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-i", try Fixtures.path("counter_live.ts"),
+                                                "-f", "lavfi", "-i", "anoisesrc=d=30:c=white:r=48000:a=0.3:seed=7",
+                                                "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "mp2", "-b:a", "192k",
+                                                "-ac", "2", "-shortest", "-f", "mpegts", ts])
+    return ts
+}
+
+/// That channel sent over UDP in real time and played with timeshift (the default 30 s) by an
+/// engine on the monotonic clock, to a device paced in real time; the display asks the output
+/// what is heard at each frame.
+private final class LiveAudioHarness {
+    let scratch: Scratch
+    let reference: DecodedTrack
+    let device: RealTimeFIFODevice
+    let sender: LoopbackSender
+    let display = HeardRecordingDisplay(clock: MonotonicClock())
+    let engine: PlayerEngine
+
+    init(format: AudioFormat) throws {
+        scratch = try Scratch()
+        let ts = try liveChannelWithSound(in: scratch)
+        reference = try DecodedTrack(ts, format: format)
+        device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
+        sender = try LoopbackSender(file: ts, seconds: 30)
+        var configuration = PlayerConfiguration()
+        configuration.audio = AudioSettings(device: device.device)
+        configuration.demuxer.timeoutSeconds = 5
+        let e = PlayerEngine(display: display, clock: display.clock, configuration: configuration) { _ in }
+        display.heard = { [unowned e] now in e.audio.output?.streamTime(at: now, epoch: e.session.masterEpoch) }
+        engine = e
+        try e.load([PlaylistItem(source: sender.source)])
+        try e.play()
+    }
+
+    /// Runs the loop for `seconds` as `Player` does: frames while playing, a look every 50 ms while paused.
+    func run(_ seconds: Double) {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            engine.tick()
+            if !engine.isRunning { usleep(50_000) }
+        }
+    }
+}
+
 /// A live UDP channel with sound, played with timeshift on the monotonic clock to a device
 /// paced in real time (`RealTimeFIFODevice`).
 @Suite("Live audio with timeshift", .serialized, .timeLimit(.minutes(1)))
 struct LiveAudioTests {
     let format = AudioFormat(sampleRate: 48000, channels: 2)
-
-    /// counter_live.ts (30 s, 30 fps, 90 kHz) with a track of seeded white noise beside it (MP2,
-    /// 48 kHz stereo): no two stretches of its samples alike, so where a piece of it comes from
-    /// is found by matching.
-    private func channel(in scratch: Scratch) throws -> String {
-        let ts = scratch.path("live_audio.ts")
-        _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-i", try Fixtures.path("counter_live.ts"),
-                                                    "-f", "lavfi", "-i", "anoisesrc=d=30:c=white:r=48000:a=0.3:seed=7",
-                                                    "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "mp2", "-b:a", "192k",
-                                                    "-ac", "2", "-shortest", "-f", "mpegts", ts])
-        return ts
-    }
 
     /// Where `piece` starts in `all`, matching its first 256 samples (nil when nowhere).
     private func offset(of piece: ArraySlice<Int16>, in all: [Int16]) -> Int? {
@@ -36,7 +73,7 @@ struct LiveAudioTests {
     /// a cursor hands them to the track's sink, the same bytes (read back from disk too).
     @Test(arguments: [false, true]) func theBufferKeepsTheAudioTrackBesideTheVideo(onDisk: Bool) throws {
         let scratch = try Scratch()
-        let ts = try channel(in: scratch)
+        let ts = try liveChannelWithSound(in: scratch)
         let demuxer = try Demuxer(input: ts)
         let audio = try #require(demuxer.tracks.first { $0.kind == .audio }).index
         final class Read { var packets: [(packet: Packet, video: Bool)] = [] }
@@ -87,26 +124,9 @@ struct LiveAudioTests {
     /// so none was lost for the paused span and none jumped to the live edge), the picture stays
     /// behind the edge, and the snapshot lists the audio track as playing.
     func soundFollowsThePictureThroughAPauseBlocking() throws {
-        let scratch = try Scratch()
-        let ts = try channel(in: scratch)
-        let reference = try DecodedTrack(ts, format: format)
-        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
-        let sender = try LoopbackSender(file: ts, seconds: 30)
-        var configuration = PlayerConfiguration()
-        configuration.audio = AudioSettings(device: device.device)
-        configuration.demuxer.timeoutSeconds = 5
-        let display = HeardRecordingDisplay(clock: MonotonicClock())
-        let e = PlayerEngine(display: display, clock: display.clock, configuration: configuration) { _ in }
-        display.heard = { [unowned e] now in e.audio.output?.streamTime(at: now, epoch: e.session.masterEpoch) }
-        try e.load([PlaylistItem(source: sender.source)])
-        try e.play()
-        func run(_ seconds: Double) {
-            let end = Date().addingTimeInterval(seconds)
-            while Date() < end {
-                e.tick()
-                if !e.isRunning { usleep(50_000) }
-            }
-        }
+        let h = try LiveAudioHarness(format: format)
+        let (e, display, device, reference) = (h.engine, h.display, h.device, h.reference)
+        let run = h.run
         run(1.5)
         let track = try #require(e.audio.track)
         #expect(track.kind == .audio && track.codecName == "mp2")
@@ -148,7 +168,6 @@ struct LiveAudioTests {
         let start = try #require(offset(of: written[skip...], in: reference.samples))
         let stretch = reference.samples[start..<min(reference.samples.count, start + written.count - skip)]
         #expect(written[skip...].elementsEqual(stretch), "the sound is not one unbroken stretch of the channel's")
-        withExtendedLifetime(sender) {}
     }
 
     @Test func aSeekBackInTheBufferPlaysTheSoundFromTheTarget() async throws { try await offPool { try self.aSeekBackInTheBufferPlaysTheSoundFromTheTargetBlocking() } }
@@ -157,23 +176,9 @@ struct LiveAudioTests {
     /// first keyframe and plays 1.5 s more: the sound after the seek is the channel's from the
     /// target on, aligned to the sample, and the frames after it follow the audio clock.
     func aSeekBackInTheBufferPlaysTheSoundFromTheTargetBlocking() throws {
-        let scratch = try Scratch()
-        let ts = try channel(in: scratch)
-        let reference = try DecodedTrack(ts, format: format)
-        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
-        let sender = try LoopbackSender(file: ts, seconds: 30)
-        var configuration = PlayerConfiguration()
-        configuration.audio = AudioSettings(device: device.device)
-        configuration.demuxer.timeoutSeconds = 5
-        let display = HeardRecordingDisplay(clock: MonotonicClock())
-        let e = PlayerEngine(display: display, clock: display.clock, configuration: configuration) { _ in }
-        display.heard = { [unowned e] now in e.audio.output?.streamTime(at: now, epoch: e.session.masterEpoch) }
-        try e.load([PlaylistItem(source: sender.source)])
-        try e.play()
-        func run(_ seconds: Double) {
-            let end = Date().addingTimeInterval(seconds)
-            while Date() < end { e.tick() }
-        }
+        let h = try LiveAudioHarness(format: format)
+        let (e, display, device, reference) = (h.engine, h.display, h.device, h.reference)
+        let run = h.run
         run(2.5)
         // Between two frames, half a GOP after a keyframe: the seek decodes from that keyframe,
         // and the sound is cut at the target.
@@ -207,6 +212,5 @@ struct LiveAudioTests {
         #expect(at > 0)
         #expect(after.count > 48000 * 2)
         #expect(after.elementsEqual(reference.samples[from..<(from + after.count)], by: near))
-        withExtendedLifetime(sender) {}
     }
 }
