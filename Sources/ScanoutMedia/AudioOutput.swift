@@ -48,6 +48,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var queue: [AudioChunk] = []
     private var queuedFrames = 0
     private var generation = 0
+    /// Flushes so far: a chunk cut short by a pause goes back to the queue only if none came since.
+    private var flushes = 0
     private var closed = false
     private var paused = false
     private var volume = 100
@@ -140,13 +142,15 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             queue.removeAll()
             queuedFrames = 0
             generation += 1
+            flushes += 1
             heard = nil
             discardBefore = cut
             condition.broadcast()
         }
     }
 
-    /// Paused: nothing is written and what the device holds is dropped; the queue is kept.
+    /// Paused: nothing is written and what the device holds is dropped; the queue is kept, with
+    /// the part of the chunk being written that was not written yet at its head.
     public func setPaused(_ p: Bool) {
         condition.withLock {
             guard p != paused else { return }
@@ -214,19 +218,32 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             }
             var chunk = queue.removeFirst()
             queuedFrames -= chunk.samples.count / format.channels
-            let (v, m) = (volume, muted)
+            let (v, m, f) = (volume, muted, flushes)
             condition.unlock()
             applyVolume(&chunk.samples, volume: v, muted: m)
-            if !write(chunk, generation: handled) { return }
+            if !write(chunk, generation: handled, flushes: f) { return }
         }
     }
 
     /// Writes one chunk a period at a time, updating the clock after each; false once the device is lost.
-    private func write(_ chunk: AudioChunk, generation: Int) -> Bool {
+    /// A pause in the middle puts what is left of it back at the queue's head (unless a flush
+    /// came since `flushes`), so that play goes on from the sample after the last one written.
+    private func write(_ chunk: AudioChunk, generation: Int, flushes: Int) -> Bool {
         let step = device.periodFrames * format.channels
         var offset = 0
         while offset < chunk.samples.count {
-            if condition.withLock({ self.generation != generation || closed }) { return true }
+            let stop = condition.withLock {
+                guard self.generation != generation || closed else { return false }
+                if paused, !closed, self.flushes == flushes {
+                    var rest = chunk
+                    rest.samples.removeFirst(offset)
+                    rest.start = chunk.start.map { $0 + Double(offset / format.channels) / Double(format.sampleRate) * chunk.tempo }
+                    queue.insert(rest, at: 0)
+                    queuedFrames += rest.samples.count / format.channels
+                }
+                return true
+            }
+            if stop { return true }
             let end = min(chunk.samples.count, offset + step)
             var n = chunk.samples.withUnsafeBufferPointer { all in
                 failing() ? -Int(EIO) : device.write(UnsafeBufferPointer(rebasing: all[offset..<end]))

@@ -349,7 +349,7 @@ public final class Demuxer {
 
     /// While a seek looks ahead for a keyframe, the packets it reads go to no sink: it reads them
     /// again from the keyframe.
-    var sinksPaused = false
+    public var sinksPaused = false
 
     /// Streams other than the video whose packets go to a sink as `read` meets them.
     private var sinks: [Int: (Packet) -> Void] = [:]

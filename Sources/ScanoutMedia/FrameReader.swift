@@ -205,9 +205,8 @@ public final class FrameReader {
     /// packet decoded after `ts` or keyframe shown after it.
     private func lastKeyframe(notAfter ts: Int64) throws -> FrameIndex.Keyframe? {
         var found: FrameIndex.Keyframe?
-        let demuxer = source as? Demuxer
-        demuxer?.sinksPaused = true
-        defer { demuxer?.sinksPaused = false }
+        source.sinksPaused = true
+        defer { source.sinksPaused = false }
         while try source.read(into: packet) {
             bytesRead += packet.size
             if packet.isKeyframe, let pts = packet.pts ?? packet.dts {
@@ -269,6 +268,10 @@ public protocol PacketSource: AnyObject {
     var seeksByPresentationTime: Bool { get }
     /// A live input's transport-stream counts so far; nil for other inputs.
     var transportCounts: TSCounts? { get }
+    /// Hands the packets of track `index` (audio, subtitles) to `sink` inside `read`; nil stops.
+    func route(track index: Int, to sink: ((Packet) -> Void)?) throws
+    /// While true, `read` hands no packet to a sink (a seek looking ahead for a keyframe).
+    var sinksPaused: Bool { get set }
 }
 
 extension Demuxer: PacketSource {}

@@ -17,13 +17,16 @@ public struct TimeshiftOptions: Sendable, Equatable {
     }
 }
 
-/// The newest packets of a live input's video stream, in memory, for timeshift: filled by a
-/// thread of its own from the demuxer (`startFilling`), read by any number of `TimeshiftCursor`s.
+/// The newest packets of a live input's video stream, and of the tracks kept beside it (the audio
+/// track playing: `keep(track:)`), in the order the container interleaves them, for timeshift:
+/// filled by a thread of its own from the demuxer (`startFilling`), read by any number of
+/// `TimeshiftCursor`s.
 ///
 /// Bounded by stream time (`TimeshiftOptions.seconds`, from the first packet's presentation time
 /// to the newest one) and by bytes: when either is passed, whole GOPs are dropped from the start,
 /// so that what is left always starts at a keyframe (the newest GOP is kept whatever its size).
-/// Packets before the first keyframe are not kept. Each packet kept has a sequence number (one
+/// The packets of a kept track count in the bytes and go with the GOP they were read in; only the
+/// video's timestamps and keyframes measure time, index and seek. Each packet kept has a sequence number (one
 /// more than the one before); a cursor holds the number of the packet it reads next, which stays
 /// meaningful after the packets before it are dropped.
 ///
@@ -45,7 +48,10 @@ public final class TimeshiftBuffer: @unchecked Sendable {
         let stored: Stored
         let pts: Int64?
         let dts: Int64?
+        /// A video keyframe (a kept track's packets are never keyframes here).
         let isKeyframe: Bool
+        /// A video packet; false: a kept track's (`keep(track:)`).
+        let isVideo: Bool
         let size: Int
         /// What a packet read back from disk gets again besides its data.
         let flags: Int32
@@ -75,6 +81,8 @@ public final class TimeshiftBuffer: @unchecked Sendable {
     private var silence: MediaError?
     private var silences = 0
     private var counts: TSCounts?
+    /// The tracks kept beside the video (stream indices); the filling thread routes them.
+    private var keptIndices: Set<Int> = []
     /// The file the current GOP's packets go to, with a directory.
     private var spill: SpillFile?
     /// Packets kept in memory because the directory refused them (no file, a failed write).
@@ -95,22 +103,50 @@ public final class TimeshiftBuffer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         counts = transportCounts ?? counts
-        entries.append(Entry(seq: nextSeq, stored: store(packet), pts: packet.pts, dts: packet.dts,
-                             isKeyframe: packet.isKeyframe, size: packet.size, flags: packet.pointer.pointee.flags,
-                             duration: packet.duration, streamIndex: packet.pointer.pointee.stream_index,
-                             position: packet.pointer.pointee.pos))
-        nextSeq += 1
-        bytes += packet.size
+        add(packet, isVideo: true)
         if let p = packet.pts { newestPts = max(newestPts ?? p, p) }
         evict()
         condition.broadcast()
     }
 
+    /// Keeps a reference to `packet` of a kept track (`keep(track:)`; others are ignored), in
+    /// its place among the video's packets. It counts in the bytes, not in the time kept.
+    public func append(keptTrack packet: Packet) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard keptIndices.contains(packet.streamIndex) else { return }
+        add(packet, isVideo: false)
+        evict()
+        condition.broadcast()
+    }
+
+    /// Stores the packet as the next entry (under `condition`).
+    private func add(_ packet: Packet, isVideo: Bool) {
+        let key = isVideo && packet.isKeyframe
+        entries.append(Entry(seq: nextSeq, stored: store(packet, startsGOP: key), pts: packet.pts, dts: packet.dts,
+                             isKeyframe: key, isVideo: isVideo, size: packet.size, flags: packet.pointer.pointee.flags,
+                             duration: packet.duration, streamIndex: packet.pointer.pointee.stream_index,
+                             position: packet.pointer.pointee.pos))
+        nextSeq += 1
+        bytes += packet.size
+    }
+
+    /// Keeps the packets of track `index` (an audio track) from now on, or stops keeping them.
+    /// The filling thread routes the track from its next read on.
+    public func keep(track index: Int, _ keeping: Bool = true) {
+        condition.withLock {
+            if keeping { keptIndices.insert(index) } else { keptIndices.remove(index) }
+        }
+    }
+
+    /// The tracks kept beside the video.
+    public var keptTracks: Set<Int> { condition.withLock { keptIndices } }
+
     /// A reference to `packet` in memory, or its data written to the current GOP's file (a new
     /// file at each keyframe, so that dropping a GOP frees its file). In memory when the disk fails.
-    private func store(_ packet: Packet) -> Stored {
+    private func store(_ packet: Packet, startsGOP: Bool) -> Stored {
         guard let directory = options.directory else { return .memory(packet.clone()) }
-        if packet.isKeyframe || spill == nil { spill = SpillFile(directory: directory) }
+        if startsGOP || spill == nil { spill = SpillFile(directory: directory) }
         guard let file = spill, let offset = file.append(packet) else {
             spillFailures += 1
             return .memory(packet.clone())
@@ -148,14 +184,23 @@ public final class TimeshiftBuffer: @unchecked Sendable {
     public var isClosed: Bool { condition.withLock { closed } }
 
     /// Reads `demuxer` on a thread of its own into the buffer until the input ends, fails or the
-    /// buffer is closed. From then on only that thread reads packets from `demuxer` (its other
+    /// buffer is closed, with the kept tracks' packets. From then on only that thread reads packets from `demuxer` (its other
     /// users may read only what it fixed at open, such as `video`); the thread lets go of it when it ends.
     public func startFilling(from demuxer: Demuxer) {
         let handOff = DemuxerHandOff(demuxer)
         let t = Thread(named: "scanout-timeshift") { [self] in
             let demuxer = handOff.demuxer
             let packet = Packet()
+            var routed: Set<Int> = []
+            defer { for t in routed { try? demuxer.route(track: t, to: nil) } }
             while !isClosed {
+                // The kept tracks' packets come through the demuxer's routes, inside its reads.
+                let wanted = keptTracks
+                if wanted != routed {
+                    for t in routed.subtracting(wanted) { try? demuxer.route(track: t, to: nil) }
+                    for t in wanted.subtracting(routed) { try? demuxer.route(track: t) { [unowned self] in append(keptTrack: $0) } }
+                    routed = wanted
+                }
                 do {
                     guard try demuxer.read(into: packet) else { finish(nil); return }
                     append(packet, transportCounts: demuxer.transportCounts)
@@ -188,16 +233,20 @@ public final class TimeshiftBuffer: @unchecked Sendable {
 
     private var isOverBound: Bool {
         if bytes > options.maxBytes { return true }
-        guard let first = entries[head].pts ?? entries[head].dts, let newest = newestPts else { return false }
+        guard let video = entries[head...].first(where: \.isVideo), let first = video.pts ?? video.dts,
+              let newest = newestPts else { return false }
         return Double(newest - first) * timeBase.doubleValue > options.seconds
     }
 
     // MARK: Reading
 
+    /// What `read` stored: a video packet, a kept track's, or nothing (the end).
+    enum Read { case video, kept, end }
+
     /// Stores the packet numbered `seq` in `packet` and moves `seq` on, waiting for it when it
     /// is not there yet. A `seq` whose packet was dropped moves to the first packet kept, and
     /// `wrapped` says so. Throws the source's silence (each one once per wait) or failure.
-    func read(_ seq: inout Int, into packet: Packet, wrapped: inout Bool) throws -> Bool {
+    func read(_ seq: inout Int, into packet: Packet, wrapped: inout Bool) throws -> Read {
         condition.lock()
         defer { condition.unlock() }
         let silencesBefore = silences
@@ -225,12 +274,12 @@ public final class TimeshiftBuffer: @unchecked Sendable {
                     packet.pointer.pointee.pos = e.position
                 }
                 seq += 1
-                return true
+                return e.isVideo ? .video : .kept
             }
-            if closed { return false }
+            if closed { return .end }
             if finished {
                 if let failure { throw failure }
-                return false
+                return .end
             }
             if silences != silencesBefore, let silence { throw silence }
             condition.wait()
@@ -286,7 +335,7 @@ public final class TimeshiftBuffer: @unchecked Sendable {
         condition.withLock {
             let kept = entries[head...]
             guard let start = firstKeyframe?.pts else { return FrameIndex(timestamps: [], keyframes: [], isSeekable: false) }
-            let pts = kept.compactMap(\.pts).filter { $0 >= start }.sorted()
+            let pts = kept.filter(\.isVideo).compactMap(\.pts).filter { $0 >= start }.sorted()
             let keys = kept.filter(\.isKeyframe).compactMap { e in
                 e.pts.map { FrameIndex.Keyframe(pts: $0, dts: e.dts, position: Int64(e.seq)) }
             }
@@ -303,7 +352,9 @@ public final class TimeshiftBuffer: @unchecked Sendable {
 
 /// Reads a `TimeshiftBuffer` from a position of its own, as a `FrameReader`'s packet source.
 /// Seeks take a keyframe's sequence number as `position` (the index's), or a presentation
-/// timestamp. Not thread-safe; one owner at a time.
+/// timestamp. The packets of a kept track go to the sink routed for it, inside `read`, as a
+/// demuxer's do (`route(track:to:)`); so a pause, a seek or a wrap moves the sound with the
+/// picture. Not thread-safe; one owner at a time.
 public final class TimeshiftCursor: PacketSource {
     public let buffer: TimeshiftBuffer
     /// The sequence number of the packet read next.
@@ -318,8 +369,29 @@ public final class TimeshiftCursor: PacketSource {
         next = buffer.endSeq
     }
 
+    /// The sinks of the kept tracks this cursor reads, by stream index.
+    private var sinks: [Int: (Packet) -> Void] = [:]
+    /// While a seek looks ahead for a keyframe, the kept tracks' packets go to no sink.
+    public var sinksPaused = false
+
+    /// The next video packet; the kept tracks' packets before it go to their sinks.
     public func read(into packet: Packet) throws -> Bool {
-        try buffer.read(&next, into: packet, wrapped: &wrapped)
+        while true {
+            switch try buffer.read(&next, into: packet, wrapped: &wrapped) {
+            case .video: return true
+            case .end: return false
+            case .kept: if !sinksPaused { sinks[packet.streamIndex]?(packet) }
+            }
+        }
+    }
+
+    /// Hands the packets of track `index` to `sink` on the reading thread, inside `read`, from
+    /// the cursor's position on, and has the buffer keep them (`TimeshiftBuffer.keep`); `nil`
+    /// stops both. The packet is the cursor's own, refilled by the next read. One cursor routes
+    /// a track: the buffer stops keeping it when that cursor lets go of it.
+    public func route(track index: Int, to sink: ((Packet) -> Void)?) throws {
+        sinks[index] = sink
+        buffer.keep(track: index, sink != nil)
     }
 
     public func seek(toTimestamp timestamp: Int64, position: Int64?) throws {

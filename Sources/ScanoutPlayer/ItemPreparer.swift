@@ -84,10 +84,11 @@ public final class PreparedItem {
     private(set) var timeshift: LiveTimeshift?
 
     /// From now on the reader takes its packets from a timeshift buffer that a thread of its
-    /// own fills from the demuxer (once; the buffer closes when the item goes).
-    func startTimeshift(_ options: TimeshiftOptions) {
+    /// own fills from the demuxer (once; the buffer closes when the item goes), with the
+    /// packets of `audioTrack` beside the video's.
+    func startTimeshift(_ options: TimeshiftOptions, audioTrack: Int?) {
         guard timeshift == nil else { return }
-        timeshift = LiveTimeshift(reader: reader, options: options)
+        timeshift = LiveTimeshift(reader: reader, options: options, audioTrack: audioTrack)
     }
 }
 

@@ -150,6 +150,8 @@ public final class PlaybackSession {
     public var masterClock: (any MediaClockSource)?
     /// The item the master clock must be playing for its time to count (`AudioChunk.epoch`).
     public var masterEpoch = 0
+    /// Whether the master clock timed the frame being stepped.
+    private var timedByMaster = false
 
     public init(reader: FrameReader, display: any Display, clock: any PlaybackClock = MonotonicClock(), timed: Bool = true, rate: Double = 1) {
         self.reader = reader
@@ -239,7 +241,9 @@ public final class PlaybackSession {
         if timed {
             let now = clock.now()
             let late = !forcePresent && now > target &+ UInt64(frameInterval / rate)
-            if late, reader?.demuxer.isLive == true {
+            // Timed by the audio, a late live frame is dropped as any other: the audio plays the
+            // packets the buffer already holds, so the frames after it are there to catch up with.
+            if late, reader?.demuxer.isLive == true, !timedByMaster {
                 // A live source cannot be caught up: its frames come no sooner than it sends them,
                 // so dropping a late one loses it and makes the next one no earlier. The
                 // timeline moves back to this frame instead, once per delay (pictures held for
@@ -380,9 +384,11 @@ public final class PlaybackSession {
     }
 
     private func target(of media: Double) -> UInt64 {
+        timedByMaster = false
         if let master = masterClock, let originPts, let tb = reader?.video.timeBase.doubleValue {
             let now = clock.now()
             if let heard = master.streamTime(at: now, epoch: masterEpoch) {
+                timedByMaster = true
                 let t = time(at: now, plus: media - (heard - Double(originPts) * tb))
                 // Should the audio stop, the monotonic timeline goes on from this frame.
                 anchorTime = t

@@ -53,7 +53,8 @@ public final class PlayerAudio {
     deinit { output?.close() }
     public private(set) var output: AudioOutput?
     private var decoder: AudioDecoder?
-    private var demuxer: Demuxer?
+    /// Where the track's packets come from: the reader's demuxer, or its timeshift cursor.
+    private var source: (any PacketSource)?
     private var epoch = 0
     private var lossReported = false
     private var rate = 1.0
@@ -68,17 +69,29 @@ public final class PlayerAudio {
     public var clock: () -> UInt64 = monotonicNanoseconds
     /// The track playing, for `/state`.
     public private(set) var track: TrackInfo?
+    /// A live item's sound is held back until its picture has played this long (stream
+    /// seconds), so that the picture's own delays at the live edge (the decoder's reordering,
+    /// packets that come late) have moved its timeline back first (`PlaybackSession`'s live slips).
+    public var liveHold = 0.5
+    /// ...and then starts this far behind the picture, which waits for it: playback settles
+    /// that much behind the newest frame received, so that later delays in arrival are
+    /// absorbed instead of making the picture late on the sound.
+    public var liveMargin = 0.3
+    /// While a live item's sound is held back: its chunks so far.
+    private var held: [AudioChunk]?
+    /// The stream time of the first frame shown while holding.
+    private var heldSince: Double?
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
+    /// `live`: a live item read through its timeshift buffer; its sound is held back at first
+    /// (`liveHold`, `liveMargin`).
     public func attach(reader: FrameReader, item: PlaylistItem, settings: AudioSettings, session: PlaybackSession,
-                gapless: Bool, early: [Int: [Packet]] = [:]) -> [PlayerEvent] {
+                gapless: Bool, live: Bool = false, early: [Int: [Packet]] = [:]) -> [PlayerEvent] {
         detach(session: session, flush: !gapless)
         guard !settings.isSilent else { return [] }
-        let selection = item.audio.isEmpty ? settings.selection : item.audio
-        let tracks = reader.demuxer.tracks
-        guard let t = TrackSelector.pick(.audio, from: tracks, index: selection.track, languages: selection.languages) else {
-            if let wanted = selection.track {
+        guard let t = Self.track(of: reader, item: item, settings: settings) else {
+            if let wanted = Self.selection(item: item, settings: settings).track {
                 return [.warning("\(item.source): no audio track \(wanted); playing without sound")]
             }
             return []
@@ -121,12 +134,24 @@ public final class PlayerAudio {
         }
         epoch += 1
         track = t
+        if live { held = [] }
         // What was read with the first frame, before the route existed.
         for packet in early[t.index] ?? [] { play(packet) }
-        route(reader.demuxer)
+        route(reader.source)
         session.masterEpoch = epoch
         session.masterClock = output
         return events
+    }
+
+    /// The track `item` plays from `reader` with `settings`: nil with no device or no such track.
+    static func track(of reader: FrameReader, item: PlaylistItem, settings: AudioSettings) -> TrackInfo? {
+        guard !settings.isSilent else { return nil }
+        let selection = selection(item: item, settings: settings)
+        return TrackSelector.pick(.audio, from: reader.demuxer.tracks, index: selection.track, languages: selection.languages)
+    }
+
+    private static func selection(item: PlaylistItem, settings: AudioSettings) -> AudioSelection {
+        item.audio.isEmpty ? settings.selection : item.audio
     }
 
     /// Tries the device that could not open again, once `reopenInterval` has passed since the
@@ -142,9 +167,11 @@ public final class PlayerAudio {
 
     /// Stops reading the current item's audio; `flush` throws away what is queued and playing.
     public func detach(session: PlaybackSession, flush: Bool) {
-        if let demuxer, let t = track { try? demuxer.route(track: t.index, to: nil) }
-        demuxer = nil
+        unroute()
+        source = nil
         decoder = nil
+        held = nil
+        heldSince = nil
         track = nil
         session.masterClock = nil
         if flush { output?.flush() }
@@ -154,6 +181,7 @@ public final class PlayerAudio {
     /// and playing go, and the ones before `seconds` are cut.
     public func seeking(toStreamTime seconds: Double) {
         guard let decoder else { return }
+        held = nil
         decoder.flush()
         output?.flush(discardBefore: seconds)
     }
@@ -161,13 +189,27 @@ public final class PlayerAudio {
     /// The seek is done; `reader` is the one playback continues on (an exact seek's may be another).
     public func seeked(reader: FrameReader) {
         guard decoder != nil else { return }
-        if reader.demuxer !== demuxer {
-            if let demuxer, let t = track { try? demuxer.route(track: t.index, to: nil) }
-            route(reader.demuxer)
+        if reader.source !== source {
+            unroute()
+            route(reader.source)
         }
     }
 
     public func setPaused(_ paused: Bool) { output?.setPaused(paused) }
+
+    /// A frame of stream time `seconds` was shown. While a live item's sound is held back, once
+    /// the picture has played `liveHold` the sound starts `liveMargin` behind it: the chunks
+    /// before that are cut (`AudioOutput.flush(discardBefore:)`) and the rest queued.
+    public func presented(streamTime seconds: Double) {
+        guard let chunks = held, let output else { return }
+        let since = heldSince ?? seconds
+        heldSince = since
+        guard seconds - since >= liveHold else { return }
+        held = nil
+        heldSince = nil
+        output.flush(discardBefore: seconds - liveMargin)
+        for c in chunks { output.enqueue(c) }
+    }
 
     public func setRate(_ r: Double) {
         rate = r
@@ -184,16 +226,21 @@ public final class PlayerAudio {
         guard !lossReported, let loss = output?.loss else { return nil }
         lossReported = true
         session.masterClock = nil
-        if let demuxer, let t = track { try? demuxer.route(track: t.index, to: nil) }
+        unroute()
         decoder = nil
         return loss
     }
 
-    private func route(_ demuxer: Demuxer) {
+    /// Reads the track from `source` (on the reader's thread, inside its reads).
+    private func route(_ source: any PacketSource) {
         guard let t = track else { return }
-        self.demuxer = demuxer
+        self.source = source
         let epoch = self.epoch
-        try? demuxer.route(track: t.index) { [weak self] packet in self?.play(packet, epoch: epoch) }
+        try? source.route(track: t.index) { [weak self] packet in self?.play(packet, epoch: epoch) }
+    }
+
+    private func unroute() {
+        if let source, let t = track { try? source.route(track: t.index, to: nil) }
     }
 
     /// Decodes `packet` and queues its samples for the device, marked with `epoch`.
@@ -202,7 +249,7 @@ public final class PlayerAudio {
         guard let chunks = try? decoder.decode(packet) else { return }
         for var c in chunks {
             c.epoch = epoch ?? self.epoch
-            output.enqueue(c)
+            if held != nil { held?.append(c) } else { output.enqueue(c) }
         }
     }
 }

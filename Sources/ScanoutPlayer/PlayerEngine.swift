@@ -158,6 +158,7 @@ public final class PlayerEngine {
         s.selectedTracks = Set(current.map { [$0.reader.video.index] } ?? [])
         s.subtitles = current == nil ? nil : subtitles.status
         if let t = subtitles.status.track { s.selectedTracks.insert(t) }
+        if let t = audio.track { s.selectedTracks.insert(t.index) }
         return s
     }
 
@@ -476,6 +477,7 @@ public final class PlayerEngine {
             }
             switch r {
             case .presented:
+                if let item = current { audio.presented(streamTime: streamTime(of: item)) }
                 setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout, .channelInvalid]))
                 if let request = awaitingFirstFrame, let i = index, let item = current {
                     awaitingFirstFrame = nil
@@ -679,7 +681,9 @@ public final class PlayerEngine {
         current = p
         index = p.index
         slateShown = false
-        if configuration.timeshift.seconds > 0, LiveInputOptions.handles(p.item.source) { p.startTimeshift(configuration.timeshift) }
+        if configuration.timeshift.seconds > 0, LiveInputOptions.handles(p.item.source) {
+            p.startTimeshift(configuration.timeshift, audioTrack: PlayerAudio.track(of: p.reader, item: p.item, settings: configuration.audio)?.index)
+        }
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
@@ -698,7 +702,7 @@ public final class PlayerEngine {
         watchStalls(p.reader)
         session.continueWith(p.reader, firstFrame: p.firstFrame, originPts: p.originPts, gapless: gapless)
         for e in audio.attach(reader: p.reader, item: p.item, settings: configuration.audio, session: session, gapless: gapless,
-                              early: p.takeEarlyAudio()) { emit(e) }
+                              live: p.timeshift != nil, early: p.takeEarlyAudio()) { emit(e) }
         awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
         requestStartedAt = nil
         emit(.itemChanged(index: p.index, source: listed.source))

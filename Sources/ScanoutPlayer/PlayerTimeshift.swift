@@ -25,8 +25,11 @@ final class LiveTimeshift {
     /// returned to it since; `liveEdge` is emitted when it does.
     var behind = false
 
-    init(reader: FrameReader, options: TimeshiftOptions) {
+    /// `audioTrack`: the audio track playing, kept in the buffer from its first packet on (its
+    /// sink is routed on the cursor by `PlayerAudio`).
+    init(reader: FrameReader, options: TimeshiftOptions, audioTrack: Int?) {
         buffer = TimeshiftBuffer(options: options, timeBase: reader.video.timeBase, input: reader.input)
+        if let audioTrack { buffer.keep(track: audioTrack) }
         cursor = TimeshiftCursor(buffer: buffer)
         reader.source = cursor
         buffer.startFilling(from: reader.demuxer)

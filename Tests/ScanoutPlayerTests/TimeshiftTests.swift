@@ -277,7 +277,7 @@ struct TimeshiftPlaybackTests {
     }
 }
 
-private extension Packet {
+extension Packet {
     /// The packet's data, for comparing.
     var bytes: [UInt8] { size == 0 ? [] : Array(UnsafeBufferPointer(start: pointer.pointee.data, count: size)) }
 }

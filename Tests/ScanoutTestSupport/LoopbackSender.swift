@@ -9,7 +9,8 @@ public final class LoopbackSender {
     private let process = Process()
     public var source: String { "udp://127.0.0.1:\(port)" }
 
-    public init() throws {
+    /// Sends `file` (counter_live.ts when nil), `seconds` long, in real time.
+    public init(file: String? = nil, seconds: Double = 30) throws {
         // A free port: bind to 0, read it back, let it go.
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         var addr = sockaddr_in()
@@ -22,7 +23,7 @@ public final class LoopbackSender {
         port = UInt16(bigEndian: addr.sin_port)
         process.executableURL = URL(fileURLWithPath: try Proc.which("python3"))
         process.arguments = [Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/ts_sender.py").path,
-                             try Fixtures.path("counter_live.ts"), "127.0.0.1", String(port), "--seconds", "30"]
+                             try file ?? Fixtures.path("counter_live.ts"), "127.0.0.1", String(port), "--seconds", String(seconds)]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
     }

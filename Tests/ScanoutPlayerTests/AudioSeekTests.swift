@@ -1,0 +1,208 @@
+import Foundation
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutTestSupport
+import ScanoutTesting
+import Testing
+
+/// The decoded samples of an audio track as the engine's output gets them (s16, the output's
+/// rate and channels), with the stream time each decoded chunk starts at.
+struct DecodedTrack {
+    var samples: [Int16] = []
+    /// (stream seconds, index of the chunk's first sample in `samples`).
+    var chunks: [(start: Double, offset: Int)] = []
+    let format: AudioFormat
+
+    /// Decodes track `index` of `path` (its default audio track when nil) from the start.
+    init(_ path: String, track index: Int? = nil, format: AudioFormat) throws {
+        self.format = format
+        let reader = try FrameReader(input: path)
+        let track = try #require(TrackSelector.pick(.audio, from: reader.demuxer.tracks, index: index, languages: []))
+        let decoder = try AudioDecoder(demuxer: reader.demuxer, track: track, output: format)
+        final class Made { var chunks: [AudioChunk] = [] }
+        let made = Made()
+        try reader.demuxer.route(track: track.index) { packet in made.chunks += (try? decoder.decode(packet)) ?? [] }
+        let frame = VideoFrame()
+        while try reader.next(into: frame) {}
+        for c in made.chunks {
+            chunks.append((c.start ?? .nan, samples.count))
+            samples += c.samples
+        }
+    }
+
+    /// The index in `samples` of the first sample at or after stream time `t`, cut as
+    /// `AudioOutput` cuts a chunk at a seek's target (rounded to the nearest sample).
+    func sampleIndex(at t: Double) -> Int {
+        let i = chunks.lastIndex { $0.start <= t } ?? 0
+        let frames = Int(((t - chunks[i].start) * Double(format.sampleRate)).rounded())
+        return chunks[i].offset + max(0, frames) * format.channels
+    }
+}
+
+/// Where two sample arrays first differ (nil when equal), said briefly instead of printing them.
+func difference(_ a: some Collection<Int16>, _ b: some Collection<Int16>) -> String? {
+    if let i = zip(a, b).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+        return "first difference at sample \(i) of \(a.count) and \(b.count)"
+    }
+    return a.count == b.count ? nil : "\(a.count) samples, \(b.count) expected"
+}
+
+/// A display that records, for each frame shown, the stream time the audio output says is
+/// heard at that instant (nil when it says nothing).
+final class HeardRecordingDisplay: Display {
+    let clock: any PlaybackClock
+    /// Asked at each frame: the audio position now.
+    var heard: (UInt64) -> Double? = { _ in nil }
+    var shown: [(pts: Int64, at: UInt64, heard: Double?)] = []
+    init(clock: any PlaybackClock) { self.clock = clock }
+    var description: String { "heard-recording" }
+    func present(_ frame: VideoFrame, orientation: Orientation) throws {
+        let now = clock.now()
+        shown.append((frame.pts ?? -1, now, heard(now)))
+    }
+}
+
+/// Audio after exact seeks, checked on the samples a device paced in real time gets
+/// (`RealTimeFIFODevice`): the sound from the target on, to the sample, nothing of before the
+/// seek after it, and each frame shown when the audio clock is at its time.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct AudioSeekTests {
+    final class Events { var all: [PlayerEvent] = [] }
+    /// tracks.mkv's video (3 s at 30 fps, time base 1/1000, first frame at 25 ms, keyframes at
+    /// 0.025, 1.025 and 2.025 s) with 3 s of seeded white noise, FLAC, 48 kHz stereo, in packets
+    /// of 96 ms from 0. FLAC decodes every packet alone, to the source's samples whatever came
+    /// before (tracks.mkv's AAC does not: the noise its decoder substitutes depends on the
+    /// packets decoded before, so a seek changes low bits).
+    let scratch: Scratch
+    let clip: String
+    let reference: DecodedTrack
+    let format = AudioFormat(sampleRate: 48000, channels: 2)
+    let originSeconds = 0.025
+
+    init() throws {
+        scratch = try Scratch()
+        clip = scratch.path("noise.mkv")
+        _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-i", try Fixtures.path("tracks.mkv"),
+                                                    "-f", "lavfi", "-i", "anoisesrc=d=3:c=white:r=48000:a=0.3:seed=3",
+                                                    "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "flac", "-ac", "2", clip])
+        reference = try DecodedTrack(clip, format: format)
+    }
+
+    /// An engine on the monotonic clock playing to `device`, its display asking the output
+    /// what is heard at each frame.
+    private func engine(_ device: RealTimeFIFODevice, display: HeardRecordingDisplay, events: Events) -> PlayerEngine {
+        var configuration = PlayerConfiguration()
+        configuration.audio = AudioSettings(device: device.device)
+        let e = PlayerEngine(display: display, clock: display.clock, configuration: configuration) { events.all.append($0) }
+        display.heard = { [unowned e] now in e.audio.output?.streamTime(at: now, epoch: e.session.masterEpoch) }
+        return e
+    }
+
+    private func playToEnd(_ e: PlayerEngine) {
+        var turns = 0
+        while e.state == .playing, turns < 20_000 {
+            e.tick()
+            turns += 1
+        }
+    }
+
+    /// Runs `body` on an engine playing to a device paced in real time; once the output has
+    /// written the frames `body` asks for and all it had queued (10 s at most), the engine stops, which drops what
+    /// the device holds: ALSA's `file` plugin writes out what it kept back (one buffer) then.
+    /// Returns `body`'s result, what the device got, and the frames shown.
+    private func playing<T>(_ body: (PlayerEngine, Events) throws -> (result: T, frames: Int)) throws
+        -> (result: T, written: [Int16], display: HeardRecordingDisplay) {
+        let scratch = try Scratch()
+        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
+        let display = HeardRecordingDisplay(clock: MonotonicClock())
+        let events = Events()
+        let e = engine(device, display: display, events: events)
+        let (result, frames) = try body(e, events)
+        // Until the queue is empty and the last chunk written.
+        if let out = e.audio.output {
+            var last = -1
+            for _ in 0..<200 where out.loss == nil {
+                let played = out.counts.framesPlayed
+                if played >= frames, out.queuedSeconds == 0, played == last { break }
+                last = played
+                usleep(50_000)
+            }
+        }
+        e.stop()
+        device.waitUntilQuiet()
+        return (result, device.samples, display)
+    }
+
+    /// Every frame shown after `after` (clock time) while the audio clock answered is within one
+    /// frame interval of the audio position, but the first one, which is shown at once whatever
+    /// the audio (as after every seek or resume); returns how many were checked.
+    ///
+    /// This device reports no delay, so its clock runs on for only two periods (10 ms) after
+    /// each write (`AudioOutput.streamTime`): on a busy machine it often says nothing, and
+    /// those frames follow the session's own timeline from the last frame it timed.
+    private func checkFramesFollowTheAudio(_ display: HeardRecordingDisplay, after: UInt64) -> Int {
+        let timed = display.shown.filter { $0.at > after }.dropFirst().filter { $0.heard != nil }
+        for f in timed {
+            let media = Double(f.pts) / 1000
+            #expect(abs(f.heard! - media) <= 1.0 / 30, "frame at \(media) s shown when the audio was at \(f.heard!) s")
+        }
+        return timed.count
+    }
+
+    /// Loaded paused, sought exactly to 1.3 s (stream time 1.325 s: inside an AAC packet, 0.3 s
+    /// after the keyframe the seek decodes from), then played to the end: the device gets the
+    /// track's samples from that instant on, every one, and nothing before it; the frames
+    /// follow the audio clock.
+    @Test func anExactSeekWhilePausedPlaysTheSamplesFromTheTarget() throws {
+        let target = 1.3
+        let from = reference.sampleIndex(at: originSeconds + target)
+        // Not on a packet boundary: the cut is inside a chunk.
+        #expect(!reference.chunks.contains { $0.offset == from })
+        let expected = reference.samples[from...]
+        let (playedAt, written, display) = try playing { e, events in
+            try e.load([PlaylistItem(source: clip)], autoplay: false)
+            try e.seek(to: target, exact: true)
+            #expect(events.all.contains { if case let .seekCompleted(p, n) = $0 { return abs(p - target) < 1e-9 && n == 39 }; return false })
+            let played = MonotonicClock().now()
+            try e.play()
+            playToEnd(e)
+            #expect(e.state == .ended)
+            return (played, expected.count / 2)
+        }
+        let diff = difference(written, expected)
+        #expect(diff == nil)
+        // 1.3 s to 3 s: 51 frames; at least a third of them timed by the audio.
+        #expect(checkFramesFollowTheAudio(display, after: playedAt) >= 17)
+    }
+
+    /// A seek while playing (0.5 s in, exactly to 2.3 s): the device gets the samples from the
+    /// start up to about where the seek came (what was written before it), then those from the
+    /// target on; nothing queued before the seek is written after it, and the frames after the
+    /// seek follow the audio clock.
+    @Test func anExactSeekWhilePlayingFlushesWhatCameBefore() throws {
+        let target = 2.3
+        let tail = reference.samples[reference.sampleIndex(at: originSeconds + target)...]
+        let ((writtenBefore, period, seekedAt), written, display) = try playing { e, _ in
+            try e.load([PlaylistItem(source: clip)], autoplay: true)
+            var turns = 0
+            while e.position < 0.5, e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }
+            let out = try #require(e.audio.output)
+            let before = out.counts.framesPlayed
+            let at = MonotonicClock().now()
+            try e.seek(to: target, exact: true)
+            playToEnd(e)
+            #expect(e.state == .ended)
+            return ((before, out.deviceBuffer.period, at), tail.count / 2)
+        }
+        // What came before the seek: a prefix of the track, no longer than what was written
+        // when the seek began (and the period being written then).
+        let head = written.count - tail.count
+        #expect(head > 0 && head <= 2 * (writtenBefore + period))
+        let headDiff = difference(written.prefix(max(0, head)), reference.samples.prefix(max(0, head)))
+        #expect(headDiff == nil)
+        let tailDiff = difference(written.suffix(tail.count), tail)
+        #expect(tailDiff == nil)
+        // 2.3 s to 3 s: 21 frames; at least a third of them timed by the audio.
+        #expect(checkFramesFollowTheAudio(display, after: seekedAt) >= 7)
+    }
+}
