@@ -17,7 +17,7 @@ import Glibc
 
     /// Polls `GET /downloads/ID` until its state is `state` (at most `seconds`).
     static func wait(_ request: (String, String) throws -> HTTPAnswer, _ id: String, for state: String,
-                     seconds: Double = 15, until more: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+                     seconds: Double = 60, until more: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(seconds)
         var last: [String: Any] = [:]
         while Date() < deadline {

@@ -30,7 +30,7 @@ import Testing
         }
 
         /// Waits until download `id` is in `state` (at most `seconds`).
-        func wait(_ id: String, for state: DownloadState, seconds: Double = 15) async throws -> DownloadStatus {
+        func wait(_ id: String, for state: DownloadState, seconds: Double = 60) async throws -> DownloadStatus {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
                 let s = try manager.status(id)
