@@ -2,10 +2,6 @@
 """Flash-to-beep offsets of one run over tools/make-clips.sh's flash-beep.mp4.
 
   lipsync-offsets.py PRESENT_LOG ONSET_LOG [PERIOD_SECONDS]
-  lipsync-offsets.py --crc CRC_LOG ONSET_LOG
-
---crc: the flashes are tools/vm/crc-flashes.c's (ns at which a bright frame reached vkms's screen,
-from the CRTC's CRCs), for players that log no frame times (mpv).
 
 PRESENT_LOG: `scanout play|serve --present-log` lines (media seconds, CLOCK_MONOTONIC ns the frame
 reached the screen, ns it was aimed at); ONSET_LOG: tools/vm/loopback-capture.c's or
@@ -16,20 +12,12 @@ reached the screen (shown − aimed), which separates the display's part from th
 """
 import statistics, sys
 
-crc = sys.argv[1] == "--crc"
-args = sys.argv[2:] if crc else sys.argv[1:]
-period = float(args[2]) if len(args) > 2 else 2.0
-onsets = [int(l.split()[0]) for l in open(args[1])]
-aims = []
-if crc:
-    times = [int(l.split()[0]) for l in open(args[0])]
-    # No media time: a flash is named by its time from the first one.
-    flashes = [((t - times[0]) / 1e9, t) for t in times]
-else:
-    rows = [l.split() for l in open(args[0])]
-    frames = [(float(r[0]), int(r[1])) for r in rows]
-    aims = [(int(r[1]) - int(r[2])) / 1e6 for r in rows if len(r) > 2 and int(r[2]) > 0]
-    flashes = [(m, t) for m, t in frames if abs(m / period - round(m / period)) < 1e-3]
+period = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
+onsets = [int(l.split()[0]) for l in open(sys.argv[2])]
+rows = [l.split() for l in open(sys.argv[1])]
+frames = [(float(r[0]), int(r[1])) for r in rows]
+aims = [(int(r[1]) - int(r[2])) / 1e6 for r in rows if len(r) > 2 and int(r[2]) > 0]
+flashes = [(m, t) for m, t in frames if abs(m / period - round(m / period)) < 1e-3]
 offsets = []
 for m, t in flashes:
     o = min(onsets, key=lambda x: abs(x - t)) if onsets else t + period * 1e9

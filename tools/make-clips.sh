@@ -58,9 +58,12 @@ for c in "${CLIPS[@]}"; do
     vp9-1080p30.webm)  make_clip "$c" "$(src 1920x1080 30 5)" -c:v libvpx-vp9 -threads 2 -row-mt 0 -deadline realtime -cpu-used 8 -g 60 -b:v 6M ;;
     av1-720p30.mkv)    make_clip "$c" "$(src 1280x720 30 3)" -c:v libaom-av1 -threads 2 -row-mt 0 -cpu-used 8 -usage realtime -g 60 -b:v 3M ;;
     flash-beep.mp4)
+      # The beep is gated per sample (a filter's `enable` acts per frame of 1024 samples, which
+      # started the beeps 0, 5.3, 10.7 or 16 ms late in turn).
+      beep="if(lt(mod(n\\,96000)\\,1600)\\,0.5*sin(2*PI*1000*n/48000)\\,0)"
       [[ -s $DIR/$c ]] || { echo "making $DIR/$c" >&2
         "${FF[@]}" -f lavfi -i "color=black:size=640x360:rate=30,drawbox=w=iw:h=ih:color=white:t=fill:enable='lt(mod(n\,60)\,1)',format=yuv420p,trim=duration=70" \
-          -f lavfi -i "sine=frequency=1000:sample_rate=48000:duration=70,volume=volume=0:enable='gte(mod(t\,2)\,1/30)',aformat=channel_layouts=stereo" \
+          -f lavfi -i "aevalsrc='$beep|$beep':s=48000:d=70" \
           -c:v libx264 -preset veryfast -g 60 -bf 2 -c:a aac -b:a 128k -movflags +faststart "${BX[@]}" "$DIR/.tmp-$c" && mv "$DIR/.tmp-$c" "$DIR/$c"; } ;;
     *) echo "make-clips: unknown clip '$c' (known: ${ALL[*]})" >&2; exit 2 ;;
   esac

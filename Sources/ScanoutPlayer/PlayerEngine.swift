@@ -287,6 +287,7 @@ public final class PlayerEngine {
             catchUpSubtitles(item, pts: frame.pts)
             session.hold(frame, media: media)
             _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
+            presentLog?.note(session)
             session.rebase(atMedia: media)
             resumeMedia = media
             set(resume)
