@@ -264,8 +264,7 @@ public final class PlaybackSession {
             }
             // On a screen with vblank timestamps the frame is aimed at the vblank nearest its
             // time, and committed in the refresh before it (`presentTime`).
-            let vblanks = display.vblankSource
-            let slot = vblanks?.vblank(nearest: target).map { vblanks!.presentTime(for: $0) } ?? target
+            let slot = display.vblankSource.flatMap { v in v.vblank(nearest: target).map(v.presentTime(for:)) } ?? target
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
                 // again at this frame (`decodeAhead` set `lastStallSeconds`).

@@ -133,8 +133,8 @@ final class HeardRecordingDisplay: Display {
         return (result, device.samples, display)
     }
 
-    /// Every frame shown after `after` (clock time) while the audio clock answered is within one
-    /// frame interval of the audio position, but the first one, which is shown at once whatever
+    /// Every frame shown after `after` (clock time) while the audio clock answered is in sync
+    /// with the audio position (`expectInSync`), but the first one, which is shown at once whatever
     /// the audio (as after every seek or resume); returns how many were checked.
     ///
     /// This device reports no delay, so its clock runs on for only two periods (10 ms) after
@@ -144,7 +144,7 @@ final class HeardRecordingDisplay: Display {
         let timed = display.shown.filter { $0.at > after }.dropFirst().filter { $0.heard != nil }
         for f in timed {
             let media = Double(f.pts) / 1000
-            #expect(abs(f.heard! - media) <= 1.0 / 30, "frame at \(media) s shown when the audio was at \(f.heard!) s")
+            expectInSync(media: media, heard: f.heard!)
         }
         return timed.count
     }
@@ -190,13 +190,14 @@ final class HeardRecordingDisplay: Display {
             let before = out.counts.framesPlayed
             let at = MonotonicClock().now()
             try e.seek(to: target, exact: true)
-            let bySeek = out.counts.framesPlayed
+            // The period being written as the seek returned is counted only once it is written.
+            let bySeek = out.counts.framesPlayed + out.deviceBuffer.period
             playToEnd(e)
             #expect(e.state == .ended)
             return ((before, bySeek, at), tail.count / 2)
         }
         // What came before the seek: a prefix of the track, no longer than what was written by
-        // the time the seek returned (its flush came in between: nothing queued before it is
+        // the time the seek returned, the period in flight included (its flush came in between: nothing queued before it is
         // written after it, however long the seek's decoding took on a loaded machine).
         let head = written.count - tail.count
         #expect(writtenBefore > 0 && head > 0 && head <= 2 * writtenBySeek, "head \(head), by the seek \(writtenBySeek)")
