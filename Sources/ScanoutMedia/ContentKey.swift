@@ -13,7 +13,7 @@ public struct ContentKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     }
 
     /// The key as the demuxer option takes it: 32 hexadecimal digits.
-    var hex: String { bytes.map { String(format: "%02x", $0) }.joined() }
+    var hex: String { hexDigits(bytes) }
 
     public var description: String { "ContentKey(redacted)" }
     public var debugDescription: String { description }
@@ -44,7 +44,7 @@ public struct ContentEncryption: Sendable, Equatable {
     /// The key id, 16 bytes.
     public var keyID: [UInt8]
     /// The key id as 32 lowercase hexadecimal digits (how licence endpoints name it).
-    public var keyIDHex: String { keyID.map { String(format: "%02x", $0) }.joined() }
+    public var keyIDHex: String { hexDigits(keyID) }
     /// The demuxer that read it (`Demuxer.formatName`); only the mov demuxer (MP4) decrypts.
     public var container = ""
 
@@ -84,3 +84,7 @@ extension Packet {
         return ContentEncryption(scheme: scheme, keyID: keyID)
     }
 }
+
+/// `bytes` as lowercase hexadecimal digits, two a byte: a key as the demuxer option takes it, a
+/// key id as licence endpoints name it.
+private func hexDigits(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
