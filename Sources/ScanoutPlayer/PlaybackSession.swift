@@ -35,11 +35,14 @@ public struct PlaybackStats: Sendable {
     /// Decoded frames per second of decoder time.
     public var decodeFPS: Double { decodeSeconds > 0 ? Double(framesDecoded) / decodeSeconds : 0 }
 
-    /// The `p`-th percentile (0...100) of the pacing deviation, milliseconds. Sorts a copy when
-    /// the deviations are not sorted yet.
-    public func pacingPercentile(_ p: Double) -> Double {
-        guard !pacingDeviations.isEmpty else { return 0 }
-        var sorted = pacingDeviations
+    /// The `p`-th percentile (0...100) of the pacing deviation, milliseconds (`percentile`).
+    public func pacingPercentile(_ p: Double) -> Double { Self.percentile(p, of: pacingDeviations) }
+
+    /// The `p`-th percentile (0...100) of `deviations` (nanoseconds), milliseconds. Sorts a copy
+    /// when they are not sorted yet: callers off the playback thread (`PlayerSnapshot`) pay for it.
+    public static func percentile(_ p: Double, of deviations: [UInt64]) -> Double {
+        guard !deviations.isEmpty else { return 0 }
+        var sorted = deviations
         for i in sorted.indices.dropFirst() where sorted[i] < sorted[i - 1] { sorted.sort(); break }
         let i = min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))
         return Double(sorted[i]) / 1e6
@@ -88,8 +91,9 @@ public struct PresentError: Error, CustomStringConvertible {
 /// With `timed` each frame is shown when the clock reaches its presentation time (scaled by
 /// `rate`) — or, when the display has vblank timestamps, at the vblank nearest that time; a
 /// frame already more than one frame interval late when it comes out of the decoder is dropped,
-/// as mpv's and GStreamer's sinks do, and counted. Untimed playback shows every frame as fast as
-/// it decodes (benchmarks).
+/// as mpv's and GStreamer's sinks do, and counted; timed by the sound (`masterClock`), so is one
+/// that would reach the screen more than `maxLateness` (20 ms) after it is heard. Untimed
+/// playback shows every frame as fast as it decodes (benchmarks).
 ///
 /// The timeline maps media time to clock time: a frame `m` seconds after the item's first frame
 /// is due at `anchorTime + (m − anchorMedia) / rate`. Seeks, resumes and rate changes re-anchor
@@ -120,9 +124,18 @@ public final class PlaybackSession {
     public var lastStepStalled: Bool { lastStallSeconds > 0 }
     /// Media time (seconds from the item's first frame) of the last frame shown.
     public private(set) var position: Double = 0
+    /// The last frame shown's time on the container's timeline (the one audio chunks and
+    /// subtitles are stamped on), seconds; nil before the input's first frame.
+    public var streamPosition: Double? {
+        guard let originPts, let tb = reader?.video.timeBase.doubleValue else { return nil }
+        return Double(originPts) * tb + position
+    }
     public private(set) var lastPresentedPts: Int64?
     /// The clock time the last frame shown was meant to reach the screen at (nil: untimed).
     public private(set) var lastPresentedTarget: UInt64?
+    /// The clock time the last frame shown reaches the screen at: the first vblank after its
+    /// commit on a display with vblank timestamps, the end of its present on others.
+    public private(set) var lastPresentedShown: UInt64?
 
     private var pending: VideoFrame? {
         didSet { if let p = pending { heldFrame = p } }
@@ -240,7 +253,15 @@ public final class PlaybackSession {
         var target = self.target(of: media)
         if timed {
             let now = clock.now()
-            let late = !forcePresent && now > target &+ UInt64(frameInterval / rate)
+            var late = !forcePresent && now > target &+ UInt64(frameInterval / rate)
+            if !late, !forcePresent, timedByMaster, masterDrops < maxConsecutiveMasterDrops {
+                // Timed by the sound, a frame that would be seen more than `maxLateness` after
+                // it is heard is dropped (GStreamer's video sinks drop at 20 ms): shown, it puts
+                // the picture visibly behind its sound, while the next frame may still be on time.
+                late = seen(ifShownAt: now, aimedAt: target) > target &+ allowedLateness
+                if late { masterDrops += 1 }
+            }
+            if !late { masterDrops = 0 }
             // Timed by the audio, a late live frame is dropped as any other: the audio plays the
             // packets the buffer already holds, so the frames after it are there to catch up with.
             if late, reader?.demuxer.isLive == true, !timedByMaster {
@@ -278,6 +299,26 @@ public final class PlaybackSession {
         try show(f, media: media, target: timed ? target : nil)
         lastTarget = target
         return .presented(pts: f.pts, media: media)
+    }
+
+    /// How late a frame timed by the sound may reach the screen, nanoseconds (at least half a
+    /// refresh more than the vblank grid's own error, `allowedLateness`).
+    public var maxLateness: UInt64 = 20_000_000
+    /// Frames dropped in a row by `maxLateness` at most: when the sound's clock stays ahead of
+    /// what the screen can reach, a picture still comes now and then.
+    public var maxConsecutiveMasterDrops = 8
+    private var masterDrops = 0
+
+    private var allowedLateness: UInt64 {
+        max(maxLateness, (display.vblankSource?.refreshInterval ?? 0) / 2 + 1_000_000)
+    }
+
+    /// When a frame aimed at `target` reaches the screen if its present starts at `now`: the
+    /// vblank nearest its time when there is still time to commit for it, else the first one a
+    /// commit from now reaches; without vblank timestamps, its time or now, whichever is later.
+    private func seen(ifShownAt now: UInt64, aimedAt target: UInt64) -> UInt64 {
+        guard let v = display.vblankSource, let slot = v.vblank(nearest: target) else { return max(now, target) }
+        return v.presentTime(for: slot) >= now ? slot : v.vblank(after: now &+ v.commitLead) ?? now
     }
 
     /// Frames decoded ahead of the one being waited for, at most (0: none).
@@ -363,11 +404,12 @@ public final class PlaybackSession {
         position = media
         lastPresentedPts = f.pts
         lastPresentedTarget = target
+        // With vblank timestamps the frame reaches the screen at the first vblank after its
+        // commit, which comes the draw's time after the present's call.
+        let flip = display.vblankSource.flatMap { $0.vblank(after: p0 &+ $0.commitLead) }
+        lastPresentedShown = flip ?? clock.now()
         if let target {
-            // With vblank timestamps the frame reaches the screen at the first vblank after its
-            // commit, which comes the draw's time after the present's call.
-            let vblanks = display.vblankSource
-            let shown = vblanks.flatMap { $0.vblank(after: p0 &+ $0.commitLead) } ?? p0
+            let shown = flip ?? p0
             stats.pacingDeviations.append(shown > target ? shown - target : target - shown)
             if let w = deviationWindow, stats.pacingDeviations.count >= 2 * w {
                 stats.pacingDeviations.removeFirst(stats.pacingDeviations.count - w)

@@ -207,8 +207,7 @@ public final class Player: @unchecked Sendable {
                 hub.publish(.warning("fault hang-loop@\(n): the player loop stops here"))
                 while true { sleep(3600) }
             }
-            // While playing, the copy is refreshed four times a second (it sorts the pacing
-            // figures); after a command, at once.
+            // While playing, the copy is refreshed four times a second; after a command, at once.
             let now = clock.now()
             if !jobs.isEmpty || !engine.isRunning || now &- lastSnapshot >= 250_000_000 {
                 lastSnapshot = now

@@ -81,6 +81,16 @@ public final class PlayerAudio {
     private var held: [AudioChunk]?
     /// The stream time of the first frame shown while holding.
     private var heldSince: Double?
+    /// The sound waits for the first picture (an item started afresh, a seek): `held` keeps its
+    /// chunks until that frame is shown, then they start so that the frame's sample is heard
+    /// when the frame is seen (`presented`).
+    private var waitingForPicture = false
+    /// The stream time the last seek cut the sound at (nil: none since the item started).
+    private var seekCut: Double?
+    /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
+    public var pictureWaitLimit = 2.0
+    /// The most silence put before the sound to line it up with the picture, seconds.
+    public var maxLeadIn = 1.0
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
@@ -135,6 +145,8 @@ public final class PlayerAudio {
         epoch += 1
         track = t
         if live { held = [] }
+        else if !gapless, !reader.demuxer.audioOnly { held = []; waitingForPicture = true }
+        seekCut = nil
         // What was read with the first frame, before the route existed.
         for packet in early[t.index] ?? [] { play(packet) }
         route(reader.source)
@@ -172,6 +184,7 @@ public final class PlayerAudio {
         decoder = nil
         held = nil
         heldSince = nil
+        waitingForPicture = false
         track = nil
         session.masterClock = nil
         if flush { output?.flush() }
@@ -179,9 +192,13 @@ public final class PlayerAudio {
 
     /// The item's reader is about to move (a seek) to stream time `seconds`: the samples queued
     /// and playing go, and the ones before `seconds` are cut.
-    public func seeking(toStreamTime seconds: Double) {
+    /// The sound from the target on waits for the target's frame to be shown (`presented`).
+    public func seeking(toStreamTime seconds: Double, audioOnly: Bool = false) {
         guard let decoder else { return }
-        held = nil
+        held = audioOnly ? nil : []
+        heldSince = nil
+        waitingForPicture = !audioOnly
+        seekCut = seconds
         decoder.flush()
         output?.flush(discardBefore: seconds)
     }
@@ -197,10 +214,28 @@ public final class PlayerAudio {
 
     public func setPaused(_ paused: Bool) { output?.setPaused(paused) }
 
-    /// A frame of stream time `seconds` was shown. While a live item's sound is held back, once
-    /// the picture has played `liveHold` the sound starts `liveMargin` behind it: the chunks
-    /// before that are cut (`AudioOutput.flush(discardBefore:)`) and the rest queued.
-    public func presented(streamTime seconds: Double) {
+    /// A frame of stream time `seconds` was shown; it reaches the screen at `shownAt` (the
+    /// engine's clock; nil: now).
+    ///
+    /// The first frame after a start or a seek lets the sound held for it go
+    /// (`waitingForPicture`), lined up with it: after a seek, as much silence goes first as the
+    /// frame is shown ahead of the screen (a flip waits for its vblank), so that the target's
+    /// first sample is heard when its frame is seen. Before, the sound started as soon as the
+    /// seek's reads decoded it, while the picture still had its decode and draw ahead of it:
+    /// the first frames after a seek reached the screen a draw's time after their sound. An
+    /// item's own first samples are never cut: when its sound starts before its picture, the
+    /// frames after the first wait for the sound's clock.
+    ///
+    /// While a live item's sound is held back, once the picture has played `liveHold` the sound
+    /// starts `liveMargin` behind it: the chunks before that are cut
+    /// (`AudioOutput.flush(discardBefore:)`) and the rest queued.
+    public func presented(streamTime seconds: Double, shownAt: UInt64? = nil) {
+        if waitingForPicture {
+            let now = clock()
+            let lead = shownAt.map { $0 > now ? Double($0 - now) / 1e9 : 0 } ?? 0
+            release(heardNow: seconds - lead * rate)
+            return
+        }
         guard let chunks = held, let output else { return }
         let since = heldSince ?? seconds
         heldSince = since
@@ -208,6 +243,33 @@ public final class PlayerAudio {
         held = nil
         heldSince = nil
         output.flush(discardBefore: seconds - liveMargin)
+        for c in chunks { output.enqueue(c) }
+    }
+
+    /// `session` has shown its last frame: `presented(streamTime:shownAt:)` with that frame.
+    /// Called after each step that shows one (repeating it for the same frame does nothing more).
+    public func presented(by session: PlaybackSession) {
+        guard let t = session.streamPosition else { return }
+        presented(streamTime: t, shownAt: session.lastPresentedShown)
+    }
+
+    /// Lets the sound held for the picture go; `heardNow` is the stream time that should be heard
+    /// now. When the first sample kept (after a seek's cut) comes later than that, silence goes
+    /// first (at most `maxLeadIn`); it carries no time, so the clock starts with the sound.
+    private func release(heardNow: Double) {
+        waitingForPicture = false
+        let chunks = held ?? []
+        held = nil
+        guard let output else { return }
+        if let first = chunks.first, let start = first.start {
+            let begins = max(start, seekCut ?? start)
+            let silence = min(begins - heardNow, maxLeadIn)
+            let frames = Int((silence / first.tempo * Double(output.format.sampleRate)).rounded())
+            if frames > 0 {
+                output.enqueue(AudioChunk(samples: [Int16](repeating: 0, count: frames * output.format.channels),
+                                          start: nil, tempo: first.tempo, epoch: first.epoch))
+            }
+        }
         for c in chunks { output.enqueue(c) }
     }
 
@@ -250,6 +312,11 @@ public final class PlayerAudio {
         for var c in chunks {
             c.epoch = epoch ?? self.epoch
             if held != nil { held?.append(c) } else { output.enqueue(c) }
+        }
+        // No picture came while this much sound was read (a video track that decodes nothing):
+        // the sound plays as it is rather than never.
+        if waitingForPicture, let h = held, let a = h.first?.start, let b = h.last?.start, b - a > pictureWaitLimit {
+            release(heardNow: a)
         }
     }
 }

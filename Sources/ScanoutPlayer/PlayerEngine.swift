@@ -141,8 +141,7 @@ public final class PlayerEngine {
         s.liveSlipSeconds = st.liveSlipSeconds
         s.bytesRead = st.bytesRead
         s.decodeErrors = st.decodeErrors.errorCount
-        s.pacingP50Ms = st.pacingPercentile(50)
-        s.pacingP99Ms = st.pacingPercentile(99)
+        s.pacingDeviations = st.pacingDeviations
         s.decodeMsPerFrame = st.framesDecoded > 0 ? st.decodeSeconds * 1000 / Double(st.framesDecoded) : 0
         s.presentMsPerFrame = st.framesPresented > 0 ? st.presentSeconds * 1000 / Double(st.framesPresented) : 0
         s.itemsFailed = itemsFailed
@@ -280,7 +279,8 @@ public final class PlayerEngine {
         emit(.seekStarted(target: seconds, exact: exact))
         set(.seeking)
         seekedInItem = true
-        audio.seeking(toStreamTime: Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + seconds)
+        audio.seeking(toStreamTime: Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + seconds,
+                      audioOnly: item.reader.demuxer.audioOnly)
         do {
             let (frame, media, number) = try find()
             audio.seeked(reader: item.reader)
@@ -288,6 +288,7 @@ public final class PlayerEngine {
             session.hold(frame, media: media)
             _ = try session.step()  // shows it now: it is due at the re-anchored timeline's start
             presentLog?.note(session)
+            audio.presented(by: session)
             session.rebase(atMedia: media)
             resumeMedia = media
             set(resume)
@@ -478,7 +479,7 @@ public final class PlayerEngine {
             }
             switch r {
             case .presented:
-                if let item = current { audio.presented(streamTime: streamTime(of: item)) }
+                audio.presented(by: session)
                 setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout, .channelInvalid]))
                 if let request = awaitingFirstFrame, let i = index, let item = current {
                     awaitingFirstFrame = nil

@@ -329,8 +329,12 @@ public struct PlayerSnapshot: Sendable {
     public var liveSlipSeconds = 0.0
     public var bytesRead = 0
     public var decodeErrors = 0
-    public var pacingP50Ms = 0.0
-    public var pacingP99Ms = 0.0
+    /// The latest pacing deviations (`PlaybackStats.pacingDeviations`), unsorted: the
+    /// percentiles are worked out by whoever reads them, not on the playback thread, where
+    /// sorting thousands of figures four times a second made frames late on a slow CPU.
+    public var pacingDeviations: [UInt64] = []
+    public var pacingP50Ms: Double { PlaybackStats.percentile(50, of: pacingDeviations) }
+    public var pacingP99Ms: Double { PlaybackStats.percentile(99, of: pacingDeviations) }
     public var decodeMsPerFrame = 0.0
     public var presentMsPerFrame = 0.0
     public var itemsFailed = 0

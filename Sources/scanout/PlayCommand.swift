@@ -108,6 +108,7 @@ struct Play: ParsableCommand {
             let stats = try session.run(shouldStop: {
                 if let loss = sound.takeLoss(session: session) { reportAudio(.audioLost(device: loss.device, reason: loss.reason)) }
                 presentLog?.note(session)
+                sound.presented(by: session)
                 return interrupted() || pipeline.captureError != nil
             }) { p in
                 line.update(progressText(p))

@@ -55,6 +55,7 @@ final class HeardRecordingDisplay: Display {
     /// Asked at each frame: the audio position now.
     var heard: (UInt64) -> Double? = { _ in nil }
     var shown: [(pts: Int64, at: UInt64, heard: Double?)] = []
+    var vblankSource: (any VBlankSource)?
     init(clock: any PlaybackClock) { self.clock = clock }
     var description: String { "heard-recording" }
     func present(_ frame: VideoFrame, orientation: Orientation) throws {
@@ -106,15 +107,25 @@ final class HeardRecordingDisplay: Display {
         }
     }
 
+    /// A screen whose next vblank is always `ahead` from now (its last one `period − ahead`
+    /// ago): a frame shown on it is seen `ahead` after its present.
+    final class VBlankAhead: VBlankSource {
+        let refreshInterval: UInt64
+        let ahead: UInt64
+        init(period: UInt64, ahead: UInt64) { refreshInterval = period; self.ahead = ahead }
+        var lastVBlank: UInt64? { MonotonicClock().now() + ahead - refreshInterval }
+    }
+
     /// Runs `body` on an engine playing to a device paced in real time; once the output has
     /// written the frames `body` asks for and all it had queued (10 s at most), the engine stops, which drops what
     /// the device holds: ALSA's `file` plugin writes out what it kept back (one buffer) then.
     /// Returns `body`'s result, what the device got, and the frames shown.
-    private func playing<T>(_ body: (PlayerEngine, Events) throws -> (result: T, frames: Int)) throws
+    private func playing<T>(vblanks: (any VBlankSource)? = nil, _ body: (PlayerEngine, Events) throws -> (result: T, frames: Int)) throws
         -> (result: T, written: [Int16], display: HeardRecordingDisplay) {
         let scratch = try Scratch()
         let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
         let display = HeardRecordingDisplay(clock: MonotonicClock())
+        display.vblankSource = vblanks
         let events = Events()
         let e = engine(device, display: display, events: events)
         let (result, frames) = try body(e, events)
@@ -207,5 +218,30 @@ final class HeardRecordingDisplay: Display {
         #expect(tailDiff == nil)
         // 2.3 s to 3 s: 21 frames; at least a third of them timed by the audio.
         #expect(checkFramesFollowTheAudio(display, after: seekedAt) >= 7)
+    }
+
+    /// On a screen, a frame is seen at the vblank after its present: a seek's target frame is
+    /// seen some time after it is shown (here 40 ms: the screen's next vblank is always 40 ms
+    /// away). The sound from the target waits for it: the device gets the samples from before
+    /// the seek, then silence for as long as the frame was ahead of the screen (40 ms at most,
+    /// less the time between the present and the sound's release), then every sample from the
+    /// target on.
+    @Test func onAScreenTheTargetsSoundStartsWhenItsFrameIsSeen() throws {
+        let target = 2.3
+        let tail = reference.samples[reference.sampleIndex(at: originSeconds + target)...]
+        let (_, written, _) = try playing(vblanks: VBlankAhead(period: 50_000_000, ahead: 40_000_000)) { e, _ in
+            try e.load([PlaylistItem(source: clip)], autoplay: true)
+            var turns = 0
+            while e.position < 0.5, e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }
+            try e.seek(to: target, exact: true)
+            playToEnd(e)
+            #expect(e.state == .ended)
+            return ((), tail.count / 2)
+        }
+        #expect(difference(written.suffix(tail.count), tail) == nil)
+        let before = written.dropLast(tail.count)
+        let silent = before.reversed().prefix { $0 == 0 }.count / format.channels
+        #expect(silent > 0 && silent <= 40 * format.sampleRate / 1000, "\(silent) frames of silence before the target's sound")
+        #expect(difference(before.dropLast(silent * format.channels), reference.samples.prefix(before.count - silent * format.channels)) == nil)
     }
 }

@@ -67,6 +67,39 @@ final class ScriptedAudioClock: MediaClockSource {
         }
     }
 
+    /// At 1.5x, a display that takes 30 ms a frame cannot keep up (a frame every 22.2 ms):
+    /// frames are dropped. Timed by the sound, one that would be seen more than 20 ms after its
+    /// sound is dropped, though less than a frame interval (22.2 ms) late: every frame shown is
+    /// within 20 ms of its sound, frame by frame as the rule says.
+    @Test func aFrameMoreThan20MillisecondsBehindItsSoundIsDropped() throws {
+        let clock = ManualClock()
+        let start = clock.now()
+        // 30 ms and 7 ns: no frame lands on the 20 ms bound itself, where rounding would decide.
+        let cost: UInt64 = 30_000_007
+        let display = RecordingDisplay(clock: clock, cost: cost)
+        let s = try session(clock, display)
+        s.setRate(1.5)
+        let audio = ScriptedAudioClock(clock: clock, start: 0)
+        audio.speed = 1.5
+        s.masterClock = audio
+        let stats = try s.run()
+
+        var now = start
+        var expected: [Int] = []
+        for i in 0..<96 {
+            let due = start + UInt64(Double(i) / 30 / 1.5 * 1e9)
+            if !expected.isEmpty && now > due + 20_000_000 { continue }
+            now = max(now, due) + cost
+            expected.append(i)
+        }
+        #expect(display.shown.map { Int($0.pts / 512) } == expected)
+        #expect(stats.framesDropped == 96 - expected.count && stats.framesDropped > 0)
+        for shown in display.shown {
+            let behind = (audio.streamTime(at: shown.at, epoch: 0)! - Double(shown.pts) / 15360) / 1.5
+            #expect(behind <= 0.020 + 1e-6, "frame at pts \(shown.pts) seen \(behind * 1000) ms after its sound")
+        }
+    }
+
     /// Audio of another item (an old epoch) or a clock that stops answering: the session goes on
     /// with its own timeline from the last frame the audio timed, one frame interval apart, no drop.
     @Test func withoutTheAudioClockVideoGoesOnWithItsOwn() throws {
