@@ -289,8 +289,12 @@ public final class KMSDisplay: Display {
         }
         if let s = drawStarted {
             // The draw's time, for `commitLead`: from the present's call to here, before any wait.
-            let d = Double(clock.now() &- s)
-            drawEstimate = drawEstimate.map { $0 * 0.9 + d * 0.1 } ?? d
+            // Not a modeset's (the first present allocates and tests the whole pipeline: 0.7 s
+            // in the vkms guest, which made the next two seconds of frames start that much
+            // early and reach the screen up to 0.4 s before their time), and no more than two
+            // refreshes of any one draw: an outlier moves the estimate by a bounded step.
+            let d = min(Double(clock.now() &- s), 2 * Double(refreshInterval))
+            if !modeset { drawEstimate = drawEstimate.map { $0 * 0.9 + d * 0.1 } ?? d }
             drawStarted = nil
         }
         try waitForFlips(touched)

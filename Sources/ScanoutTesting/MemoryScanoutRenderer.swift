@@ -17,6 +17,8 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     /// Frames drawn so far, and censored frames (the background) drawn so far.
     public private(set) var framesDrawn = 0
     public private(set) var censoredDrawn = 0
+    /// Called at each draw (a test's clock takes the draw's time there).
+    public var onDraw: (() -> Void)?
 
     final class Canvas { var bytes: [UInt8]; init(_ n: Int) { bytes = [UInt8](repeating: 0, count: n) } }
 
@@ -35,6 +37,7 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
         guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         framesDrawn += 1
+        onDraw?()
         try canvas.bytes.withUnsafeMutableBytes {
             try cpu.compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
         }

@@ -111,6 +111,27 @@ private final class Token {}
         #expect(display.counters.composited == 5)
     }
 
+    /// The first present is a modeset and takes 700 ms here; the draws after it take 10 ms. The
+    /// estimate a frame's present starts ahead by (`commitLead`) is the draws' 10 ms, not moved
+    /// by the modeset, and a single 200 ms draw moves it by at most a tenth of two refreshes.
+    @Test func theCommitLeadLeavesTheModesetOutAndBoundsAnOutlier() throws {
+        let clock = ManualClock(start: 7_000)
+        let device = twoPorts(clock: clock)
+        let renderer = MemoryScanoutRenderer()
+        let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
+        var cost: UInt64 = 700_000_000
+        renderer.onDraw = { clock.time += cost }
+        for (i, f) in try frames(5).enumerated() {
+            if i > 0 { cost = 10_000_000 }
+            clock.time += 16_666_667
+            try display.present(f, orientation: .identity)
+        }
+        #expect(display.commitLead == 10_000_000)
+        cost = 200_000_000
+        try display.present(try frames(1)[0], orientation: .identity)
+        #expect(display.commitLead == 10_000_000 * 9 / 10 + 2 * display.refreshInterval / 10)
+    }
+
     @Test func aRefusedTestCommitStopsWithTheDeviceAndConnectorNamed() throws {
         let device = twoPorts()
         device.reject(.testOnly, errno: EINVAL)
