@@ -67,6 +67,14 @@ public final class PlayerAudio {
     public var reopenInterval: UInt64 = 2_000_000_000
     /// The engine's clock (monotonic nanoseconds).
     public var clock: () -> UInt64 = monotonicNanoseconds
+    /// The device and its counts (nil while none is open).
+    public var status: AudioOutputStatus? {
+        guard let output else { return nil }
+        let c = output.counts
+        return AudioOutputStatus(device: output.deviceName, format: output.format, bufferFrames: output.deviceBuffer.frames,
+                                 periodFrames: output.deviceBuffer.period, framesPlayed: c.framesPlayed, underruns: c.underruns,
+                                 chunksDropped: c.dropped, loss: output.loss?.description)
+    }
     /// The track playing, for `/state`.
     public private(set) var track: TrackInfo?
     /// A live item's sound is held back until its picture has played this long (stream

@@ -156,6 +156,7 @@ public final class PlayerEngine {
         s.tracks = current?.reader.demuxer.tracks ?? []
         s.selectedTracks = Set(current.map { [$0.reader.video.index] } ?? [])
         s.subtitles = current == nil ? nil : subtitles.status
+        s.audioOutput = audio.status
         if let t = subtitles.status.track { s.selectedTracks.insert(t) }
         if let t = audio.track { s.selectedTracks.insert(t.index) }
         return s

@@ -310,6 +310,23 @@ public struct ItemFailure: Equatable, Sendable {
     public var skipped: Bool
 }
 
+/// The audio device being played to, and what it did so far.
+public struct AudioOutputStatus: Sendable, Equatable {
+    public var device: String
+    /// The format the device took.
+    public var format: AudioFormat
+    /// The device's ring buffer and period, frames.
+    public var bufferFrames: Int
+    public var periodFrames: Int
+    public var framesPlayed: Int
+    /// Underruns recovered: the device ran dry (the writing thread did not get the CPU in time).
+    public var underruns: Int
+    /// Chunks dropped because the queue was full.
+    public var chunksDropped: Int
+    /// Why the device stopped, once it has.
+    public var loss: String?
+}
+
 /// A copy of where the player stands, readable from any thread.
 public struct PlayerSnapshot: Sendable {
     public var state: PlayerState = .idle
@@ -360,5 +377,7 @@ public struct PlayerSnapshot: Sendable {
     public var selectedTracks: Set<Int> = []
     /// The current item's subtitles; nil with no item.
     public var subtitles: SubtitleStatus?
+    /// The audio device and its counts; nil while none is open.
+    public var audioOutput: AudioOutputStatus?
     public init() {}
 }

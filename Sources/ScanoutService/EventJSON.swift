@@ -51,6 +51,11 @@ enum WireFormat {
             "transfers": ["downloads": s.transfers.downloads, "uploads": s.transfers.uploads,
                           "gpuCopies": s.transfers.gpuCopies, "imports": s.transfers.imports],
             "transport": s.transport.mapValues(transportJSON),
+            "audio": s.audioOutput.map { a -> [String: Any] in
+                ["device": a.device, "sampleRate": a.format.sampleRate, "channels": a.format.channels,
+                 "bufferFrames": a.bufferFrames, "periodFrames": a.periodFrames, "framesPlayed": a.framesPlayed,
+                 "underruns": a.underruns, "chunksDropped": a.chunksDropped, "loss": a.loss ?? NSNull()]
+            } ?? NSNull(),
             "adaptive": s.adaptive.map { a -> [String: Any] in
                 ["variant": variantJSON(a.variant), "variants": a.variants.map(variantJSON),
                  "throughput": a.throughput ?? NSNull(), "switches": a.switches]

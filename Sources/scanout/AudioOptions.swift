@@ -49,9 +49,8 @@ func reportAudio(_ event: PlayerEvent) {
 
 /// `audio: track 2 (mp3, ger) on null: 144000 frames played, 0 underruns, 0 chunks dropped`; nil when silent.
 func audioSummary(_ sound: PlayerAudio) -> String? {
-    guard let output = sound.output else { return nil }
-    let c = output.counts
+    guard let s = sound.status else { return nil }
     let track = sound.track.map { "track \($0.index) (\($0.codecName)\($0.language.map { ", " + $0 } ?? ""))" } ?? "no track"
-    return "audio: \(track) on \(output.deviceName) as \(output.format) (buffer \(output.deviceBuffer.frames), period \(output.deviceBuffer.period) frames): \(c.framesPlayed) frames played, \(c.underruns) underruns, \(c.dropped) chunks dropped"
-        + (output.loss.map { "; \($0)" } ?? "")
+    return "audio: \(track) on \(s.device) as \(s.format) (buffer \(s.bufferFrames), period \(s.periodFrames) frames): \(s.framesPlayed) frames played, \(s.underruns) underruns, \(s.chunksDropped) chunks dropped"
+        + (s.loss.map { "; \($0)" } ?? "")
 }

@@ -43,4 +43,31 @@ import Testing
         }
         #expect(server.terminate() == 0)
     }
+
+    /// `/stats` says which device the sound goes to, in what format, and what it did (frames
+    /// played, underruns, chunks dropped); null with no device.
+    @Test func statsReportTheDeviceAndItsCounts() throws {
+        let scratch = try Scratch()
+        let device = "file:FILE=\(scratch.path("out.raw")),FORMAT=raw"
+        let server = try ServeProcess(arguments: ["--output", "headless", "--repeat", "all", "--audio-device", device,
+                                                  try Fixtures.path("tracks.mkv")])
+        var audio: [String: Any]?
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            audio = try server.request("GET", "/stats").json?["audio"] as? [String: Any]
+            if let played = audio?["framesPlayed"] as? Int, played > 0 { break }
+            usleep(100_000)
+        }
+        let a = try #require(audio)
+        #expect(a["device"] as? String == device)
+        #expect((a["sampleRate"] as? Int ?? 0) > 0 && (a["channels"] as? Int ?? 0) > 0)
+        #expect((a["framesPlayed"] as? Int ?? 0) > 0 && a["underruns"] is Int && a["chunksDropped"] as? Int == 0)
+        #expect((a["periodFrames"] as? Int ?? 0) > 0 && (a["bufferFrames"] as? Int ?? 0) >= (a["periodFrames"] as? Int ?? 0))
+        #expect(a["loss"] is NSNull)
+        #expect(server.terminate() == 0)
+
+        let silent = try ServeProcess(arguments: ["--output", "headless", try Fixtures.path("tracks.mkv")])
+        #expect(try silent.request("GET", "/stats").json?["audio"] is NSNull)
+        #expect(silent.terminate() == 0)
+    }
 }
