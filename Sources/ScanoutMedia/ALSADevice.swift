@@ -15,6 +15,8 @@ public final class ALSADevice {
     /// Frames per period and in the whole ring buffer, as the device set them.
     public let periodFrames: Int
     public let bufferFrames: Int
+    /// Whether the device can pause with what it holds kept (`snd_pcm_hw_params_can_pause`).
+    public let canPause: Bool
     private let handle: OpaquePointer
 
     /// Opens `name` (`default`, `hw:0,3`, `plughw:CARD=PCH,DEV=3`, a name from an asoundrc...)
@@ -58,6 +60,7 @@ public final class ALSADevice {
         format = AudioFormat(sampleRate: Int(rate), channels: Int(channels))
         periodFrames = max(1, Int(period))
         bufferFrames = Int(buffer)
+        canPause = snd_pcm_hw_params_can_pause(params) == 1
     }
 
     deinit { snd_pcm_close(handle) }
@@ -84,6 +87,13 @@ public final class ALSADevice {
 
     /// Recovers from an underrun or a suspend (`snd_pcm_recover`); false when that failed.
     public func recover(_ error: Int) -> Bool { snd_pcm_recover(handle, Int32(error), 1) >= 0 }
+
+    /// Pauses or resumes playback, what the device holds kept (`snd_pcm_pause`). False when it
+    /// cannot: no pause in the hardware, or nothing playing (not started, or run dry).
+    public func pause(_ on: Bool) -> Bool {
+        guard canPause else { return false }
+        return snd_pcm_pause(handle, on ? 1 : 0) >= 0
+    }
 
     /// Throws away what the device holds and makes it ready for new samples (`snd_pcm_drop`,
     /// `snd_pcm_prepare`): a seek's flush.

@@ -57,6 +57,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var failWritesAfter: Int?
     private var writes = 0
     private var lost: AudioLoss?
+    /// The device is paused with its samples kept (`ALSADevice.pause`).
+    private var devicePausedKept = false
     private var dropped = 0
     private var underruns = 0
     private var framesPlayed = 0
@@ -149,13 +151,14 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         }
     }
 
-    /// Paused: nothing is written and what the device holds is dropped; the queue is kept, with
-    /// the part of the chunk being written that was not written yet at its head.
+    /// Paused: nothing is written, and the device pauses with what it holds kept
+    /// (`snd_pcm_pause`), to be heard first on resume; a device that cannot pause drops it
+    /// instead. The queue is kept, with the part of the chunk being written that was not written
+    /// yet at its head. The clock says nothing while paused and goes on from where it stopped.
     public func setPaused(_ p: Bool) {
         condition.withLock {
             guard p != paused else { return }
             paused = p
-            if p { generation += 1; heard = nil }
             condition.broadcast()
         }
     }
@@ -204,9 +207,11 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             }
         }
         var handled = condition.withLock { generation }
+        // Whether the device is paused (or was dropped for a pause it could not keep).
+        var devicePaused = false
         while true {
             condition.lock()
-            while !closed, lost == nil, (queue.isEmpty || paused), handled == generation {
+            while !closed, lost == nil, handled == generation, paused == devicePaused, queue.isEmpty || paused {
                 condition.wait(until: Date(timeIntervalSinceNow: 0.05))
             }
             if closed || lost != nil { condition.unlock(); return }
@@ -214,6 +219,14 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                 handled = generation
                 condition.unlock()
                 device.discard()
+                devicePaused = false
+                continue
+            }
+            if paused != devicePaused {
+                let pausing = paused
+                condition.unlock()
+                devicePaused = pausing
+                pauseDevice(pausing)
                 continue
             }
             var chunk = queue.removeFirst()
@@ -225,6 +238,37 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         }
     }
 
+    /// Pauses the device with its samples kept, the clock frozen where the listener is; or
+    /// resumes it, the clock going on from there. A device that cannot pause (or was not
+    /// playing) is dropped instead, and the clock waits for the next write.
+    private func pauseDevice(_ on: Bool) {
+        if on {
+            guard device.pause(true) else {
+                device.discard()
+                condition.withLock { heard = nil; devicePausedKept = false }
+                return
+            }
+            let delay = device.delay()
+            let t = now()
+            condition.withLock {
+                devicePausedKept = true
+                guard heard != nil, let delay else { return }
+                heard = writtenEnd - Double(delay) / Double(format.sampleRate) * heardTempo
+                stamp = t
+            }
+        } else {
+            let kept = condition.withLock { devicePausedKept }
+            guard kept else { return }
+            if !device.pause(false) {
+                device.discard()
+                condition.withLock { heard = nil }
+                return
+            }
+            let t = now()
+            condition.withLock { stamp = t; devicePausedKept = false }
+        }
+    }
+
     /// Writes one chunk a period at a time, updating the clock after each; false once the device is lost.
     /// A pause in the middle puts what is left of it back at the queue's head (unless a flush
     /// came since `flushes`), so that play goes on from the sample after the last one written.
@@ -233,7 +277,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         var offset = 0
         while offset < chunk.samples.count {
             let stop = condition.withLock {
-                guard self.generation != generation || closed else { return false }
+                guard self.generation != generation || closed || paused else { return false }
                 if paused, !closed, self.flushes == flushes {
                     var rest = chunk
                     rest.samples.removeFirst(offset)

@@ -49,6 +49,7 @@ for r in $runs; do
       cmd+="$bin serve --output kms --mode 640x480@60 --renderer cpu --socket /run/lipsync.sock --port 0 --repeat one $audio --present-log '$work/present-$r' '$work/whole.mp4' > '$work/serve.log' 2>&1 & spid=\$!; "
       cmd+="for i in \$(seq 120); do curl -sf --unix-socket /run/lipsync.sock http://localhost/health >/dev/null && break; sleep 0.5; done; "
       cmd+="sleep 12; $(api seek POST '{"position": 30, "exact": true}' /seek); sleep 12; $(api rate PUT '{"rate": 1.5}' /rate); sleep $((seconds - 24)); "
+      cmd+="curl -s --unix-socket /run/lipsync.sock http://localhost/stats | grep -o '\"audio\":{[^}]*}'; "
       cmd+="kill -TERM \$spid; wait \$spid; echo \"## play status \$?\"; grep -e 'error' -e 'audio' '$work/serve.log' | head -5; " ;;
   esac
   cmd+="wait \$cpid; echo \"## capture status \$?\"; "
