@@ -64,6 +64,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var framesPlayed = 0
     /// Chunks whose samples before this stream time are cut (a seek's target).
     private var discardBefore: Double?
+    /// When the next chunk's first sample is to be heard (`start(at:)`).
+    private var startTime: UInt64?
     /// The clock's reading: the stream time heard at `stamp`, how fast it moves, where it stops.
     private var heard: Double?
     private var stamp: UInt64 = 0
@@ -147,7 +149,20 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             flushes += 1
             heard = nil
             discardBefore = cut
+            startTime = nil
             condition.broadcast()
+        }
+    }
+
+    /// The next chunk's first sample is to be heard at `time` (the output's clock): the output
+    /// thread, about to write it, puts silence before it for as long as there is until then,
+    /// less what the device still holds. Worked out at the write, not now, so that the thread's
+    /// own delay in getting there does not count. A time already past changes nothing: no sample
+    /// is cut. Ignored while paused; a flush forgets it.
+    public func start(at time: UInt64) {
+        condition.withLock {
+            guard !paused else { return }
+            startTime = time
         }
     }
 
@@ -159,6 +174,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         condition.withLock {
             guard p != paused else { return }
             paused = p
+            if p { startTime = nil }
             condition.broadcast()
         }
     }
@@ -232,10 +248,26 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             var chunk = queue.removeFirst()
             queuedFrames -= chunk.samples.count / format.channels
             let (v, m, f) = (volume, muted, flushes)
+            let start = startTime
+            startTime = nil
             condition.unlock()
+            if let start { lineUp(at: start) }
             applyVolume(&chunk.samples, volume: v, muted: m)
             if !write(chunk, generation: handled, flushes: f) { return }
         }
+    }
+
+    /// Writes silence until `time` (less what the device holds): the next sample written is
+    /// heard then. At most a second: the time asked for is a frame's, a refresh or two away.
+    private func lineUp(at time: UInt64) {
+        let rate = Double(format.sampleRate)
+        let queued = Double(device.delay() ?? 0) / rate
+        let t = now()
+        guard time > t else { return }
+        let frames = min(Int(((Double(time - t) / 1e9 - queued) * rate).rounded()), format.sampleRate)
+        guard frames > 0 else { return }
+        let silence = [Int16](repeating: 0, count: frames * format.channels)
+        _ = silence.withUnsafeBufferPointer { device.write($0) }
     }
 
     /// Pauses the device with its samples kept, the clock frozen where the listener is; or

@@ -97,8 +97,6 @@ public final class PlayerAudio {
     private var seekCut: Double?
     /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
     public var pictureWaitLimit = 2.0
-    /// The most silence put before the sound to line it up with the picture, seconds.
-    public var maxLeadIn = 1.0
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
@@ -226,22 +224,18 @@ public final class PlayerAudio {
     /// engine's clock; nil: now).
     ///
     /// The first frame after a start or a seek lets the sound held for it go
-    /// (`waitingForPicture`), lined up with it: after a seek, as much silence goes first as the
-    /// frame is shown ahead of the screen (a flip waits for its vblank), so that the target's
-    /// first sample is heard when its frame is seen. Before, the sound started as soon as the
-    /// seek's reads decoded it, while the picture still had its decode and draw ahead of it:
-    /// the first frames after a seek reached the screen a draw's time after their sound. An
-    /// item's own first samples are never cut: when its sound starts before its picture, the
-    /// frames after the first wait for the sound's clock.
+    /// (`waitingForPicture`), lined up with it (`release`): the target's first sample is heard
+    /// when its frame is seen, the frame reaching the screen at the vblank after its commit.
+    /// Before, the sound started as soon as the seek's reads decoded it, while the picture still
+    /// had its decode and draw ahead of it: the first frames after a seek reached the screen a
+    /// draw's time after their sound.
     ///
     /// While a live item's sound is held back, once the picture has played `liveHold` the sound
     /// starts `liveMargin` behind it: the chunks before that are cut
     /// (`AudioOutput.flush(discardBefore:)`) and the rest queued.
     public func presented(streamTime seconds: Double, shownAt: UInt64? = nil) {
         if waitingForPicture {
-            let now = clock()
-            let lead = shownAt.map { $0 > now ? Double($0 - now) / 1e9 : 0 } ?? 0
-            release(heardNow: seconds - lead * rate)
+            release(picture: seconds, seenAt: shownAt ?? clock())
             return
         }
         guard let chunks = held, let output else { return }
@@ -261,22 +255,22 @@ public final class PlayerAudio {
         presented(streamTime: t, shownAt: session.lastPresentedShown)
     }
 
-    /// Lets the sound held for the picture go; `heardNow` is the stream time that should be heard
-    /// now. When the first sample kept (after a seek's cut) comes later than that, silence goes
-    /// first (at most `maxLeadIn`); it carries no time, so the clock starts with the sound.
-    private func release(heardNow: Double) {
+    /// Lets the sound held for the picture go, lined up with the frame of stream time `t0` seen
+    /// at `seenAt` (nil: as it is): the first sample kept (after a seek's cut) is to be heard
+    /// `(first − t0) / rate` after the frame is seen (`AudioOutput.start(at:)`: silence first
+    /// for the time left). No sample is cut for it: when the sound starts before its picture
+    /// (an item whose audio begins first, an output thread late to write), the frames after the
+    /// first wait for the sound's clock.
+    private func release(picture t0: Double, seenAt: UInt64?) {
         waitingForPicture = false
         let chunks = held ?? []
         held = nil
         guard let output else { return }
-        if let first = chunks.first, let start = first.start {
-            let begins = max(start, seekCut ?? start)
-            let silence = min(begins - heardNow, maxLeadIn)
-            let frames = Int((silence / first.tempo * Double(output.format.sampleRate)).rounded())
-            if frames > 0 {
-                output.enqueue(AudioChunk(samples: [Int16](repeating: 0, count: frames * output.format.channels),
-                                          start: nil, tempo: first.tempo, epoch: first.epoch))
-            }
+        if let seenAt, let start = chunks.first?.start {
+            let first = max(start, seekCut ?? start)
+            let offset = (first - t0) / rate * 1e9
+            let at = offset >= 0 ? seenAt &+ UInt64(offset) : seenAt &- min(seenAt, UInt64(-offset))
+            output.start(at: at)
         }
         for c in chunks { output.enqueue(c) }
     }
@@ -324,7 +318,7 @@ public final class PlayerAudio {
         // No picture came while this much sound was read (a video track that decodes nothing):
         // the sound plays as it is rather than never.
         if waitingForPicture, let h = held, let a = h.first?.start, let b = h.last?.start, b - a > pictureWaitLimit {
-            release(heardNow: a)
+            release(picture: a, seenAt: nil)
         }
     }
 }
