@@ -1,10 +1,10 @@
 # Sourced by the guest steps (test-present.sh, test-zero-copy.sh), from the repository root.
 
-# step_begin NAME: sets `bin` (the debug build of scanout) and `work` (a scratch directory removed
-# on exit, shared with the guest); without a build, prints why and `NAME: 0 passed, 1 failed` and
-# exits 1.
+# step_begin NAME: sets `bin` (the debug build of scanout, or $SCANOUT_VM_BIN: a path under the
+# repository, e.g. .build/release/scanout) and `work` (a scratch directory removed on exit,
+# shared with the guest); without a build, prints why and `NAME: 0 passed, 1 failed` and exits 1.
 step_begin() {
-  bin=.build/debug/scanout
+  bin=${SCANOUT_VM_BIN:-.build/debug/scanout}
   work=$(mktemp -d "${TMPDIR:-/tmp}/scanout-$1.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   if [[ ! -x $bin ]]; then
