@@ -246,7 +246,8 @@ public final class PlaybackSession {
         defer { recycle(f) }
         stats.mediaSeconds = max(stats.mediaSeconds, media)
         if anchorTime == nil || lastStepStalled {
-            anchorTime = clock.now()
+            anchorTime = clock.now() &+ (lastStepStalled ? 0 : nextStartDelay)
+            nextStartDelay = 0
             if anchorMedia == nil || lastStepStalled { anchorMedia = media }
             forcePresent = true
         }
@@ -286,6 +287,9 @@ public final class PlaybackSession {
             // On a screen with vblank timestamps the frame is aimed at the vblank nearest its
             // time, and committed in the refresh before it (`presentTime`).
             let slot = display.vblankSource.flatMap { v in v.vblank(nearest: target).map(v.presentTime(for:)) } ?? target
+            if let onAim, let originPts, let tb = reader?.video.timeBase.doubleValue {
+                onAim(Double(originPts) * tb + media, seen(ifShownAt: now, aimedAt: target))
+            }
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
                 // again at this frame (`decodeAhead` set `lastStallSeconds`).
@@ -320,6 +324,18 @@ public final class PlaybackSession {
         guard let v = display.vblankSource, let slot = v.vblank(nearest: target) else { return max(now, target) }
         return v.presentTime(for: slot) >= now ? slot : v.vblank(after: now &+ v.commitLead) ?? now
     }
+
+    /// Told, before the wait, of each timed frame: its stream time (on the container's timeline)
+    /// and when it is to be seen (the vblank it is aimed at, else its time). The sound that
+    /// waits for the picture starts from it (`PlayerAudio`).
+    public var onAim: ((_ streamTime: Double, _ seenAt: UInt64) -> Void)?
+    /// How far ahead of the clock the next start of the timeline puts its first frame (once):
+    /// time for the sound that waits for it to be written ahead of it.
+    private var nextStartDelay: UInt64 = 0
+
+    /// The next time the timeline starts (a seek, an item not continuing the last, a resume), its
+    /// first frame is due `nanoseconds` after that step instead of at once.
+    public func delayNextStart(by nanoseconds: UInt64) { nextStartDelay = nanoseconds }
 
     /// Frames decoded ahead of the one being waited for, at most (0: none).
     public var maxDecodedAhead = 8

@@ -97,6 +97,10 @@ public final class PlayerAudio {
     private var seekCut: Double?
     /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
     public var pictureWaitLimit = 2.0
+    /// How much later than at once the first frame after a start or a seek is shown when the
+    /// sound waits for it, nanoseconds: the output thread writes the silence before the sound
+    /// in that time, not after the frame is on screen.
+    public var pictureLead: UInt64 = 50_000_000
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
@@ -151,8 +155,9 @@ public final class PlayerAudio {
         epoch += 1
         track = t
         if live { held = [] }
-        else if !gapless, !reader.demuxer.audioOnly { held = []; waitingForPicture = true }
+        else if !gapless, !reader.demuxer.audioOnly { waitForPicture(session) }
         seekCut = nil
+        session.onAim = { [weak self] t, at in self?.aimed(streamTime: t, seenAt: at) }
         // What was read with the first frame, before the route existed.
         for packet in early[t.index] ?? [] { play(packet) }
         route(reader.source)
@@ -198,12 +203,12 @@ public final class PlayerAudio {
 
     /// The item's reader is about to move (a seek) to stream time `seconds`: the samples queued
     /// and playing go, and the ones before `seconds` are cut.
-    /// The sound from the target on waits for the target's frame to be shown (`presented`).
-    public func seeking(toStreamTime seconds: Double, audioOnly: Bool = false) {
+    /// The sound from the target on waits for the target's frame (`aimed`, `presented`).
+    public func seeking(toStreamTime seconds: Double, audioOnly: Bool = false, session: PlaybackSession) {
         guard let decoder else { return }
-        held = audioOnly ? nil : []
+        held = nil
         heldSince = nil
-        waitingForPicture = !audioOnly
+        if !audioOnly { waitForPicture(session) }
         seekCut = seconds
         decoder.flush()
         output?.flush(discardBefore: seconds)
@@ -246,6 +251,23 @@ public final class PlayerAudio {
         heldSince = nil
         output.flush(discardBefore: seconds - liveMargin)
         for c in chunks { output.enqueue(c) }
+    }
+
+    /// The sound is held until the first frame is aimed (`aimed`), and that frame comes
+    /// `pictureLead` later than it would: time for the output thread to write the silence that
+    /// goes before the sound.
+    private func waitForPicture(_ session: PlaybackSession) {
+        held = []
+        waitingForPicture = true
+        session.delayNextStart(by: pictureLead)
+    }
+
+    /// A timed frame of stream time `seconds` is to be seen at `seenAt`, and is about to be
+    /// waited for and shown (`PlaybackSession.onAim`): the sound waiting for the picture starts
+    /// from it, lined up with it (`release`).
+    public func aimed(streamTime seconds: Double, seenAt: UInt64) {
+        guard waitingForPicture else { return }
+        release(picture: seconds, seenAt: seenAt)
     }
 
     /// `session` has shown its last frame: `presented(streamTime:shownAt:)` with that frame.

@@ -280,8 +280,10 @@ public final class PlayerEngine {
         emit(.seekStarted(target: seconds, exact: exact))
         set(.seeking)
         seekedInItem = true
+        // Not playing (ready, paused): what the seek reads of the sound waits for the play.
+        if resume != .playing { audio.setPaused(true) }
         audio.seeking(toStreamTime: Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + seconds,
-                      audioOnly: item.reader.demuxer.audioOnly)
+                      audioOnly: item.reader.demuxer.audioOnly, session: session)
         do {
             let (frame, media, number) = try find()
             audio.seeked(reader: item.reader)

@@ -145,14 +145,15 @@ final class HeardRecordingDisplay: Display {
     }
 
     /// Every frame shown after `after` (clock time) while the audio clock answered is in sync
-    /// with the audio position (`expectInSync`), but the first one, which is shown at once whatever
-    /// the audio (as after every seek or resume); returns how many were checked.
+    /// with the audio position (`expectInSync`), but the first two: a seek shows its target and
+    /// starts the timeline again at the frame after it, and both are shown whatever the audio
+    /// (as after every seek or resume); returns how many were checked.
     ///
     /// This device reports no delay, so its clock runs on for only two periods (10 ms) after
     /// each write (`AudioOutput.streamTime`): on a busy machine it often says nothing, and
     /// those frames follow the session's own timeline from the last frame it timed.
     private func checkFramesFollowTheAudio(_ display: HeardRecordingDisplay, after: UInt64) -> Int {
-        let timed = display.shown.filter { $0.at > after }.dropFirst().filter { $0.heard != nil }
+        let timed = display.shown.filter { $0.at > after }.dropFirst(2).filter { $0.heard != nil }
         for f in timed {
             let media = Double(f.pts) / 1000
             expectInSync(media: media, heard: f.heard!)
