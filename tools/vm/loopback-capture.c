@@ -10,7 +10,8 @@
  * moved) and how many frames were captured but not read yet: frame k of the capture was therefore
  * played at  htstamp - (read + avail - k) / rate.
  * Each line of LOG: `onset_ns level` (tools/lipsync-offsets.py reads it); a beep is a sample above
- * 1000 after at least 0.25 s below it. Exit status 1 when the device cannot be opened or read.
+ * 1000 after at least 0.1 s below it (a beep lasts 1/30 s; a seek can bring the next one 0.13 s
+ * after the last). Exit status 1 when the device cannot be opened or read.
  * Built by tools/vm/test-lipsync.sh: cc -O2 -o loopback-capture loopback-capture.c -lasound
  */
 #include <alsa/asoundlib.h>
@@ -88,7 +89,7 @@ int main(int argc, char **argv) {
             int16_t v = buf[i * channels];
             int64_t k = read + i;
             if (v > 1000 || v < -1000) {
-                if (k - last_loud > (int64_t)rate / 4) {
+                if (k - last_loud > (int64_t)rate / 10) {
                     int64_t at = ns_of(ts) - (head - k) * 1000000000 / rate;
                     fprintf(log, "%lld %d\n", (long long)at, v);
                     fflush(log);

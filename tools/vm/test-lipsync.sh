@@ -10,7 +10,7 @@
 # The runs (SCANOUT_LIPSYNC_RUNS, default all three):
 #   play      `scanout play --output kms` on vkms's Virtual-1, rate 1
 #   serve     `scanout serve --output kms`, with a seek (POST /seek) and a rate change (PUT /rate
-#             1.5) inside the run, over its Unix socket
+#             $SCANOUT_LIPSYNC_RATE, default 1.5) inside the run, over its Unix socket
 #   headless  `scanout play --output headless`: the same measurement with no screen (the time is
 #             when the headless display took the frame)
 # SCANOUT_LIPSYNC_SECONDS: wall seconds each run plays (default 60); SCANOUT_LIPSYNC_KEEP: a
@@ -25,6 +25,7 @@ source tools/vm/step-lib.sh
 step_begin lipsync
 seconds=${SCANOUT_LIPSYNC_SECONDS:-60}
 runs=${SCANOUT_LIPSYNC_RUNS:-play serve headless}
+rate=${SCANOUT_LIPSYNC_RATE:-1.5}
 clip=.clips/flash-beep.mp4
 [[ -s $clip ]] || tools/make-clips.sh .clips flash-beep.mp4
 cc -O2 -o "$work/loopback-capture" tools/vm/loopback-capture.c -lasound || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
@@ -45,10 +46,10 @@ for r in $runs; do
     headless)
       cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output headless --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
     serve)
-      # Seek from about 12 s to 30 s, then rate 1.5 from about 24 s of the run on.
+      # Seek from about 12 s to 30 s, then the rate change from about 24 s of the run on.
       cmd+="$bin serve --output kms --mode 640x480@60 --renderer cpu --socket /run/lipsync.sock --port 0 --repeat one $audio --present-log '$work/present-$r' '$work/whole.mp4' > '$work/serve.log' 2>&1 & spid=\$!; "
       cmd+="for i in \$(seq 120); do curl -sf --unix-socket /run/lipsync.sock http://localhost/health >/dev/null && break; sleep 0.5; done; "
-      cmd+="sleep 12; $(api seek POST '{"position": 30, "exact": true}' /seek); sleep 12; $(api rate PUT '{"rate": 1.5}' /rate); sleep $((seconds - 24)); "
+      cmd+="sleep 12; $(api seek POST '{"position": 30, "exact": true}' /seek); sleep 12; $(api rate PUT "{\"rate\": $rate}" /rate); sleep $((seconds - 24)); "
       cmd+="curl -s --unix-socket /run/lipsync.sock http://localhost/stats | grep -o '\"audio\":{[^}]*}'; "
       cmd+="kill -TERM \$spid; wait \$spid; echo \"## play status \$?\"; grep -e 'error' -e 'audio' '$work/serve.log' | head -5; " ;;
   esac
