@@ -50,15 +50,22 @@ final class ScriptedAudioClock: MediaClockSource {
         #expect(display.shown.last.map { $0.pts } == Int64(95 * 512), "the last frame is shown")
     }
 
+    /// A session at `rate` timed by an audio clock heard from 0 at that rate.
+    private func session(_ clock: ManualClock, _ display: RecordingDisplay, followingAudioAt rate: Double) throws
+        -> (PlaybackSession, ScriptedAudioClock) {
+        let s = try session(clock, display)
+        s.setRate(rate)
+        let audio = ScriptedAudioClock(clock: clock, start: 0)
+        audio.speed = rate
+        s.masterClock = audio
+        return (s, audio)
+    }
+
     /// At 2x, with the audio stretched to play at 2x, frames follow the audio position too.
     @Test func atTwiceTheRateFramesFollowTheAudio() throws {
         let clock = ManualClock()
         let display = RecordingDisplay(clock: clock)
-        let s = try session(clock, display)
-        s.setRate(2)
-        let audio = ScriptedAudioClock(clock: clock, start: 0)
-        audio.speed = 2
-        s.masterClock = audio
+        let (s, audio) = try session(clock, display, followingAudioAt: 2)
         let stats = try s.run()
         #expect(stats.framesDropped == 0)
         for shown in display.shown {
@@ -77,11 +84,7 @@ final class ScriptedAudioClock: MediaClockSource {
         // 30 ms and 7 ns: no frame lands on the 20 ms bound itself, where rounding would decide.
         let cost: UInt64 = 30_000_007
         let display = RecordingDisplay(clock: clock, cost: cost)
-        let s = try session(clock, display)
-        s.setRate(1.5)
-        let audio = ScriptedAudioClock(clock: clock, start: 0)
-        audio.speed = 1.5
-        s.masterClock = audio
+        let (s, audio) = try session(clock, display, followingAudioAt: 1.5)
         let stats = try s.run()
 
         var now = start
