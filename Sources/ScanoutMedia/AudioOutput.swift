@@ -57,8 +57,6 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var failWritesAfter: Int?
     private var writes = 0
     private var lost: AudioLoss?
-    /// The device is paused with its samples kept (`ALSADevice.pause`).
-    private var devicePausedKept = false
     private var dropped = 0
     private var underruns = 0
     private var framesPlayed = 0
@@ -223,8 +221,10 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             }
         }
         var handled = condition.withLock { generation }
-        // Whether the device is paused (or was dropped for a pause it could not keep).
+        // Whether the device is paused (or was dropped for a pause it could not keep), and
+        // whether that pause kept its samples (`ALSADevice.pause`).
         var devicePaused = false
+        var pauseKept = false
         while true {
             condition.lock()
             while !closed, lost == nil, handled == generation, paused == devicePaused, queue.isEmpty || paused {
@@ -236,13 +236,19 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                 condition.unlock()
                 device.discard()
                 devicePaused = false
+                pauseKept = false
                 continue
             }
             if paused != devicePaused {
                 let pausing = paused
                 condition.unlock()
                 devicePaused = pausing
-                pauseDevice(pausing)
+                if pausing {
+                    pauseKept = pauseDevice()
+                } else {
+                    if pauseKept { resumeDevice() }
+                    pauseKept = false
+                }
                 continue
             }
             var chunk = queue.removeFirst()
@@ -270,35 +276,35 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         _ = silence.withUnsafeBufferPointer { device.write($0) }
     }
 
-    /// Pauses the device with its samples kept, the clock frozen where the listener is; or
-    /// resumes it, the clock going on from there. A device that cannot pause (or was not
-    /// playing) is dropped instead, and the clock waits for the next write.
-    private func pauseDevice(_ on: Bool) {
-        if on {
-            guard device.pause(true) else {
-                device.discard()
-                condition.withLock { heard = nil; devicePausedKept = false }
-                return
-            }
-            let delay = device.delay()
-            let t = now()
-            condition.withLock {
-                devicePausedKept = true
-                guard heard != nil, let delay else { return }
-                heard = writtenEnd - Double(delay) / Double(format.sampleRate) * heardTempo
-                stamp = t
-            }
-        } else {
-            let kept = condition.withLock { devicePausedKept }
-            guard kept else { return }
-            if !device.pause(false) {
-                device.discard()
-                condition.withLock { heard = nil }
-                return
-            }
-            let t = now()
-            condition.withLock { stamp = t; devicePausedKept = false }
+    /// Pauses the device with its samples kept, the clock frozen where the listener is; true
+    /// when kept. A device that cannot pause (or was not playing) is dropped instead, and the
+    /// clock waits for the next write.
+    private func pauseDevice() -> Bool {
+        guard device.pause(true) else {
+            device.discard()
+            condition.withLock { heard = nil }
+            return false
         }
+        let delay = device.delay()
+        let t = now()
+        condition.withLock {
+            guard heard != nil, let delay else { return }
+            heard = writtenEnd - Double(delay) / Double(format.sampleRate) * heardTempo
+            stamp = t
+        }
+        return true
+    }
+
+    /// Resumes a device paused with its samples kept, the clock going on from where it stopped;
+    /// one that will not resume is dropped.
+    private func resumeDevice() {
+        guard device.pause(false) else {
+            device.discard()
+            condition.withLock { heard = nil }
+            return
+        }
+        let t = now()
+        condition.withLock { stamp = t }
     }
 
     /// Writes one chunk a period at a time, updating the clock after each; false once the device is lost.

@@ -126,9 +126,12 @@ public final class PlaybackSession {
     public private(set) var position: Double = 0
     /// The last frame shown's time on the container's timeline (the one audio chunks and
     /// subtitles are stamped on), seconds; nil before the input's first frame.
-    public var streamPosition: Double? {
+    public var streamPosition: Double? { streamTime(ofMedia: position) }
+
+    /// Media time `media` on the container's timeline; nil before the input's first frame.
+    private func streamTime(ofMedia media: Double) -> Double? {
         guard let originPts, let tb = reader?.video.timeBase.doubleValue else { return nil }
-        return Double(originPts) * tb + position
+        return Double(originPts) * tb + media
     }
     public private(set) var lastPresentedPts: Int64?
     /// The clock time the last frame shown was meant to reach the screen at (nil: untimed).
@@ -287,9 +290,7 @@ public final class PlaybackSession {
             // On a screen with vblank timestamps the frame is aimed at the vblank nearest its
             // time, and committed in the refresh before it (`presentTime`).
             let slot = display.vblankSource.flatMap { v in v.vblank(nearest: target).map(v.presentTime(for:)) } ?? target
-            if let onAim, let originPts, let tb = reader?.video.timeBase.doubleValue {
-                onAim(Double(originPts) * tb + media, seen(ifShownAt: now, aimedAt: target))
-            }
+            if let onAim, let t = streamTime(ofMedia: media) { onAim(t, seen(ifShownAt: now, aimedAt: target)) }
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
                 // again at this frame (`decodeAhead` set `lastStallSeconds`).
@@ -457,10 +458,7 @@ public final class PlaybackSession {
     }
 
     /// The clock time `seconds` of media after (or before) clock time `base`, at the rate.
-    private func time(at base: UInt64, plus seconds: Double) -> UInt64 {
-        let offset = seconds / rate * 1e9
-        return offset >= 0 ? base &+ UInt64(offset) : base &- min(base, UInt64(-offset))
-    }
+    private func time(at base: UInt64, plus seconds: Double) -> UInt64 { clockTime(base, plus: seconds / rate) }
 
     /// Starts the timeline again at the next step: the frame at media time `media` (the next
     /// frame's own time when nil) is due at that step's clock time, and is never dropped. For
@@ -561,4 +559,10 @@ public final class PlaybackSession {
         refreshReaderStats()
         return stats
     }
+}
+
+/// Clock time `base` (nanoseconds) moved by `seconds`, earlier ones too (never below 0).
+func clockTime(_ base: UInt64, plus seconds: Double) -> UInt64 {
+    let offset = seconds * 1e9
+    return offset >= 0 ? base &+ UInt64(offset) : base &- min(base, UInt64(-offset))
 }

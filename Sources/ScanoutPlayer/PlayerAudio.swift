@@ -290,9 +290,7 @@ public final class PlayerAudio {
         guard let output else { return }
         if let seenAt, let start = chunks.first?.start {
             let first = max(start, seekCut ?? start)
-            let offset = (first - t0) / rate * 1e9
-            let at = offset >= 0 ? seenAt &+ UInt64(offset) : seenAt &- min(seenAt, UInt64(-offset))
-            output.start(at: at)
+            output.start(at: clockTime(seenAt, plus: (first - t0) / rate))
         }
         for c in chunks { output.enqueue(c) }
     }
