@@ -257,14 +257,11 @@ public final class PlaybackSession {
         var target = self.target(of: media)
         if timed {
             let now = clock.now()
+            // Timed by the sound, a frame that would be seen more than `maxLateness` after it
+            // is heard is dropped (GStreamer's video sinks drop at 20 ms): shown, it puts the
+            // picture visibly behind its sound, while the next frame may still be on time.
             var late = !forcePresent && now > target &+ UInt64(frameInterval / rate)
-            if !late, !forcePresent, timedByMaster, masterDrops < maxConsecutiveMasterDrops {
-                // Timed by the sound, a frame that would be seen more than `maxLateness` after
-                // it is heard is dropped (GStreamer's video sinks drop at 20 ms): shown, it puts
-                // the picture visibly behind its sound, while the next frame may still be on time.
-                late = seen(ifShownAt: now, aimedAt: target) > target &+ allowedLateness
-                if late { masterDrops += 1 }
-            }
+            if !late, !forcePresent, timedByMaster { late = lateForTheSound(seen: seen(ifShownAt: now, aimedAt: target), target: target) }
             if !late { masterDrops = 0 }
             // Timed by the audio, a late live frame is dropped as any other: the audio plays the
             // packets the buffer already holds, so the frames after it are there to catch up with.
@@ -282,15 +279,13 @@ public final class PlaybackSession {
                 anchorMedia = media
                 target = now + slack
             } else if late {
-                stats.framesDropped += 1
-                lastTarget = target
-                observer?.frameDropped()
-                return .dropped(pts: f.pts, media: media)
+                return drop(f, media: media, target: target)
             }
             // On a screen with vblank timestamps the frame is aimed at the vblank nearest its
             // time, and committed in the refresh before it (`presentTime`).
             let slot = display.vblankSource.flatMap { v in v.vblank(nearest: target).map(v.presentTime(for:)) } ?? target
-            if let onAim, let t = streamTime(ofMedia: media) { onAim(t, seen(ifShownAt: now, aimedAt: target)) }
+            let seenAt = seen(ifShownAt: now, aimedAt: target)
+            if let onAim, let t = streamTime(ofMedia: media) { onAim(t, seenAt) }
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
                 // again at this frame (`decodeAhead` set `lastStallSeconds`).
@@ -299,6 +294,19 @@ public final class PlaybackSession {
                 target = anchorTime!
             } else {
                 clock.sleep(until: slot)
+                // The sound's clock may have moved during the wait: started (it said nothing
+                // when the frame was aimed), or a step ahead (a device that takes its first
+                // writes into a buffer it does not report). Judged again after the wait, as
+                // GStreamer's sinks judge a buffer after their clock wait. On a screen the frame
+                // is still seen at the vblank it was aimed at (its present starts now, in time
+                // for it); elsewhere, now.
+                if !forcePresent, masterClock != nil {
+                    let seenAfter = display.vblankSource == nil ? max(clock.now(), target) : seenAt
+                    let heardTarget = self.target(of: media)
+                    if timedByMaster, lateForTheSound(seen: seenAfter, target: heardTarget) {
+                        return drop(f, media: media, target: heardTarget)
+                    }
+                }
             }
         }
         try show(f, media: media, target: timed ? target : nil)
@@ -316,6 +324,23 @@ public final class PlaybackSession {
 
     private var allowedLateness: UInt64 {
         max(maxLateness, (display.vblankSource?.refreshInterval ?? 0) / 2 + 1_000_000)
+    }
+
+    /// Whether a frame timed by the sound at `target`, seen at `seen`, is more than
+    /// `allowedLateness` behind it; counts the drop (`maxConsecutiveMasterDrops`: false past them).
+    private func lateForTheSound(seen: UInt64, target: UInt64) -> Bool {
+        guard masterDrops < maxConsecutiveMasterDrops, seen > target &+ allowedLateness else {
+            return false
+        }
+        masterDrops += 1
+        return true
+    }
+
+    private func drop(_ f: VideoFrame, media: Double, target: UInt64) -> PlaybackStep {
+        stats.framesDropped += 1
+        lastTarget = target
+        observer?.frameDropped()
+        return .dropped(pts: f.pts, media: media)
     }
 
     /// When a frame aimed at `target` reaches the screen if its present starts at `now`: the

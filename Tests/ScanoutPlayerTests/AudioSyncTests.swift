@@ -6,13 +6,14 @@ import ScanoutTestSupport
 import ScanoutTesting
 import Testing
 
-/// An audio clock the test moves: the stream time heard is `start + (now − t0) × speed` until
-/// `lostAt` (clock time), nil after it.
+/// An audio clock the test moves: the stream time heard is `start + (now − t0) × speed` from
+/// `silentUntil` (clock time; nil before it) until `lostAt` (nil from it on).
 final class ScriptedAudioClock: MediaClockSource {
     let clock: ManualClock
     let t0: UInt64
     var start: Double
     var speed = 1.0
+    var silentUntil: UInt64?
     var lostAt: UInt64?
     init(clock: ManualClock, start: Double) {
         self.clock = clock
@@ -21,6 +22,7 @@ final class ScriptedAudioClock: MediaClockSource {
     }
     func streamTime(at now: UInt64, epoch: Int) -> Double? {
         if let lostAt, now >= lostAt { return nil }
+        if let silentUntil, now < silentUntil { return nil }
         return start + Double(now - t0) / 1e9 * speed
     }
 }
@@ -100,6 +102,29 @@ final class ScriptedAudioClock: MediaClockSource {
         for shown in display.shown {
             let behind = (audio.streamTime(at: shown.at, epoch: 0)! - Double(shown.pts) / 15360) / 1.5
             #expect(behind <= 0.020 + 1e-6, "frame at pts \(shown.pts) seen \(behind * 1000) ms after its sound")
+        }
+    }
+
+    /// A clock that says nothing for the first 90 ms, then answers 80 ms ahead of the session's
+    /// own timeline (a device that took its first writes into a buffer it does not report).
+    /// Frame 3 (100 ms) was aimed at 67 ms, while the clock said nothing; after its wait the
+    /// clock says its sound was heard 80 ms ago: it is dropped, not shown that far behind its
+    /// sound. So is frame 4 (47 ms late); frame 5 is 13 ms late, within the 20 ms, and shown.
+    /// Every frame shown while the clock answers is seen within 20 ms of its sound.
+    @Test func aClockThatStartsDuringTheWaitJudgesTheFrameAgain() throws {
+        let clock = ManualClock()
+        let start = clock.now()
+        let display = RecordingDisplay(clock: clock)
+        let s = try session(clock, display)
+        let audio = ScriptedAudioClock(clock: clock, start: 0.080)
+        audio.silentUntil = start + 90_000_000
+        s.masterClock = audio
+        let stats = try s.run()
+        #expect(display.shown.map { Int($0.pts / 512) } == [0, 1, 2] + Array(5..<96))
+        #expect(stats.framesDropped == 2)
+        for shown in display.shown.dropFirst(3) {
+            let behind = audio.streamTime(at: shown.at, epoch: 0)! - Double(shown.pts) / 15360
+            #expect(behind <= 0.020 && behind >= -1.0 / 30, "frame at pts \(shown.pts) seen \(behind * 1000) ms after its sound")
         }
     }
 
