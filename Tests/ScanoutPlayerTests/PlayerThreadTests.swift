@@ -2,6 +2,7 @@ import ScanoutDisplay
 import ScanoutMedia
 import ScanoutPlayer
 import ScanoutTestSupport
+import Synchronization
 import Testing
 
 @Suite struct PlayerThreadTests {
@@ -25,6 +26,12 @@ import Testing
         config.positionInterval = 500_000_000
         let player = Player(configuration: config) { HeadlessDisplay() }
         let events = player.events.subscribe()
+        // What a client asking for the state as soon as it hears `ended` gets (asked on the
+        // publishing thread, before the event is even on its way).
+        let askedAtEnd = Mutex<PlayerSnapshot?>(nil)
+        player.events.addListener { n in
+            if n.event == .ended { askedAtEnd.withLock { $0 = player.snapshot } }
+        }
         let state = try await player.perform { engine in
             try engine.load([PlaylistItem(source: clip)])
             try engine.setRate(4)   // 3.2 s of media in 0.8 s
@@ -45,12 +52,9 @@ import Testing
         if names.first == "outputChanged" { names.removeFirst() }
         #expect(names == ["stateChanged", "itemChanged", "prepared", "durationChanged", "serviceState", "stateChanged",
                           "rateChanged", "warning", "stateChanged", "play", "firstFrame", "stateChanged", "ended"])
-        // The copy is published after the tick that emitted `ended`: wait for it (bounded).
-        var snapshot = player.snapshot
-        for _ in 0..<200 where snapshot.state != .ended {
-            try await Task.sleep(for: .milliseconds(10))
-            snapshot = player.snapshot
-        }
+        // Events go out once the copy is refreshed: asked as soon as `ended` is heard, it has
+        // the end and the final figures.
+        let snapshot = try #require(askedAtEnd.withLock { $0 })
         #expect(snapshot.state == .ended)
         #expect(snapshot.framesPresented + snapshot.framesDropped == 96)
         // After shutdown, commands are refused and event streams end.
