@@ -132,15 +132,14 @@ public final class EventHub: Sendable {
 /// every reader and decoder; commands reach it as jobs through a queue, and come back with their
 /// result. Between jobs the thread shows frames (`PlayerEngine.tick`), so a command waits at most
 /// one frame interval. Events go to `events`; `snapshot` is a copy refreshed after every job,
-/// four times a second while playing, and before any event goes out, readable at once from any
+/// four times a second while playing, and before each event goes out, readable at once from any
 /// thread.
 ///
 /// Why a thread and not an actor: the loop blocks (libav reads, `clock_nanosleep` until a frame's
 /// time) and must not hold a cooperative-pool thread for the whole playback.
 public final class Player: @unchecked Sendable {
     // @unchecked Sendable: `queue`, `stopping` and `latest` are only touched under `condition`;
-    // the engine lives in the loop thread's closure and is never reachable from another thread,
-    // and `held` is only touched by that thread (the engine's `emit`, `publishSnapshot`).
+    // the engine lives in the loop thread's closure and is never reachable from another thread.
     private let condition = NSCondition()
     private var queue: [Job] = []
 
@@ -150,8 +149,6 @@ public final class Player: @unchecked Sendable {
     }
     private var stopping = false
     private var latest = PlayerSnapshot()
-    /// The engine's events since the snapshot was last refreshed.
-    private var held: [PlayerEvent] = []
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     public let events = EventHub()
@@ -175,8 +172,17 @@ public final class Player: @unchecked Sendable {
 
     private func runLoop(configuration: PlayerConfiguration, makeDisplay: () -> any Display) {
         let clock = MonotonicClock()
+        // Each event goes out once the copy `snapshot` returns is refreshed: a client that hears
+        // of a change (`ended`, a state) and asks for the state or the figures at once gets them
+        // as of that change or later, never the copy from before it.
+        final class Emitter { weak var engine: PlayerEngine? }
+        let emitter = Emitter()
         let engine = PlayerEngine(display: makeDisplay(), clock: clock, configuration: configuration,
-                                  backgroundPreparation: true, emit: { [unowned self] in self.held.append($0) })
+                                  backgroundPreparation: true, emit: { [unowned self] event in
+                                      if let engine = emitter.engine { self.publishSnapshot(engine) }
+                                      self.events.publish(event)
+                                  })
+        emitter.engine = engine
         engine.announceOutput()
         // A read that blocks stops the loop: the state it announced from inside the read is
         // published from there (the engine is only reached from this thread).
@@ -207,13 +213,12 @@ public final class Player: @unchecked Sendable {
             if let n = configuration.decoder.environment.faults.hangLoopAt,
                configuration.decoder.environment.faults.loopHangs(framesPresented: engine.session.currentStats().framesPresented) {
                 // Injected fault: the loop stops turning for good, as if wedged in a driver call.
-                publishSnapshot(engine)
                 events.publish(.warning("fault hang-loop@\(n): the player loop stops here"))
                 while true { sleep(3600) }
             }
             // While playing, the copy is refreshed four times a second; after a command, at once.
             let now = clock.now()
-            if !jobs.isEmpty || !engine.isRunning || !held.isEmpty || now &- lastSnapshot >= 250_000_000 {
+            if !jobs.isEmpty || !engine.isRunning || now &- lastSnapshot >= 250_000_000 {
                 lastSnapshot = now
                 publishSnapshot(engine)
             }
@@ -222,17 +227,11 @@ public final class Player: @unchecked Sendable {
         publishSnapshot(engine)
     }
 
-    /// Refreshes `snapshot`, then lets out the events held since: a client that hears of a
-    /// change (`ended`, a state) and asks for the state or the figures at once gets them as of
-    /// that change or later, never the copy from before it.
     private func publishSnapshot(_ engine: PlayerEngine) {
         let s = engine.snapshot()
         condition.lock()
         latest = s
         condition.unlock()
-        let out = held
-        held = []
-        for e in out { events.publish(e) }
     }
 
     /// Where the player stands (a copy at most a quarter of a second old while playing).
