@@ -260,8 +260,9 @@ public final class PlaybackSession {
             // Timed by the sound, a frame that would be seen more than `maxLateness` after it
             // is heard is dropped (GStreamer's video sinks drop at 20 ms): shown, it puts the
             // picture visibly behind its sound, while the next frame may still be on time.
+            var seenAt = seen(ifShownAt: now, aimedAt: target)
             var late = !forcePresent && now > target &+ UInt64(frameInterval / rate)
-            if !late, !forcePresent, timedByMaster { late = lateForTheSound(seen: seen(ifShownAt: now, aimedAt: target), target: target) }
+            if !late, !forcePresent, timedByMaster { late = lateForTheSound(seen: seenAt, target: target) }
             if !late { masterDrops = 0 }
             // Timed by the audio, a late live frame is dropped as any other: the audio plays the
             // packets the buffer already holds, so the frames after it are there to catch up with.
@@ -278,13 +279,13 @@ public final class PlaybackSession {
                 anchorTime = now + slack
                 anchorMedia = media
                 target = now + slack
+                seenAt = seen(ifShownAt: now, aimedAt: target)
             } else if late {
                 return drop(f, media: media, target: target)
             }
             // On a screen with vblank timestamps the frame is aimed at the vblank nearest its
             // time, and committed in the refresh before it (`presentTime`).
             let slot = display.vblankSource.flatMap { v in v.vblank(nearest: target).map(v.presentTime(for:)) } ?? target
-            let seenAt = seen(ifShownAt: now, aimedAt: target)
             if let onAim, let t = streamTime(ofMedia: media) { onAim(t, seenAt) }
             if try decodeAhead(until: slot) {
                 // A read inside the wait blocked past the stall threshold: the timeline starts
