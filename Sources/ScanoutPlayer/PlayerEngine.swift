@@ -282,7 +282,7 @@ public final class PlayerEngine {
         seekedInItem = true
         // Not playing (ready, paused): what the seek reads of the sound waits for the play.
         if resume != .playing { audio.setPaused(true) }
-        audio.seeking(toStreamTime: Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + seconds,
+        audio.seeking(toStreamTime: streamTime(of: item, media: seconds),
                       audioOnly: item.reader.demuxer.audioOnly, session: session)
         do {
             let (frame, media, number) = try find()

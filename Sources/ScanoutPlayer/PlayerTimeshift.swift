@@ -92,8 +92,11 @@ extension PlayerEngine {
     }
 
     /// The stream time of the frame on screen.
-    func streamTime(of item: PreparedItem) -> Double {
-        Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + position
+    func streamTime(of item: PreparedItem) -> Double { streamTime(of: item, media: position) }
+
+    /// The stream time of media time `media` (seconds from the item's first frame).
+    func streamTime(of item: PreparedItem, media: Double) -> Double {
+        Double(item.originPts ?? 0) * item.video.timeBase.doubleValue + media
     }
 
     /// Follows the current live item's position in its buffer, once per turn of the loop. When
