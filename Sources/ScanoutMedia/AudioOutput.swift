@@ -281,8 +281,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// clock waits for the next write.
     private func pauseDevice() -> Bool {
         guard device.pause(true) else {
-            device.discard()
-            condition.withLock { heard = nil }
+            dropHeld()
             return false
         }
         let delay = device.delay()
@@ -298,13 +297,16 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Resumes a device paused with its samples kept, the clock going on from where it stopped;
     /// one that will not resume is dropped.
     private func resumeDevice() {
-        guard device.pause(false) else {
-            device.discard()
-            condition.withLock { heard = nil }
-            return
-        }
+        guard device.pause(false) else { return dropHeld() }
         let t = now()
         condition.withLock { stamp = t }
+    }
+
+    /// Drops what the device holds (a pause or resume it would not take): the clock waits for
+    /// the next write.
+    private func dropHeld() {
+        device.discard()
+        condition.withLock { heard = nil }
     }
 
     /// Writes one chunk a period at a time, updating the clock after each; false once the device is lost.
