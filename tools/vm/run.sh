@@ -14,6 +14,7 @@
 #   SCANOUT_VM_ENV      names of extra variables to pass into the guest (space-separated);
 #                       PATH, HOME, LANG, LC_ALL, USER and TERM always pass
 #   SCANOUT_VM_MEM      guest memory (default 1G)
+#   SCANOUT_VM_CPUS     guest CPUs (default 1; more run as threads of their own: multi-threaded TCG)
 #   SCANOUT_VM_CACHE    the cache setup.sh built (default /var/cache/scanout-vm)
 #   SCANOUT_VM_VERBOSE  1: print the guest console (kernel + init messages) on stderr afterwards
 #   SCANOUT_VM_INIT     busybox (default): the initramfs's /init runs the command itself;
@@ -27,6 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${SCANOUT_VM_CACHE:-/var/cache/scanout-vm}
 TIMEOUT=${SCANOUT_VM_TIMEOUT:-300}
 MEM=${SCANOUT_VM_MEM:-1G}
+CPUS=${SCANOUT_VM_CPUS:-1}
 INIT=${SCANOUT_VM_INIT:-busybox}
 case $INIT in
   busybox) APPEND= ;;
@@ -77,7 +79,7 @@ if [[ $INIT == systemd ]]; then cp -r "$HERE/systemd" "$CTL/systemd"; fi
 : > "$CTL/stdout"; : > "$CTL/stderr"
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
   -nodefaults -display none -no-reboot \
-  -machine pc,accel=tcg -cpu max -smp 1 -m "$MEM" \
+  -machine pc,accel=tcg -cpu max -smp "$CPUS" -m "$MEM" \
   -kernel "$CACHE/vmlinux" -initrd "$CACHE/initramfs.cpio.gz" \
   -append "console=ttyS0 panic=-1 loglevel=${SCANOUT_VM_LOGLEVEL:-4}$APPEND" \
   -serial "file:$CTL/console.log" \
