@@ -152,6 +152,29 @@ public final class KMSDisplay: Display {
         try presentComposited(frame, orientation: orientation)
     }
 
+    /// Lights every output still dark with the background (their modeset) and waits until it is
+    /// on screen. The first frame is then a page flip like the others, seen at the vblank it
+    /// is aimed at, with the vblank grid known before it. Otherwise the first present is the
+    /// modeset, which in the vkms guest reached the screen 0.2–0.4 s after its aim (and the
+    /// sound started for that frame at its aim). Does nothing with writeback capture: there
+    /// the modeset routes the writeback connector with the first frame, so that every capture
+    /// is a frame.
+    public func lightUp() throws {
+        guard writeback == nil else { return }
+        let dark = outputs.filter(\.needsModeset)
+        guard !dark.isEmpty else { return }
+        var request = AtomicRequest()
+        for output in dark {
+            try ensureBuffers(output)
+            let index = freeBuffer(output)
+            try renderer.drawCensored(into: output.buffers[index])
+            setPrimary(output, fb: output.framebufferIDs[index], in: &request)
+            output.queued = index
+        }
+        try commit(request, outputs: dark)
+        try waitForFlips(dark)
+    }
+
     /// Draws `frame` into a free buffer of every output and flips to it.
     public func presentComposited(_ frame: VideoFrame, orientation: Orientation) throws {
         try handleHotplugIfNeeded()

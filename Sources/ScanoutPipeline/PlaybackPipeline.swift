@@ -112,6 +112,9 @@ public final class PlaybackPipeline {
                                           compositor: settings.compositor,
                                           options: KMSDisplay.Options(connectors: settings.connectors, mode: settings.mode, capture: settings.capture),
                                           directory: settings.directory, note: note)
+            // The screen is lit (the modeset) before anything plays: the first frame is an
+            // ordinary flip, on time, and so is the sound lined up with it.
+            try kms.lightUp()
             note("output: \(kms.description)")
             return PlaybackPipeline(display: kms)
         } catch let e as KMSDisplayError where !settings.explicitKMS {

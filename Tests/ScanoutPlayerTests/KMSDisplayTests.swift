@@ -82,6 +82,33 @@ private final class Token {}
         #expect(UInt32(device.value(of: 40, "FB_ID")!) == output.framebufferIDs[output.queued ?? output.onScreen!])
     }
 
+    /// `lightUp` puts the background on the screen with the modeset and waits for its flip: the
+    /// vblank grid is known, and the first frame after it is a non-blocking flip. Lit already, it
+    /// does nothing; with writeback capture it leaves the modeset to the first frame.
+    @Test func lightingUpMakesTheModesetSoTheFirstFrameIsAFlip() throws {
+        let clock = ManualClock(start: 9_000)
+        let device = twoPorts(clock: clock)
+        let renderer = MemoryScanoutRenderer()
+        let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
+        try display.lightUp()
+        #expect(device.commits.map(\.flags) == [[.testOnly, .allowModeset], [.allowModeset, .pageFlipEvent]])
+        #expect(device.value(of: 10, "ACTIVE") == 1 && device.value(of: 30, "CRTC_ID") == 10)
+        #expect(display.counters.flips == 1 && display.counters.composited == 0)
+        #expect(display.lastFlipTimestampNs == 9_000)
+        let output = display.outputs[0]
+        let lit = try display.renderer.read(output.buffers[try #require(output.onScreen)])
+        #expect(renderer.censoredDrawn == 1 && lit.bytes.allSatisfy { $0 == 0 }, "the background: black")
+        try display.lightUp()
+        #expect(device.commits.count == 2)
+        try display.present(try frames(1)[0], orientation: .identity)
+        #expect(device.commits.dropFirst(2).map(\.flags) == [[.testOnly, .nonBlock], [.nonBlock, .pageFlipEvent]])
+
+        let capturing = twoPorts(writeback: true, clock: clock)
+        let withCapture = try KMSDisplay(device: capturing, renderer: MemoryScanoutRenderer(), options: .init(capture: true), clock: clock)
+        try withCapture.lightUp()
+        #expect(capturing.commits.isEmpty)
+    }
+
     @Test func laterFramesAreNonBlockingFlipsPacedByFlipEvents() throws {
         let clock = ManualClock(start: 7_000)
         let device = twoPorts(clock: clock)
