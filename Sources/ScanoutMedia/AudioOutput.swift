@@ -72,6 +72,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Two periods, seconds.
     private let slack: Double
     private var writtenEnd = 0.0
+    /// Frames of the chunk being written that are not written yet.
+    private var writingLeft = 0
     private var thread: Thread?
     private let done = NSCondition()
     private var finished = false
@@ -199,15 +201,26 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Seconds of audio queued and not yet written.
     public var queuedSeconds: Double { condition.withLock { Double(queuedFrames) / Double(format.sampleRate) } }
 
+    /// The stream time of item `epoch` heard at `t`. While another item is heard and `epoch`'s
+    /// samples are queued behind it (a gapless move to the next item), the time it will be
+    /// heard at: its first sample comes once the samples before it are played, so its picture
+    /// follows its sound from its first frame on, not only once the output thread writes it.
     public func streamTime(at t: UInt64, epoch: Int) -> Double? {
         condition.withLock {
-            guard let heard, heardEpoch == epoch, lost == nil, !paused else { return nil }
+            guard let heard, lost == nil, !paused else { return nil }
             let elapsed = t >= stamp ? Double(t - stamp) / 1e9 : -Double(stamp - t) / 1e9
             let position = heard + elapsed * heardTempo
             // Past the last sample written the device falls silent: no clock to follow. A device
             // that reports no delay (a null or file device) is heard as it is written, so the
             // clock runs on for two periods, the time the thread takes to write the next one.
-            return position < writtenEnd + slack * heardTempo ? position : nil
+            guard position < writtenEnd + slack * heardTempo else { return nil }
+            if heardEpoch == epoch { return position }
+            guard let i = queue.firstIndex(where: { $0.epoch == epoch }), let first = queue[i].start else { return nil }
+            // Seconds until its first sample: what the device holds, the rest of the chunk
+            // being written, the chunks queued before it.
+            let before = writingLeft + queue[..<i].reduce(0) { $0 + $1.samples.count } / format.channels
+            let wait = max(0, writtenEnd - position) / heardTempo + Double(before) / Double(format.sampleRate)
+            return first - wait * queue[i].tempo
         }
     }
 
@@ -253,6 +266,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             }
             var chunk = queue.removeFirst()
             queuedFrames -= chunk.samples.count / format.channels
+            writingLeft = chunk.samples.count / format.channels
             let (v, m, f) = (volume, muted, flushes)
             let start = startTime
             startTime = nil
@@ -318,6 +332,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         while offset < chunk.samples.count {
             let stop = condition.withLock {
                 guard self.generation != generation || closed || paused else { return false }
+                writingLeft = 0
                 if paused, !closed, self.flushes == flushes {
                     var rest = chunk
                     rest.samples.removeFirst(offset)
@@ -353,6 +368,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             condition.withLock {
                 writes += 1
                 framesPlayed += n
+                writingLeft = (chunk.samples.count - offset) / format.channels
                 guard self.generation == generation, let start = chunk.start else { return }
                 let rate = Double(format.sampleRate)
                 writtenEnd = start + Double(offset / format.channels) / rate * chunk.tempo
