@@ -63,7 +63,7 @@ public enum AudioError: Error, Equatable, CustomStringConvertible, Sendable {
 
 /// Decodes one audio track of a demuxer (libavcodec) and converts its samples to an
 /// `AudioFormat` (libswresample), optionally stretched in time without changing pitch
-/// (`AudioTempo`, libavfilter's `atempo`).
+/// (`AudioTempo`: libavfilter's `rubberband`, else `atempo`).
 ///
 /// Owns an `AVCodecContext`, an `SwrContext` and an `AVFrame`, freed once in `deinit`. Not
 /// thread-safe: fed from the thread that reads the demuxer (a `Demuxer.route` sink).

@@ -1,14 +1,32 @@
 import CFFmpeg
 
 /// Changes the speed of interleaved 16-bit audio without changing its pitch: a libavfilter graph
-/// `abuffer → atempo[,atempo…] → aformat=s16 → abuffersink`. `atempo` keeps its best quality
+/// `abuffer → stretcher → aformat=s16 → abuffersink`.
+///
+/// The stretcher is `rubberband` (librubberband: a phase vocoder that keeps transients where
+/// they are) with its short window where libavfilter has it, else `atempo` (WSOLA). What picks
+/// it is lip sync: through `atempo` a click's first loud sample lands 10–16 ms early at 1.5×
+/// and 32 ms early at 0.75× on the stretched timeline (fragments are cross-faded around it, and
+/// the fragment that holds it is placed by correlation, up to half a window off); through
+/// `rubberband=window=short`, within −7…+4.4 ms from 0.75× to 2×. It costs about five times the
+/// CPU of `atempo`, under 1% of a core for 48 kHz stereo here. `atempo` keeps its best quality
 /// between 0.5 and 2, so a rate outside that is a chain of factors inside it (0.25 = 0.5 × 0.5,
 /// 4 = 2 × 2), as FFmpeg's documentation advises.
 ///
 /// Owns the filter graph and one frame, freed once in `deinit`. Not thread-safe.
 public final class AudioTempo {
+    /// libavfilter's time-stretching filters, best first.
+    public enum Stretcher: String, Sendable, CaseIterable {
+        case rubberband
+        case atempo
+    }
+
+    /// The best stretcher this libavfilter has.
+    public static let available: Stretcher = avfilter_get_by_name("rubberband") != nil ? .rubberband : .atempo
+
     public let rate: Double
     public let format: AudioFormat
+    public let stretcher: Stretcher
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private var source: UnsafeMutablePointer<AVFilterContext>?
     private var sink: UnsafeMutablePointer<AVFilterContext>?
@@ -28,10 +46,19 @@ public final class AudioTempo {
         return out
     }
 
-    public init(rate: Double, format: AudioFormat) throws {
-        guard rate >= 0.25, rate <= 4 else { throw AudioError.conversionFailed(call: "atempo", reason: "rate \(rate) is outside 0.25...4") }
+    /// The filters that stretch by `rate` with `stretcher`, in libavfilter's graph syntax.
+    public static func filters(for rate: Double, stretcher: Stretcher) -> String {
+        switch stretcher {
+        case .rubberband: return "rubberband=tempo=\(rate):window=short"
+        case .atempo: return factors(for: rate).map { "atempo=\($0)" }.joined(separator: ",")
+        }
+    }
+
+    public init(rate: Double, format: AudioFormat, stretcher: Stretcher = AudioTempo.available) throws {
+        guard rate >= 0.25, rate <= 4 else { throw AudioError.conversionFailed(call: stretcher.rawValue, reason: "rate \(rate) is outside 0.25...4") }
         self.rate = rate
         self.format = format
+        self.stretcher = stretcher
         guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
         frame = f
         try build()
@@ -54,7 +81,7 @@ public final class AudioTempo {
 
     /// Stretches one chunk; returns what the filters put out so far (nil: nothing yet).
     public func process(_ chunk: AudioChunk) throws -> AudioChunk? {
-        guard let source, let sink else { throw AudioError.conversionFailed(call: "atempo", reason: "no filter graph") }
+        guard let source, let sink else { throw AudioError.conversionFailed(call: stretcher.rawValue, reason: "no filter graph") }
         if origin == nil { origin = chunk.start }
         let frames = chunk.samples.count / format.channels
         guard frames > 0 else { return nil }
@@ -99,8 +126,7 @@ public final class AudioTempo {
         guard r >= 0 else { throw AudioError.conversionFailed(call: "abuffer \(args)", reason: ffmpegErrorString(r)) }
         r = avfilter_graph_create_filter(&sink, avfilter_get_by_name("abuffersink"), "out", nil, nil, g)
         guard r >= 0 else { throw AudioError.conversionFailed(call: "abuffersink", reason: ffmpegErrorString(r)) }
-        let chain = Self.factors(for: rate).map { "atempo=\($0)" }.joined(separator: ",")
-            + ",aformat=sample_fmts=s16:channel_layouts=\(layoutName)"
+        let chain = Self.filters(for: rate, stretcher: stretcher) + ",aformat=sample_fmts=s16:channel_layouts=\(layoutName)"
         // The parser's open ends: its input is fed by our source ("in"), its output feeds our sink.
         var outputs: UnsafeMutablePointer<AVFilterInOut>? = avfilter_inout_alloc()
         var inputs: UnsafeMutablePointer<AVFilterInOut>? = avfilter_inout_alloc()
