@@ -12,7 +12,9 @@
  * timestamp, monotonic) asked after each read: t(frame) = t(latest) - (latest - frame) * period,
  * the period measured between the first answer and the latest. Each line of LOG:
  * `onset_ns frame_count` (tools/lipsync-offsets.py --crc reads it), written after SECONDS or on
- * SIGINT/SIGTERM. vkms stops computing CRCs when the data file is closed. Exit status 1 when debugfs or the card cannot be used.
+ * SIGINT/SIGTERM. vkms stops computing CRCs when the data file is closed; the file ends when the
+ * CRTC goes off or through a modeset (a player starting), and is opened again then. Exit status
+ * 1 when the card cannot be opened or the CRC data never could.
  * Built by tools/vm/test-lipsync.sh: cc -O2 -o crc-flashes crc-flashes.c -I/usr/include/libdrm -ldrm
  */
 #include <errno.h>
@@ -46,6 +48,18 @@ static int latest_vblank(int fd, uint32_t *seq, int64_t *ns) {
 
 #define MAXV 20000
 
+/* Turns the CRTC's CRC source on and opens its data; NULL while it cannot (the CRTC is off). */
+static FILE *open_crc(const char *card) {
+    char path[256];
+    snprintf(path, sizeof path, "/sys/kernel/debug/dri/%s/crtc-0/crc/control", card);
+    FILE *control = fopen(path, "w");
+    if (!control) return NULL;
+    int ok = fputs("auto", control) >= 0;
+    if (fclose(control) != 0 || !ok) return NULL;
+    snprintf(path, sizeof path, "/sys/kernel/debug/dri/%s/crtc-0/crc/data", card);
+    return fopen(path, "r");
+}
+
 /* SIGINT or SIGTERM ends the reading early (the read is interrupted: no SA_RESTART); the flashes
  * found so far are still logged. */
 static volatile sig_atomic_t stop;
@@ -61,31 +75,41 @@ int main(int argc, char **argv) {
     double seconds = atof(argv[2]);
     const char *card = argc > 3 ? argv[3] : "0";
     char path[256];
-    snprintf(path, sizeof path, "/sys/kernel/debug/dri/%s/crtc-0/crc/control", card);
-    FILE *control = fopen(path, "w");
-    if (!control || fputs("auto", control) < 0 || fclose(control) != 0) { perror(path); return 1; }
     snprintf(path, sizeof path, "/dev/dri/card%s", card);
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) { perror(path); return 1; }
-    snprintf(path, sizeof path, "/sys/kernel/debug/dri/%s/crtc-0/crc/data", card);
-    FILE *data = fopen(path, "r");
-    if (!data) { perror(path); return 1; }
+    /* The first process to open a card with no master becomes its master: given up at once, for
+     * the player that starts next. */
+    drmDropMaster(fd);
     FILE *log = fopen(argv[1], "w");
     if (!log) { perror(argv[1]); return 1; }
     /* Every vblank's count, CRC and time, kept; the flashes are found at the end, once the
      * black screen's CRC is known (the most frequent). */
     static uint32_t frames[MAXV], crcs[MAXV];
     static int64_t times[MAXV];
-    int n = 0;
+    int n = 0, opens = 0;
     uint32_t seq0 = 0, seq;
     int64_t t0 = 0, t;
     int have0 = 0;
     int64_t end = now_ns() + (int64_t)(seconds * 1e9);
     char line[128];
-    while (!stop && n < MAXV && now_ns() < end && fgets(line, sizeof line, data)) {
+    FILE *data = NULL;
+    while (!stop && n < MAXV && now_ns() < end) {
+        /* The data file ends when the CRTC goes off or through a modeset (a player starting or
+         * stopping): opened again until the end, the CRTC's vblank count going on across. */
+        if (!data) {
+            data = open_crc(card);
+            if (!data) { usleep(20000); continue; }
+            opens++;
+        }
+        if (!fgets(line, sizeof line, data)) {
+            fclose(data);
+            data = NULL;
+            continue;
+        }
         unsigned long f, c;
         if (sscanf(line, "%lx %lx", &f, &c) != 2) continue;
-        if (!latest_vblank(fd, &seq, &t)) { perror("drmWaitVBlank"); return 1; }
+        if (!latest_vblank(fd, &seq, &t)) continue;
         if (!have0) { seq0 = seq; t0 = t; have0 = 1; }
         frames[n] = (uint32_t)f;
         crcs[n] = (uint32_t)c;
@@ -94,7 +118,8 @@ int main(int argc, char **argv) {
         times[n] = t - (int64_t)((double)(int32_t)(seq - (uint32_t)f) * period);
         n++;
     }
-    fclose(data);
+    if (data) fclose(data);
+    if (!opens) { fprintf(stderr, "crc-flashes: /sys/kernel/debug/dri/%s/crtc-0/crc: could not be opened\n", card); return 1; }
     /* The black screen: the most frequent CRC. */
     uint32_t black = 0;
     int best = 0;
@@ -113,7 +138,7 @@ int main(int argc, char **argv) {
         }
         last_bright = times[i];
     }
-    fprintf(stderr, "crc-flashes: %d vblanks read, %d flashes (black CRC %08x on %d)\n", n, onsets, black, best);
+    fprintf(stderr, "crc-flashes: %d vblanks read (%d opens), %d flashes (black CRC %08x on %d)\n", n, opens, onsets, black, best);
     fclose(log);
     close(fd);
     return 0;
