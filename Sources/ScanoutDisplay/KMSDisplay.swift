@@ -155,7 +155,7 @@ public final class KMSDisplay: Display {
     /// Lights every output still dark with the background (their modeset) and waits until it is
     /// on screen. The first frame is then a page flip like the others, seen at the vblank it
     /// is aimed at, with the vblank grid known before it. Otherwise the first present is the
-    /// modeset, which in the vkms guest reached the screen 0.2–0.4 s after its aim (and the
+    /// modeset, which in the vkms guest reached the screen 0.19–0.44 s after its aim (and the
     /// sound started for that frame at its aim). Does nothing with writeback capture: there
     /// the modeset routes the writeback connector with the first frame, so that every capture
     /// is a frame.
