@@ -2,7 +2,6 @@
 """Flash-to-beep offsets of one run over tools/make-clips.sh's flash-beep.mp4.
 
   lipsync-offsets.py PRESENT_LOG ONSET_LOG [PERIOD_SECONDS]
-  lipsync-offsets.py --crc FLASH_LOG ONSET_LOG [PRESENT_LOG]
 
 PRESENT_LOG: `scanout play|serve --present-log` lines (media seconds, CLOCK_MONOTONIC ns the frame
 reached the screen, ns it was aimed at); ONSET_LOG: tools/vm/loopback-capture.c's or
@@ -10,46 +9,15 @@ tools/alsa-pacer.py's (ns at which each beep's first sample was played). A flash
 media time is a multiple of PERIOD (2 s); each is paired with the onset nearest it. Offset = flash
 shown − beep heard (positive: the picture is late). Also printed: how far from its aim every frame
 reached the screen (shown − aimed), which separates the display's part from the audio clock's.
-
---crc: the flashes are tools/vm/crc-flashes.c's (ns at which a bright frame reached vkms's screen,
-found from the CRTC's CRCs), for players that log no frame times (mpv). With a PRESENT_LOG of the
-same run too, each flash found on the screen is compared with the present log's time for it: the
-check that both ways tell the same time.
 """
 import statistics, sys
 
-crc = sys.argv[1] == "--crc"
-args = sys.argv[2:] if crc else sys.argv[1:]
-period = 2.0 if crc or len(args) < 3 else float(args[2])
-onsets = [int(l.split()[0]) for l in open(args[1])]
-
-
-def present_flashes(path):
-    rows = [l.split() for l in open(path)]
-    frames = [(float(r[0]), int(r[1])) for r in rows]
-    aims = [(int(r[1]) - int(r[2])) / 1e6 for r in rows if len(r) > 2 and int(r[2]) > 0]
-    return [(m, t) for m, t in frames if abs(m / period - round(m / period)) < 1e-3], aims
-
-
-if crc:
-    times = [int(l.split()[0]) for l in open(args[0])]
-    # No media time: a flash is named by its time from the first one.
-    flashes = [((t - times[0]) / 1e9, t) for t in times]
-    aims = []
-    if len(args) > 2:
-        logged, _ = present_flashes(args[2])
-        diffs = []
-        for _, t in flashes:
-            near = min(logged, key=lambda f: abs(f[1] - t)) if logged else None
-            if near and abs(near[1] - t) < 0.5e9:
-                diffs.append((t - near[1]) / 1e6)
-        if diffs:
-            print("screen CRCs against the present log: %d flashes, CRC time - logged time ms: median %+.2f, min %+.2f, max %+.2f"
-                  % (len(diffs), statistics.median(diffs), min(diffs), max(diffs)))
-        else:
-            print("screen CRCs against the present log: no flash in both")
-else:
-    flashes, aims = present_flashes(args[0])
+period = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
+onsets = [int(l.split()[0]) for l in open(sys.argv[2])]
+rows = [l.split() for l in open(sys.argv[1])]
+frames = [(float(r[0]), int(r[1])) for r in rows]
+aims = [(int(r[1]) - int(r[2])) / 1e6 for r in rows if len(r) > 2 and int(r[2]) > 0]
+flashes = [(m, t) for m, t in frames if abs(m / period - round(m / period)) < 1e-3]
 offsets = []
 for m, t in flashes:
     o = min(onsets, key=lambda x: abs(x - t)) if onsets else t + period * 1e9

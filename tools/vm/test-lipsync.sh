@@ -7,18 +7,14 @@
 # vblank time). tools/lipsync-offsets.py pairs every flash with the nearest beep: offset = flash
 # shown - beep played (positive: the picture is late).
 #
-# The runs (SCANOUT_LIPSYNC_RUNS, default all five):
+# The runs (SCANOUT_LIPSYNC_RUNS, default all three):
 #   play      `scanout play --output kms` on vkms's Virtual-1, rate 1
 #   serve     `scanout serve --output kms`, with a seek (POST /seek) and a rate change (PUT /rate
 #             $SCANOUT_LIPSYNC_RATE, default 1.5) inside the run, over its Unix socket
 #   headless  `scanout play --output headless`: the same measurement with no screen (the time is
 #             when the headless display took the frame)
-#   crc       `scanout play --output kms` as in `play`, the flashes found on the screen itself by
-#             crc-flashes.c (vkms's per-vblank CRCs) and checked against the present log
-#   mpv       mpv (`--vo=drm --ao=alsa`, its defaults otherwise: video-sync=audio), measured as
-#             `crc` is: mpv logs no frame times
 # SCANOUT_LIPSYNC_SECONDS: wall seconds each run plays (default 60); SCANOUT_LIPSYNC_KEEP: a
-# directory the logs (present, onsets, flashes, serve.log) are copied to.
+# directory the logs (present, onsets, serve.log) are copied to.
 #
 # The guest gets 2 CPUs (SCANOUT_VM_CPUS, multi-threaded TCG): on one emulated CPU the player,
 # the capture and the kernel's timers starve each other once the rate is above 1 (385 underruns
@@ -32,13 +28,12 @@ cd "$(dirname "$0")/../.."
 source tools/vm/step-lib.sh
 step_begin lipsync
 seconds=${SCANOUT_LIPSYNC_SECONDS:-60}
-runs=${SCANOUT_LIPSYNC_RUNS:-play serve headless crc mpv}
+runs=${SCANOUT_LIPSYNC_RUNS:-play serve headless}
 rate=${SCANOUT_LIPSYNC_RATE:-1.5}
 export SCANOUT_VM_CPUS=${SCANOUT_VM_CPUS:-2}
 clip=.clips/flash-beep.mp4
 [[ -s $clip ]] || tools/make-clips.sh .clips flash-beep.mp4
-cc -O2 -o "$work/loopback-capture" tools/vm/loopback-capture.c -lasound \
-  && cc -O2 -o "$work/crc-flashes" tools/vm/crc-flashes.c -I/usr/include/libdrm -ldrm || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
+cc -O2 -o "$work/loopback-capture" tools/vm/loopback-capture.c -lasound || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
 # The play runs play the first SECONDS of the clip; serve plays all of it, repeated.
 ffmpeg -hide_banner -loglevel error -nostdin -y -i "$clip" -t "$seconds" -c copy "$work/clip.mp4"
 cp "$clip" "$work/whole.mp4"
@@ -53,12 +48,6 @@ for r in $runs; do
   case $r in
     play)
       cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
-    crc)
-      cmd+="'$work/crc-flashes' '$work/flashes-$r' $((seconds + 10)) & fpid=\$!; "
-      cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; kill -INT \$fpid 2>/dev/null; wait \$fpid; " ;;
-    mpv)
-      cmd+="'$work/crc-flashes' '$work/flashes-$r' $((seconds + 10)) & fpid=\$!; "
-      cmd+="timeout $((seconds * 5)) mpv --no-config --really-quiet --vo=drm --drm-mode=640x480@60 --ao=alsa --audio-device=alsa/hw:Loopback,0,0 --hwdec=no '$work/clip.mp4' 2>&1 | tail -3; echo \"## play status \${PIPESTATUS[0]}\"; kill -INT \$fpid 2>/dev/null; wait \$fpid; " ;;
     headless)
       cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output headless --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
     serve)
@@ -76,11 +65,7 @@ for r in $runs; do
   part=$(sed -n "/^## run $r\$/,/^## capture status/p" <<<"$out")
   grep -q '^## play status 0$' <<<"$part"; play_ok=$?
   grep -q '^## capture status 0$' <<<"$part"; cap_ok=$?
-  case $r in
-    crc) report=$(python3 tools/lipsync-offsets.py --crc "$work/flashes-$r" "$work/onsets-$r" "$work/present-$r" 2>&1) ;;
-    mpv) report=$(python3 tools/lipsync-offsets.py --crc "$work/flashes-$r" "$work/onsets-$r" 2>&1) ;;
-    *) report=$(python3 tools/lipsync-offsets.py "$work/present-$r" "$work/onsets-$r" 2>&1) ;;
-  esac
+  report=$(python3 tools/lipsync-offsets.py "$work/present-$r" "$work/onsets-$r" 2>&1)
   printf '%s\n' "$report"
   paired=$(sed -n 's/.*paired \([0-9]*\);.*/\1/p' <<<"$report")
   echo "lipsync $r: $(tail -n1 <<<"$report")"
@@ -92,7 +77,7 @@ for r in $runs; do
     check "serve: the rate change was taken" grep -q '^rate 20[04]' <<<"$part"
   fi
 done
-[[ -n ${SCANOUT_LIPSYNC_KEEP:-} ]] && mkdir -p "$SCANOUT_LIPSYNC_KEEP" && cp "$work"/present-* "$work"/onsets-* "$work"/flashes-* "$work"/serve.log "$SCANOUT_LIPSYNC_KEEP"/ 2>/dev/null
+[[ -n ${SCANOUT_LIPSYNC_KEEP:-} ]] && mkdir -p "$SCANOUT_LIPSYNC_KEEP" && cp "$work"/present-* "$work"/onsets-* "$work"/serve.log "$SCANOUT_LIPSYNC_KEEP"/ 2>/dev/null
 (( vm != 0 )) && { echo "test-lipsync: the guest run failed (status $vm)" >&2; failed=$((failed + 1)); }
 echo "lipsync: $passed passed, $failed failed"
 (( failed == 0 ))
