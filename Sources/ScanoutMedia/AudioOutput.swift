@@ -217,9 +217,11 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             if heardEpoch == epoch { return position }
             guard let i = queue.firstIndex(where: { $0.epoch == epoch }), let first = queue[i].start else { return nil }
             // Seconds until its first sample: what the device holds, the rest of the chunk
-            // being written, the chunks queued before it.
+            // being written, the chunks queued before it. What the device holds is negative
+            // when the clock has run past the last write (a device that reports no delay,
+            // between two writes): the two items' clocks then still move as one.
             let before = writingLeft + queue[..<i].reduce(0) { $0 + $1.samples.count } / format.channels
-            let wait = max(0, writtenEnd - position) / heardTempo + Double(before) / Double(format.sampleRate)
+            let wait = (writtenEnd - position) / heardTempo + Double(before) / Double(format.sampleRate)
             return first - wait * queue[i].tempo
         }
     }
