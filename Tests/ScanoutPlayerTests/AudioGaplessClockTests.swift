@@ -20,15 +20,7 @@ import Testing
         let silence = { (seconds: Double) in [Int16](repeating: 0, count: Int(seconds * 48000) * 2) }
         // Item 1: 1.2 s from stream time 10. Item 2: 0.5 s from stream time 0.25.
         for k in 0..<6 { #expect(output.enqueue(AudioChunk(samples: silence(0.2), start: 10 + 0.2 * Double(k), epoch: 1))) }
-        var t = monotonicNanoseconds()
-        var heard: Double?
-        for _ in 0..<400 {
-            t = monotonicNanoseconds()
-            heard = output.streamTime(at: t, epoch: 1)
-            if heard != nil { break }
-            usleep(2_000)
-        }
-        let h1 = try #require(heard, "item 1 is heard")
+        let (t, h1) = try #require(Self.heard(output, epoch: 1, tries: 400), "item 1 is heard")
         #expect(output.streamTime(at: t, epoch: 2) == nil, "nothing of item 2 is queued yet")
         #expect(output.enqueue(AudioChunk(samples: silence(0.5), start: 0.25, epoch: 2)))
         // Both clocks read at the same instant, with no write between the two readings (a write
@@ -53,16 +45,19 @@ import Testing
         // prediction depends on this thread and the device's reader keeping time, which a
         // loaded machine does not promise: not checked).
         for _ in 0..<400 where output.counts.framesPlayed < Int(1.3 * 48000) { usleep(5_000) }
-        var t2 = monotonicNanoseconds()
-        var later: Double?
-        for _ in 0..<100 {
-            t2 = monotonicNanoseconds()
-            later = output.streamTime(at: t2, epoch: 2)
-            if later != nil { break }
-            usleep(2_000)
-        }
-        let heard2 = try #require(later)
+        let (t2, heard2) = try #require(Self.heard(output, epoch: 2, tries: 100))
         #expect(heard2 > 0.25 && heard2 < 0.75, "item 2 is heard at \(heard2)")
         #expect(output.streamTime(at: t2, epoch: 1) == nil, "item 1 is over")
+    }
+
+    /// The clock of item `epoch`, asked every 2 ms until it answers (`tries` times at most): when
+    /// it was asked, and what it said.
+    private static func heard(_ output: AudioOutput, epoch: Int, tries: Int) -> (at: UInt64, time: Double)? {
+        for _ in 0..<tries {
+            let t = monotonicNanoseconds()
+            if let time = output.streamTime(at: t, epoch: epoch) { return (t, time) }
+            usleep(2_000)
+        }
+        return nil
     }
 }
