@@ -165,11 +165,7 @@ public final class KMSDisplay: Display {
         guard !dark.isEmpty else { return }
         var request = AtomicRequest()
         for output in dark {
-            try ensureBuffers(output)
-            let index = freeBuffer(output)
-            try renderer.drawCensored(into: output.buffers[index])
-            setPrimary(output, fb: output.framebufferIDs[index], in: &request)
-            output.queued = index
+            try drawIntoFreeBuffer(output, in: &request) { try renderer.drawCensored(into: $0) }
         }
         try commit(request, outputs: dark)
         try waitForFlips(dark)
@@ -187,28 +183,36 @@ public final class KMSDisplay: Display {
         var request = AtomicRequest()
         var touched: [Output] = []
         for output in outputs {
-            try ensureBuffers(output)
-            let index = freeBuffer(output)
-            if let reason = censored[output.connectorID] {
-                try renderer.drawCensored(into: output.buffers[index])
-                lastCensorReason[output.name] = reason
-                counters.censored += 1
-            } else {
-                let buffer = output.buffers[index]
-                renderer.compositor.subtitles = subtitles?.layer(for: frame, orientation: orientation, compositor: renderer.compositor,
-                                                                 outputWidth: buffer.width, outputHeight: buffer.height)
-                try renderer.draw(frame, orientation: orientation, into: buffer)
+            try drawIntoFreeBuffer(output, in: &request) { buffer in
+                if let reason = censored[output.connectorID] {
+                    try renderer.drawCensored(into: buffer)
+                    lastCensorReason[output.name] = reason
+                    counters.censored += 1
+                } else {
+                    renderer.compositor.subtitles = subtitles?.layer(for: frame, orientation: orientation, compositor: renderer.compositor,
+                                                                     outputWidth: buffer.width, outputHeight: buffer.height)
+                    try renderer.draw(frame, orientation: orientation, into: buffer)
+                }
             }
             touched.append(output)
-            setPrimary(output, fb: output.framebufferIDs[index], in: &request)
             if let n = output.nativeOnScreen ?? output.nativeQueued, n.plane != output.planeID {
                 request.set(n.plane, "FB_ID", 0)
                 request.set(n.plane, "CRTC_ID", 0)
             }
-            output.queued = index
         }
         try commit(request, outputs: touched)
         counters.composited += 1
+    }
+
+    /// Draws into a buffer of `output` that is neither on screen nor queued (`draw`), puts it on
+    /// the primary plane in `request` (with the modeset when the output needs one) and marks it
+    /// queued.
+    func drawIntoFreeBuffer(_ output: Output, in request: inout AtomicRequest, draw: (ScanoutBuffer) throws -> Void) throws {
+        try ensureBuffers(output)
+        let index = freeBuffer(output)
+        try draw(output.buffers[index])
+        setPrimary(output, fb: output.framebufferIDs[index], in: &request)
+        output.queued = index
     }
 
     /// Why each output may not show the content now, by connector id: the filter's verdict, asked
