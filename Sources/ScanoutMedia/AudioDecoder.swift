@@ -116,8 +116,29 @@ public final class AudioDecoder {
     }
 
     /// Plays the chunks that follow `rate` times as fast at the same pitch (1: as they are).
-    public func setTempo(_ rate: Double) throws {
+    /// Returns what the stretcher for the old rate still held, stretched for it: it is heard
+    /// before the new rate's first sample, so that no sound goes missing at a change.
+    @discardableResult
+    public func setTempo(_ rate: Double) throws -> AudioChunk? {
+        let tail = tempo?.drain()
         tempo = rate == 1 ? nil : try AudioTempo(rate: rate, format: output)
+        return tail
+    }
+
+    /// The track has ended (the item's input is read to its end): returns the samples still
+    /// held by the decoder, the resampler and the stretcher, in order. `flush` makes the
+    /// decoder take packets again.
+    public func drain() -> [AudioChunk] {
+        var chunks: [AudioChunk] = []
+        if avcodec_send_packet(context, nil) >= 0 {
+            while avcodec_receive_frame(context, frame) >= 0 {
+                defer { av_frame_unref(frame) }
+                if let c = try? convert() { chunks.append(c) }
+            }
+        }
+        if let c = try? resamplerTail() { chunks.append(c) }
+        if let c = tempo?.drain() { chunks.append(c) }
+        return chunks
     }
 
     /// Decodes one packet and returns the samples it completes, converted.
@@ -160,6 +181,24 @@ public final class AudioDecoder {
         let chunk = AudioChunk(samples: samples, start: start)
         if let tempo { return try tempo.process(chunk) }
         return samples.isEmpty ? nil : chunk
+    }
+
+    /// What the resampler still holds (a rate conversion's filter delay), as the chunk after
+    /// the last one converted.
+    private func resamplerTail() throws -> AudioChunk? {
+        guard swr != nil else { return nil }
+        let capacity = Int(swr_get_delay(swr, Int64(output.sampleRate))) + 32
+        var samples = [Int16](repeating: 0, count: capacity * output.channels)
+        let got = samples.withUnsafeMutableBytes { out -> Int32 in
+            var planes: [UnsafeMutablePointer<UInt8>?] = [out.baseAddress?.assumingMemoryBound(to: UInt8.self)]
+            return swr_convert(swr, &planes, Int32(capacity), nil, 0)
+        }
+        guard got > 0 else { return nil }
+        samples.removeLast((capacity - Int(got)) * output.channels)
+        let chunk = AudioChunk(samples: samples, start: nextStart)
+        nextStart = nextStart.map { $0 + Double(got) / Double(output.sampleRate) }
+        if let tempo { return try tempo.process(chunk) }
+        return chunk
     }
 
     private func openResampler() throws {

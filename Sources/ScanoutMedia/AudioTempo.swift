@@ -35,6 +35,11 @@ public final class AudioTempo {
     private var origin: Double?
     private var emitted = 0
     private var fed: Int64 = 0
+    /// The input was ended (`drain`).
+    private var ended = false
+    /// The tempo and epoch of the chunks fed (what comes out carries them on).
+    private var tempo = 1.0
+    private var epoch = 0
 
     /// The `atempo` factors whose product is `rate`, each within 0.5...2.
     public static func factors(for rate: Double) -> [Double] {
@@ -76,15 +81,50 @@ public final class AudioTempo {
         origin = nil
         emitted = 0
         fed = 0
+        ended = false
         try? build()
     }
 
     /// Stretches one chunk; returns what the filters put out so far (nil: nothing yet).
     public func process(_ chunk: AudioChunk) throws -> AudioChunk? {
-        guard let source, let sink else { throw AudioError.conversionFailed(call: stretcher.rawValue, reason: "no filter graph") }
+        guard let source, let sink, !ended else { throw AudioError.conversionFailed(call: stretcher.rawValue, reason: "no filter graph") }
         if origin == nil { origin = chunk.start }
-        let frames = chunk.samples.count / format.channels
-        guard frames > 0 else { return nil }
+        tempo = chunk.tempo
+        epoch = chunk.epoch
+        guard chunk.samples.count >= format.channels else { return nil }
+        try feed(chunk.samples, to: source)
+        return collect(sink)
+    }
+
+    /// Ends the input: what the filters still hold comes out (the stretched end of an item,
+    /// the samples before a rate change), so that all that came out is the input's stretched
+    /// length to the frame; nil when nothing more did. Only `reset` feeds it again.
+    ///
+    /// Without it the filters keep their last window to themselves: 29 ms at 2× through
+    /// `rubberband`, 117 ms at 0.25×; through `atempo` 24 to 186 ms. Ending the input alone
+    /// does not give it all back: `rubberband` flushes only when a block of input comes with
+    /// the end, and then still drops the last 12 ms of input at 0.5×, 24 ms at 0.25×; `atempo`
+    /// puts out up to 11 ms too much at 4× and 49 ms too little at 0.25×. So the input is
+    /// followed by `drainPadding` of silence, and what comes out is cut at the stretched length.
+    public func drain() -> AudioChunk? {
+        guard let source, let sink, !ended, fed > 0 else { return nil }
+        ended = true
+        let length = Int((Double(fed) / rate).rounded())
+        let padding = [Int16](repeating: 0, count: Int(Self.drainPadding * Double(format.sampleRate)) * format.channels)
+        guard (try? feed(padding, to: source)) != nil else { return nil }
+        // The padding is taken block by block before the end comes, so that the end comes
+        // with one block at most (`rubberband` refuses a second one after it, on stderr).
+        var out = pull(sink)
+        if av_buffersrc_add_frame(source, nil) >= 0 { out += pull(sink) }
+        return chunk(out, upTo: length)
+    }
+
+    /// Silence fed after the input when it ends, seconds of input: more than the filters keep.
+    public static let drainPadding = 0.1
+
+    /// Gives the filters interleaved samples, stamped after those fed before.
+    private func feed(_ samples: [Int16], to source: UnsafeMutablePointer<AVFilterContext>) throws {
+        let frames = samples.count / format.channels
         frame.pointee.nb_samples = Int32(frames)
         frame.pointee.format = AV_SAMPLE_FMT_S16.rawValue
         frame.pointee.sample_rate = Int32(format.sampleRate)
@@ -93,12 +133,21 @@ public final class AudioTempo {
         fed += Int64(frames)
         var r = av_frame_get_buffer(frame, 0)
         guard r >= 0 else { throw AudioError.conversionFailed(call: "av_frame_get_buffer", reason: ffmpegErrorString(r)) }
-        chunk.samples.withUnsafeBytes { src in
-            frame.pointee.data.0!.update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: src.count)
+        samples.withUnsafeBytes { src in
+            frame.pointee.data.0!.update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: frames * format.channels * 2)
         }
         r = av_buffersrc_add_frame(source, frame)   // takes the frame's buffers and resets it
         av_frame_unref(frame)
         guard r >= 0 else { throw AudioError.conversionFailed(call: "av_buffersrc_add_frame", reason: ffmpegErrorString(r)) }
+    }
+
+    /// What the sink has, as one chunk on the stretched timeline after what came out before.
+    private func collect(_ sink: UnsafeMutablePointer<AVFilterContext>) -> AudioChunk? {
+        chunk(pull(sink))
+    }
+
+    /// The samples the sink has now.
+    private func pull(_ sink: UnsafeMutablePointer<AVFilterContext>) -> [Int16] {
         var out: [Int16] = []
         while av_buffersink_get_frame(sink, frame) >= 0 {
             let n = Int(frame.pointee.nb_samples) * format.channels
@@ -106,10 +155,17 @@ public final class AudioTempo {
             out.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
             av_frame_unref(frame)
         }
+        return out
+    }
+
+    /// Samples that came out, as the chunk after those before; cut where the output reaches
+    /// `length` frames in all.
+    private func chunk(_ samples: [Int16], upTo length: Int? = nil) -> AudioChunk? {
+        let out = length.map { Array(samples.prefix(max(0, $0 - emitted) * format.channels)) } ?? samples
         guard !out.isEmpty else { return nil }
         let start = origin.map { $0 + Double(emitted) * rate / Double(format.sampleRate) }
         emitted += out.count / format.channels
-        return AudioChunk(samples: out, start: start, tempo: chunk.tempo * rate, epoch: chunk.epoch)
+        return AudioChunk(samples: out, start: start, tempo: tempo * rate, epoch: epoch)
     }
 
     private func build() throws {

@@ -125,6 +125,57 @@ import Testing
         }
     }
 
+    /// Drained at the input's end, the stretcher puts out the whole stretched length (not that
+    /// less the window it holds), on the timeline after what came out before, and is fed again
+    /// after a reset.
+    @Test(arguments: AudioTempo.Stretcher.allCases)
+    func aDrainedStretcherPutsOutTheWholeStretchedLength(stretcher: AudioTempo.Stretcher) throws {
+        let format = AudioFormat(sampleRate: 48000, channels: 2)
+        // 2 s of 440 Hz, in the decoder's chunks of 1024 frames.
+        let tone = (0..<96000).flatMap { n -> [Int16] in
+            let v = Int16(12000 * sin(2 * Double.pi * 440 * Double(n) / 48000))
+            return [v, v]
+        }
+        for rate in [0.25, 0.5, 1.5, 2.0, 4.0] {
+            let tempo = try AudioTempo(rate: rate, format: format, stretcher: stretcher)
+            for pass in 0..<2 {
+                var frames = 0
+                var lastLoud = 0
+                var next: Double?
+                var contiguous = true
+                func take(_ c: AudioChunk?) {
+                    guard let c else { return }
+                    if let next, let start = c.start, abs(start - next) > 1e-9 { contiguous = false }
+                    frames += c.samples.count / 2
+                    for i in stride(from: 0, to: c.samples.count, by: 2) where abs(Int(c.samples[i])) > 1000 {
+                        lastLoud = frames - c.samples.count / 2 + i / 2
+                    }
+                    next = c.start.map { $0 + Double(c.samples.count / 2) / 48000 * c.tempo }
+                    #expect(c.tempo == rate)
+                }
+                for start in stride(from: 0, to: tone.count / 2, by: 1024) {
+                    let end = min(start + 1024, tone.count / 2)
+                    take(try tempo.process(AudioChunk(samples: Array(tone[2 * start..<2 * end]), start: 5 + Double(start) / 48000)))
+                }
+                let before = frames
+                take(tempo.drain())
+                #expect(tempo.drain() == nil)
+                // The stretched length to the frame; undrained, 24 ms (atempo at 2×) to 186 ms
+                // (atempo at 0.25×) short of it.
+                let seconds = Double(frames) / 48000
+                #expect(frames == Int((96000 / rate).rounded()), "\(stretcher) at \(rate)x, pass \(pass): \(seconds) s, \(Double(before) / 48000) s undrained")
+                #expect(frames > before && contiguous)
+                // What ends it is the tone, not the silence that pushed it out: the tone's last
+                // loud sample is heard within 25 ms of the end (the filters fade the very end
+                // out: 23 ms through rubberband at 0.25×, 13 through atempo, under 0.1 ms from
+                // 1.5× up).
+                let early = Double(frames - lastLoud) / 48000
+                #expect(early <= 0.025, "\(stretcher) at \(rate)x: the tone ends \(early * 1000) ms before the end")
+                tempo.reset()
+            }
+        }
+    }
+
     /// Lip sync through a rate change: a 1 kHz beep every second (as in flash-beep.mp4), stretched
     /// in chunks of 1024 samples as the decoder feeds them. Each beep's first loud sample, read
     /// back on the stream's timeline through the chunks' `start` and `tempo` (as the audio clock
