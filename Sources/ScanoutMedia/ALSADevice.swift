@@ -95,6 +95,13 @@ public final class ALSADevice {
         return snd_pcm_pause(handle, on ? 1 : 0) >= 0
     }
 
+    /// Plays what the device holds to its end, blocking meanwhile, then makes it ready for new
+    /// samples (`snd_pcm_drain`, `snd_pcm_prepare`): the end of the sound.
+    public func drain() {
+        snd_pcm_drain(handle)
+        snd_pcm_prepare(handle)
+    }
+
     /// Throws away what the device holds and makes it ready for new samples (`snd_pcm_drop`,
     /// `snd_pcm_prepare`): a seek's flush.
     public func discard() {

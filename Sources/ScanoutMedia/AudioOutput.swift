@@ -74,6 +74,9 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var writtenEnd = 0.0
     /// Frames of the chunk being written that are not written yet.
     private var writingLeft = 0
+    /// Play-outs asked for (`waitUntilHeard`) and done by the output thread.
+    private var drainsAsked = 0
+    private var drainsDone = 0
     private var thread: Thread?
     private let done = NSCondition()
     private var finished = false
@@ -201,6 +204,23 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Seconds of audio queued and not yet written.
     public var queuedSeconds: Double { condition.withLock { Double(queuedFrames) / Double(format.sampleRate) } }
 
+    /// Plays out every chunk queued and what the device holds (`ALSADevice.drain`: the end of
+    /// the sound, as `aplay` ends), waiting at most `timeout` seconds; false when the time ran
+    /// out first (the play-out goes on). True at once when paused, lost or closed: nothing more
+    /// will be heard. Chunks queued later play as before.
+    public func waitUntilHeard(timeout: Double) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if drainsDone == drainsAsked { drainsAsked += 1 }
+        let asked = drainsAsked
+        condition.broadcast()
+        let deadline = Date(timeIntervalSinceNow: max(timeout, 0))
+        while drainsDone < asked, lost == nil, !closed, !paused {
+            if !condition.wait(until: deadline) { return drainsDone >= asked }
+        }
+        return true
+    }
+
     /// The stream time of item `epoch` heard at `t`. While another item is heard and `epoch`'s
     /// samples are queued behind it (a gapless move to the next item), the time it will be
     /// heard at: its first sample comes once the samples before it are played, so its picture
@@ -242,7 +262,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         var pauseKept = false
         while true {
             condition.lock()
-            while !closed, lost == nil, handled == generation, paused == devicePaused, queue.isEmpty || paused {
+            while !closed, lost == nil, handled == generation, paused == devicePaused,
+                  (queue.isEmpty && drainsDone == drainsAsked) || paused {
                 condition.wait(until: Date(timeIntervalSinceNow: 0.05))
             }
             if closed || lost != nil { condition.unlock(); return }
@@ -263,6 +284,17 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                 } else {
                     if pauseKept { resumeDevice() }
                     pauseKept = false
+                }
+                continue
+            }
+            if queue.isEmpty {
+                // Everything is written: the device plays what it holds to its end.
+                let asked = drainsAsked
+                condition.unlock()
+                device.drain()
+                condition.withLock {
+                    drainsDone = asked
+                    condition.broadcast()
                 }
                 continue
             }

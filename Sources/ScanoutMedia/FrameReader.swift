@@ -22,6 +22,10 @@ public final class FrameReader {
     /// of its own fills from the demuxer (`TimeshiftBuffer`).
     public var source: any PacketSource
 
+    /// Called (on the reading thread) when the source has no packet left: the input is read to
+    /// its end, every packet of every routed track included. Again after a seek, at the end.
+    public var onInputEnd: (() -> Void)?
+
     private let packet = Packet()
     private var draining = false
     private var finished = false
@@ -139,6 +143,7 @@ public final class FrameReader {
                 try send(packet)
             } else {
                 draining = true
+                onInputEnd?()
                 try decoder.send(nil)
             }
         }

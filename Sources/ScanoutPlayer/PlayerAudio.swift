@@ -56,6 +56,8 @@ public final class PlayerAudio {
     /// Where the track's packets come from: the reader's demuxer, or its timeshift cursor.
     private var source: (any PacketSource)?
     private var epoch = 0
+    /// The decoder was drained (`finish`): the track is read to its end.
+    private var finished = false
     private var lossReported = false
     private var rate = 1.0
     /// The device that failed to open, and when: tried again `reopenInterval` later.
@@ -157,7 +159,9 @@ public final class PlayerAudio {
         if live { held = [] }
         else if !gapless, !reader.demuxer.audioOnly { waitForPicture(session) }
         seekCut = nil
+        finished = false
         session.onAim = { [weak self] t, at in self?.aimed(streamTime: t, seenAt: at) }
+        watchEnd(of: reader)
         // What was read with the first frame, before the route existed.
         for packet in early[t.index] ?? [] { play(packet) }
         route(reader.source)
@@ -189,7 +193,10 @@ public final class PlayerAudio {
     }
 
     /// Stops reading the current item's audio; `flush` throws away what is queued and playing.
+    /// Without `flush` the item has played to its end (a gapless move to the next one): what the
+    /// decoder still holds is queued first (`finish`).
     public func detach(session: PlaybackSession, flush: Bool) {
+        if !flush { finish() }
         unroute()
         source = nil
         decoder = nil
@@ -210,6 +217,7 @@ public final class PlayerAudio {
         heldSince = nil
         if !audioOnly { waitForPicture(session) }
         seekCut = seconds
+        finished = false
         decoder.flush()
         output?.flush(discardBefore: seconds)
     }
@@ -217,6 +225,7 @@ public final class PlayerAudio {
     /// The seek is done; `reader` is the one playback continues on (an exact seek's may be another).
     public func seeked(reader: FrameReader) {
         guard decoder != nil else { return }
+        watchEnd(of: reader)
         if reader.source !== source {
             unroute()
             route(reader.source)
@@ -295,9 +304,38 @@ public final class PlayerAudio {
         for c in chunks { output.enqueue(c) }
     }
 
+    /// Plays what is decoded from now on `r` times as fast. What the stretcher for the old rate
+    /// still held is queued first, at the old rate.
     public func setRate(_ r: Double) {
         rate = r
-        try? decoder?.setTempo(r)
+        if let tail = try? decoder?.setTempo(r) { deliver(tail) }
+    }
+
+    /// The current item's track is read to its end (the last item of a playlist has ended, or
+    /// the next one follows it gaplessly): the samples the decoder, the resampler and the
+    /// stretcher still hold are queued, so that its sound plays to its last sample. Reading
+    /// more of the track needs a seek (a flush) first.
+    public func finish() {
+        guard let decoder, output != nil, !finished else { return }
+        finished = true
+        for c in decoder.drain() { deliver(c) }
+    }
+
+    /// The sound is finished as soon as `reader` has read its input to the end (with its last
+    /// frames still to show), so that the clock runs to the item's last sample while they are.
+    private func watchEnd(of reader: FrameReader) {
+        let epoch = self.epoch
+        reader.onInputEnd = { [weak self] in
+            guard let self, self.epoch == epoch else { return }
+            self.finish()
+        }
+    }
+
+    /// Waits until everything queued has been heard, at most `timeout` seconds (the tail of the
+    /// sound at the end of `play`); false when it was not.
+    public func waitUntilHeard(timeout: Double) -> Bool {
+        guard let output, output.loss == nil else { return true }
+        return output.waitUntilHeard(timeout: timeout)
     }
 
     public func setVolume(_ settings: AudioSettings) {
@@ -327,14 +365,20 @@ public final class PlayerAudio {
         if let source, let t = track { try? source.route(track: t.index, to: nil) }
     }
 
+    /// Queues a chunk of the track for the device, marked with `epoch` (the current item's when
+    /// nil), or keeps it while the sound is held back.
+    private func deliver(_ chunk: AudioChunk, epoch: Int? = nil) {
+        guard let output else { return }
+        var c = chunk
+        c.epoch = epoch ?? self.epoch
+        if held != nil { held?.append(c) } else { output.enqueue(c) }
+    }
+
     /// Decodes `packet` and queues its samples for the device, marked with `epoch`.
     private func play(_ packet: Packet, epoch: Int? = nil) {
-        guard let decoder, let output else { return }
+        guard let decoder, output != nil else { return }
         guard let chunks = try? decoder.decode(packet) else { return }
-        for var c in chunks {
-            c.epoch = epoch ?? self.epoch
-            if held != nil { held?.append(c) } else { output.enqueue(c) }
-        }
+        for c in chunks { deliver(c, epoch: epoch) }
         // No picture came while this much sound was read (a video track that decodes nothing):
         // the sound plays as it is rather than never.
         if waitingForPicture, let h = held, let a = h.first?.start, let b = h.last?.start, b - a > pictureWaitLimit {

@@ -788,6 +788,8 @@ public final class PlayerEngine {
             enterFailure()
             return
         }
+        // The last item's sound plays on to its last sample.
+        audio.finish()
         set(.ended)
         emit(.ended)
     }

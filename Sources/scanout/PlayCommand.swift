@@ -115,6 +115,15 @@ struct Play: ParsableCommand {
             }
             line.finish()
             if let captureError = pipeline.captureError { throw captureError }
+            if !interrupted() {
+                // The sound plays to its last sample: what the decoder and the stretcher hold,
+                // then what is queued and in the device (as long as it can hold, and a second).
+                sound.finish()
+                let limit = Int((sound.output.map { $0.maxQueuedSeconds } ?? 0) * 10) + 10
+                for _ in 0..<limit where !interrupted() {
+                    if sound.waitUntilHeard(timeout: 0.1) { break }
+                }
+            }
             print(summary(stats: stats, display: display, cpuSeconds: selfUsage().cpu - cpuBefore))
             if let headless = pipeline.headlessRenderer, let display = display as? HeadlessDisplay {
                 print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")

@@ -28,6 +28,24 @@ struct AudioCLITests {
         #expect((written.map { abs(Int($0)) }.max() ?? 0) < 4096)
     }
 
+    @Test("--rate 2: the whole track is heard, stretched to half its length, before play exits")
+    func theWholeTrackAtTwiceTheSpeed() throws {
+        let scratch = try Scratch()
+        let file = scratch.path("out.raw")
+        let clip = try Fixtures.path("tracks.mkv")
+        let r = try CLI.run(["play", clip, "--output", "headless", "--renderer", "cpu", "--quiet", "--rate", "2",
+                             "--audio-device", "file:FILE=\(file),FORMAT=raw"])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        // The default track (AAC, 48 kHz) as ffmpeg decodes it, in frames.
+        let reference = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-i", clip, "-map", "0:a:0", "-f", "s16le",
+                                                                 "-ac", "2", "-ar", "48000", "-"]).stdout.count / 4
+        let written = try samples(file).count / 2
+        // To the frame: the stretcher's last window (29 ms) and what the device held at the
+        // end are heard too.
+        #expect(written == reference / 2, "\(written) frames written, \(reference / 2) expected")
+        #expect(!r.stderrText.contains("RubberBand"), "\(r.stderrText)")
+    }
+
     @Test("a device that cannot open: one audioLost line, the video plays on its own clock")
     func deviceThatCannotOpen() throws {
         let r = try CLI.run(["play", try Fixtures.path("tracks.mkv"), "--output", "headless", "--renderer", "cpu", "--quiet", "--untimed",
