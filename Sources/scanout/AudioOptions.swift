@@ -16,6 +16,8 @@ struct AudioOptions: ParsableArguments {
     var volume: Int = 100
     @Flag(help: "Start muted.")
     var mute = false
+    @Option(help: ArgumentHelp("An audio-only input: the picture shown while it plays (default: its cover art, else black).", valueName: "image"))
+    var still: String?
     @Option(help: ArgumentHelp("Write one line per frame shown: its media time (s) and the CLOCK_MONOTONIC ns it was presented at: on KMS the vblank of its page flip, else just after the display took it (lip-sync measurements).", valueName: "file"))
     var presentLog: String?
 

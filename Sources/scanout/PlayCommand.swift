@@ -71,8 +71,13 @@ struct Play: ParsableCommand {
             // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
             // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
             // them); every copy between CPU and GPU memory is counted for the summary.
-            let decoderOptions = pipeline.decoding(try options.decoder(nativePlane: pipeline.nativePlane))
-            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoderOptions,
+            var decoderOptions = pipeline.decoding(try options.decoder(nativePlane: pipeline.nativePlane))
+            // Audio-only input plays with a still picture (its cover, `--still`, else black),
+            // as in `serve`.
+            decoderOptions.stillImage = audio.still
+            var demuxerOptions = options.demuxer
+            demuxerOptions.acceptsAudioOnly = true
+            let reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions,
                                          contentHint: item.contentHint)
             let v = reader.video
             display.subtitles = try SubtitleFeed.open(subtitles.selection, reader: reader, timeoutSeconds: options.demuxer.timeoutSeconds)?.renderer

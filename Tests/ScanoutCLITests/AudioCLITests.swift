@@ -46,6 +46,24 @@ struct AudioCLITests {
         #expect(!r.stderrText.contains("RubberBand"), "\(r.stderrText)")
     }
 
+    @Test("an audio-only input plays with --still on screen, every sample heard, at half speed too")
+    func audioOnlyWithAStill() throws {
+        let scratch = try Scratch()
+        let still = scratch.path("still.png")
+        _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-f", "lavfi", "-i", "color=blue:s=40x30", "-frames:v", "1", still])
+        for (rate, frames) in [(1.0, 44100), (0.5, 88200)] {
+            let file = scratch.path("out-\(rate).raw")
+            let r = try CLI.run(["play", try Fixtures.path("audio_only.wav"), "--output", "headless", "--renderer", "cpu", "--quiet",
+                                 "--rate", "\(rate)", "--still", still, "--audio-device", "file:FILE=\(file),FORMAT=raw"])
+            #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+            // A still four times a second and one at the end, drawn at the picture's size.
+            #expect(r.stdoutText.contains("summary: 5 frames presented, 0 dropped"), "\(r.stdoutText)")
+            #expect(r.stdoutText.contains("on headless 40x30"), "\(r.stdoutText)")
+            // 1 s of 44.1 kHz mono, as stereo: every frame, stretched at 0.5× to the frame.
+            #expect(try samples(file).count / 2 == frames)
+        }
+    }
+
     @Test("a device that cannot open: one audioLost line, the video plays on its own clock")
     func deviceThatCannotOpen() throws {
         let r = try CLI.run(["play", try Fixtures.path("tracks.mkv"), "--output", "headless", "--renderer", "cpu", "--quiet", "--untimed",
