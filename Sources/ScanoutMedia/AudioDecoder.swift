@@ -24,12 +24,23 @@ public struct AudioChunk: Sendable {
     public var tempo: Double
     /// Which item of a playlist the samples belong to (the clock follows one item at a time).
     public var epoch: Int
-    public init(samples: [Int16], start: Double?, tempo: Double = 1, epoch: Int = 0) {
+    /// The rate to play the samples at: the output stretches a chunk not stretched yet (tempo 1)
+    /// by it, keeping the pitch (`AudioTempo`), just before writing it.
+    public var rate: Double
+    /// Marks the end of the item's samples (no samples of its own): the output gives back what
+    /// its stretcher still holds.
+    public var ends: Bool
+    public init(samples: [Int16], start: Double?, tempo: Double = 1, epoch: Int = 0, rate: Double = 1, ends: Bool = false) {
         self.samples = samples
         self.start = start
         self.tempo = tempo
         self.epoch = epoch
+        self.rate = rate
+        self.ends = ends
     }
+
+    /// The end of item `epoch`'s samples.
+    public static func end(epoch: Int = 0) -> AudioChunk { AudioChunk(samples: [], start: nil, epoch: epoch, ends: true) }
 }
 
 /// What went wrong on the audio path.
@@ -62,8 +73,8 @@ public enum AudioError: Error, Equatable, CustomStringConvertible, Sendable {
 }
 
 /// Decodes one audio track of a demuxer (libavcodec) and converts its samples to an
-/// `AudioFormat` (libswresample), optionally stretched in time without changing pitch
-/// (`AudioTempo`: libavfilter's `rubberband`, else `atempo`).
+/// `AudioFormat` (libswresample). Stretching for a rate is the output thread's
+/// (`AudioOutput`, `AudioTempo`).
 ///
 /// Owns an `AVCodecContext`, an `SwrContext` and an `AVFrame`, freed once in `deinit`. Not
 /// thread-safe: fed from the thread that reads the demuxer (a `Demuxer.route` sink).
@@ -77,7 +88,6 @@ public final class AudioDecoder {
     private let timeBase: Double
     /// Stream time of the sample after the last one converted (for frames without a timestamp).
     private var nextStart: Double?
-    private var tempo: AudioTempo?
     /// Packets the decoder rejected (counted and skipped, as for video).
     public private(set) var rejectedPackets = 0
 
@@ -115,19 +125,9 @@ public final class AudioDecoder {
         if swr != nil { swr_free(&swr) }
     }
 
-    /// Plays the chunks that follow `rate` times as fast at the same pitch (1: as they are).
-    /// Returns what the stretcher for the old rate still held, stretched for it: it is heard
-    /// before the new rate's first sample, so that no sound goes missing at a change.
-    @discardableResult
-    public func setTempo(_ rate: Double) throws -> AudioChunk? {
-        let tail = tempo?.drain()
-        tempo = rate == 1 ? nil : try AudioTempo(rate: rate, format: output)
-        return tail
-    }
-
     /// The track has ended (the item's input is read to its end): returns the samples still
-    /// held by the decoder, the resampler and the stretcher, in order. `flush` makes the
-    /// decoder take packets again.
+    /// held by the decoder and the resampler, in order. `flush` makes the decoder take packets
+    /// again.
     public func drain() -> [AudioChunk] {
         var chunks: [AudioChunk] = []
         if avcodec_send_packet(context, nil) >= 0 {
@@ -136,8 +136,7 @@ public final class AudioDecoder {
                 if let c = try? convert() { chunks.append(c) }
             }
         }
-        if let c = try? resamplerTail() { chunks.append(c) }
-        if let c = tempo?.drain() { chunks.append(c) }
+        if let c = resamplerTail() { chunks.append(c) }
         return chunks
     }
 
@@ -156,7 +155,6 @@ public final class AudioDecoder {
     public func flush() {
         avcodec_flush_buffers(context)
         if swr != nil { swr_free(&swr) }
-        tempo?.reset()
         nextStart = nil
     }
 
@@ -178,14 +176,12 @@ public final class AudioDecoder {
         guard got >= 0 else { throw AudioError.conversionFailed(call: "swr_convert", reason: ffmpegErrorString(got)) }
         samples.removeLast((capacity - Int(got)) * output.channels)
         nextStart = start.map { $0 + Double(got) / Double(outRate) }
-        let chunk = AudioChunk(samples: samples, start: start)
-        if let tempo { return try tempo.process(chunk) }
-        return samples.isEmpty ? nil : chunk
+        return samples.isEmpty ? nil : AudioChunk(samples: samples, start: start)
     }
 
     /// What the resampler still holds (a rate conversion's filter delay), as the chunk after
     /// the last one converted.
-    private func resamplerTail() throws -> AudioChunk? {
+    private func resamplerTail() -> AudioChunk? {
         guard swr != nil else { return nil }
         let capacity = Int(swr_get_delay(swr, Int64(output.sampleRate))) + 32
         var samples = [Int16](repeating: 0, count: capacity * output.channels)
@@ -197,7 +193,6 @@ public final class AudioDecoder {
         samples.removeLast((capacity - Int(got)) * output.channels)
         let chunk = AudioChunk(samples: samples, start: nextStart)
         nextStart = nextStart.map { $0 + Double(got) / Double(output.sampleRate) }
-        if let tempo { return try tempo.process(chunk) }
         return chunk
     }
 

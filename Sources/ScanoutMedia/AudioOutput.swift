@@ -32,8 +32,12 @@ public struct AudioLoss: Sendable, Equatable, CustomStringConvertible {
 /// An underrun (`-EPIPE`) is recovered; any other write error ends the output for good: `loss`
 /// says why, the clock answers nil, and enqueued chunks are thrown away.
 ///
-/// Thread-safety: every mutable field is guarded by `condition`; the device is touched only by the
-/// output thread once `init` returns (hence `@unchecked Sendable`).
+/// Chunks to be played at a rate other than 1 are stretched here, by the output thread, just
+/// before they are written (`stretch`).
+///
+/// Thread-safety: every mutable field is guarded by `condition`, except `stretcher`; the device
+/// and the stretcher are touched only by the output thread once `init` returns (hence
+/// `@unchecked Sendable`).
 public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     public let deviceName: String
     /// The format the device took; chunks must be in it.
@@ -74,6 +78,11 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var writtenEnd = 0.0
     /// Frames of the chunk being written that are not written yet.
     private var writingLeft = 0
+    /// The output thread's stretcher (`stretch`), and the frames it holds.
+    private var stretcher: AudioTempo?
+    private var stretcherPending = 0
+    /// The output thread is stretching a chunk (`stretch`).
+    private var stretching = false
     /// Play-outs asked for (`waitUntilHeard`) and done by the output thread.
     private var drainsAsked = 0
     private var drainsDone = 0
@@ -233,18 +242,27 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             // Past the last sample written the device falls silent: no clock to follow. A device
             // that reports no delay (a null or file device) is heard as it is written, so the
             // clock runs on for two periods, the time the thread takes to write the next one.
-            guard position < writtenEnd + slack * heardTempo else { return nil }
+            // So does it while the thread stretches the next chunk: its samples are on their way.
+            guard position < writtenEnd + slack * heardTempo || stretching else { return nil }
             if heardEpoch == epoch { return position }
             guard let i = queue.firstIndex(where: { $0.epoch == epoch }), let first = queue[i].start else { return nil }
             // Seconds until its first sample: what the device holds, the rest of the chunk
             // being written, the chunks queued before it. What the device holds is negative
             // when the clock has run past the last write (a device that reports no delay,
             // between two writes): the two items' clocks then still move as one.
-            let before = writingLeft + queue[..<i].reduce(0) { $0 + $1.samples.count } / format.channels
-            let wait = (writtenEnd - position) / heardTempo + Double(before) / Double(format.sampleRate)
-            return first - wait * queue[i].tempo
+            let before = Double(writingLeft + stretcherPending) + queue[..<i].reduce(0) { $0 + Self.playedFrames($1, channels: format.channels) }
+            let wait = (writtenEnd - position) / heardTempo + before / Double(format.sampleRate)
+            return first - wait * Self.tempoHeard(queue[i])
         }
     }
+
+    /// How many frames `chunk` plays for: stretched first when it is not yet (`AudioChunk.rate`).
+    static func playedFrames(_ chunk: AudioChunk, channels: Int) -> Double {
+        Double(chunk.samples.count / channels) / (chunk.tempo == 1 ? chunk.rate : 1)
+    }
+
+    /// Stream seconds a played second of `chunk` covers, once stretched.
+    static func tempoHeard(_ chunk: AudioChunk) -> Double { chunk.tempo == 1 ? chunk.rate : chunk.tempo }
 
     // MARK: The output thread
 
@@ -269,7 +287,9 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             if closed || lost != nil { condition.unlock(); return }
             if handled != generation {
                 handled = generation
+                stretcherPending = 0
                 condition.unlock()
+                stretcher = nil
                 device.discard()
                 devicePaused = false
                 pauseKept = false
@@ -298,17 +318,51 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                 }
                 continue
             }
-            var chunk = queue.removeFirst()
+            let chunk = queue.removeFirst()
             queuedFrames -= chunk.samples.count / format.channels
-            writingLeft = chunk.samples.count / format.channels
+            // Counted as being written while it is stretched, for the next item's clock.
+            writingLeft = Int(Self.playedFrames(chunk, channels: format.channels))
+            stretching = chunk.tempo == 1 && (chunk.rate != 1 || chunk.ends || stretcher != nil)
             let (v, m, f) = (volume, muted, flushes)
             let start = startTime
             startTime = nil
             condition.unlock()
+            let pieces = stretch(chunk)
+            let pending = stretcher?.pending ?? 0
+            condition.withLock {
+                stretching = false
+                stretcherPending = pending
+                writingLeft = pieces.reduce(0) { $0 + $1.samples.count } / format.channels
+                // Nothing came out yet (a stretcher filling its window): the next piece is the
+                // one to line up.
+                if pieces.isEmpty, let start, startTime == nil, handled == generation { startTime = start }
+            }
+            if pieces.isEmpty { continue }
             if let start { lineUp(at: start) }
-            applyVolume(&chunk.samples, volume: v, muted: m)
-            if !write(chunk, generation: handled, flushes: f) { return }
+            if !write(pieces, volume: v, muted: m, generation: handled, flushes: f) { return }
         }
+    }
+
+    /// Stretches `chunk` for its rate (`AudioChunk.rate`): what the stretcher puts out for it,
+    /// after what the one before still held when the rate or the item changed or the item ended
+    /// (`AudioTempo.drain`). A chunk stretched already (the rest of one a pause cut short) and
+    /// one at rate 1 go as they are. Here, on the output thread, and not where the decoder runs:
+    /// the stretcher costs the loop thread no time.
+    private func stretch(_ chunk: AudioChunk) -> [AudioChunk] {
+        guard chunk.tempo == 1 else { return [chunk] }
+        var out: [AudioChunk] = []
+        let wanted = chunk.ends ? nil : (chunk.rate != 1 ? chunk.rate : nil)
+        if let s = stretcher, chunk.ends || s.rate != wanted || s.epoch != chunk.epoch {
+            if let tail = s.drain() { out.append(tail) }
+            stretcher = nil
+        }
+        if chunk.ends || chunk.samples.isEmpty { return out }
+        guard let rate = wanted else { return out + [chunk] }
+        if stretcher == nil { stretcher = try? AudioTempo(rate: rate, format: format) }
+        // A stretcher that cannot be built plays the chunk as it is; the clock follows its tempo.
+        guard let s = stretcher else { return out + [chunk] }
+        if let piece = try? s.process(chunk) { out.append(piece) }
+        return out
     }
 
     /// Writes silence until `time` (less what the device holds): the next sample written is
@@ -357,10 +411,26 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         condition.withLock { heard = nil }
     }
 
-    /// Writes one chunk a period at a time, updating the clock after each; false once the device is lost.
-    /// A pause in the middle puts what is left of it back at the queue's head (unless a flush
-    /// came since `flushes`), so that play goes on from the sample after the last one written.
-    private func write(_ chunk: AudioChunk, generation: Int, flushes: Int) -> Bool {
+    /// Writes chunks in order, each a period at a time, scaled by the volume, updating the clock
+    /// after each period; false once the device is lost. A pause in the middle puts what is left
+    /// (of the chunk being written, then the ones after it) back at the queue's head, unless a
+    /// flush came since `flushes`, so that play goes on from the sample after the last one written.
+    private func write(_ chunks: [AudioChunk], volume: Int, muted: Bool, generation: Int, flushes: Int) -> Bool {
+        for (k, var chunk) in chunks.enumerated() {
+            applyVolume(&chunk.samples, volume: volume, muted: muted)
+            switch write(chunk, generation: generation, flushes: flushes, then: chunks[(k + 1)...]) {
+            case .lost: return false
+            case .stopped: return true
+            case .written: continue
+            }
+        }
+        return true
+    }
+
+    private enum WriteOutcome { case written, stopped, lost }
+
+    /// Writes one chunk (see above); `later` are the chunks to write after it.
+    private func write(_ chunk: AudioChunk, generation: Int, flushes: Int, then later: ArraySlice<AudioChunk>) -> WriteOutcome {
         let step = device.periodFrames * format.channels
         var offset = 0
         while offset < chunk.samples.count {
@@ -371,12 +441,13 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                     var rest = chunk
                     rest.samples.removeFirst(offset)
                     rest.start = chunk.start.map { $0 + Double(offset / format.channels) / Double(format.sampleRate) * chunk.tempo }
-                    queue.insert(rest, at: 0)
-                    queuedFrames += rest.samples.count / format.channels
+                    let back = [rest] + later
+                    queue.insert(contentsOf: back, at: 0)
+                    queuedFrames += back.reduce(0) { $0 + $1.samples.count } / format.channels
                 }
                 return true
             }
-            if stop { return true }
+            if stop { return .stopped }
             let end = min(chunk.samples.count, offset + step)
             var n = chunk.samples.withUnsafeBufferPointer { all in
                 failing() ? -Int(EIO) : device.write(UnsafeBufferPointer(rebasing: all[offset..<end]))
@@ -394,7 +465,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                     queue.removeAll()
                     queuedFrames = 0
                 }
-                return false
+                return .lost
             }
             offset = end
             let delay = device.delay()
@@ -402,7 +473,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             condition.withLock {
                 writes += 1
                 framesPlayed += n
-                writingLeft = (chunk.samples.count - offset) / format.channels
+                writingLeft = (chunk.samples.count - offset + later.reduce(0) { $0 + $1.samples.count }) / format.channels
                 guard self.generation == generation, let start = chunk.start else { return }
                 let rate = Double(format.sampleRate)
                 writtenEnd = start + Double(offset / format.channels) / rate * chunk.tempo
@@ -412,7 +483,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
                 stamp = t
             }
         }
-        return true
+        return .written
     }
 
     private func failing() -> Bool {

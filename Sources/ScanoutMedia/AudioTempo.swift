@@ -13,7 +13,8 @@ import CFFmpeg
 /// between 0.5 and 2, so a rate outside that is a chain of factors inside it (0.25 = 0.5 × 0.5,
 /// 4 = 2 × 2), as FFmpeg's documentation advises.
 ///
-/// Owns the filter graph and one frame, freed once in `deinit`. Not thread-safe.
+/// Owns the filter graph and one frame, freed once in `deinit`. Not thread-safe: the output
+/// thread's (`AudioOutput`).
 public final class AudioTempo {
     /// libavfilter's time-stretching filters, best first.
     public enum Stretcher: String, Sendable, CaseIterable {
@@ -39,7 +40,9 @@ public final class AudioTempo {
     private var ended = false
     /// The tempo and epoch of the chunks fed (what comes out carries them on).
     private var tempo = 1.0
-    private var epoch = 0
+    public private(set) var epoch = 0
+    /// Frames of output still inside the filters: what was fed, stretched, less what came out.
+    public var pending: Int { ended ? 0 : max(0, Int(Double(fed) / rate) - emitted) }
 
     /// The `atempo` factors whose product is `rate`, each within 0.5...2.
     public static func factors(for rate: Double) -> [Double] {
@@ -165,7 +168,7 @@ public final class AudioTempo {
         guard !out.isEmpty else { return nil }
         let start = origin.map { $0 + Double(emitted) * rate / Double(format.sampleRate) }
         emitted += out.count / format.channels
-        return AudioChunk(samples: out, start: start, tempo: tempo * rate, epoch: epoch)
+        return AudioChunk(samples: out, start: start, tempo: tempo * rate, epoch: epoch, rate: rate)
     }
 
     private func build() throws {

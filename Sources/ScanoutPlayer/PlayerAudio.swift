@@ -147,9 +147,7 @@ public final class PlayerAudio {
         guard let output, output.loss == nil else { return events }
         output.setVolume(settings.volume, muted: settings.muted)
         do {
-            let d = try AudioDecoder(demuxer: reader.demuxer, track: t, output: output.format)
-            try d.setTempo(rate)
-            decoder = d
+            decoder = try AudioDecoder(demuxer: reader.demuxer, track: t, output: output.format)
         } catch {
             events.append(.warning("\(error); playing without sound"))
             return events
@@ -304,21 +302,22 @@ public final class PlayerAudio {
         for c in chunks { output.enqueue(c) }
     }
 
-    /// Plays what is decoded from now on `r` times as fast. What the stretcher for the old rate
-    /// still held is queued first, at the old rate.
+    /// Plays what is decoded from now on `r` times as fast (the output stretches it). What the
+    /// output's stretcher holds for the old rate plays first, at the old rate.
     public func setRate(_ r: Double) {
         rate = r
-        if let tail = try? decoder?.setTempo(r) { deliver(tail) }
     }
 
     /// The current item's track is read to its end (the last item of a playlist has ended, or
-    /// the next one follows it gaplessly): the samples the decoder, the resampler and the
-    /// stretcher still hold are queued, so that its sound plays to its last sample. Reading
-    /// more of the track needs a seek (a flush) first.
+    /// the next one follows it gaplessly): the samples the decoder and the resampler still hold
+    /// are queued, and then the item's end, at which the output's stretcher gives back what it
+    /// holds, so that its sound plays to its last sample. Reading more of the track needs a seek
+    /// (a flush) first.
     public func finish() {
         guard let decoder, output != nil, !finished else { return }
         finished = true
         for c in decoder.drain() { deliver(c) }
+        deliver(.end())
     }
 
     /// The sound is finished as soon as `reader` has read its input to the end (with its last
@@ -371,6 +370,7 @@ public final class PlayerAudio {
         guard let output else { return }
         var c = chunk
         c.epoch = epoch ?? self.epoch
+        c.rate = rate
         if held != nil { held?.append(c) } else { output.enqueue(c) }
     }
 

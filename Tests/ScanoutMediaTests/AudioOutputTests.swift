@@ -176,6 +176,30 @@ import Testing
         }
     }
 
+    /// The output stretches chunks for their rate, and a rate change loses no sound: what its
+    /// stretcher holds for the old rate is played before the new rate's first sample, and what
+    /// it holds at the item's end (`AudioChunk.end`) too. The device gets each part's frames
+    /// over its rate, to the frame; the clock reads the new rate from its first sample on.
+    @Test func aRateChangeLosesNoSound() throws {
+        let scratch = try Scratch()
+        let format = AudioFormat(sampleRate: 48000, channels: 2)
+        let tone = (0..<96000).flatMap { n -> [Int16] in
+            let v = Int16(12000 * sin(2 * Double.pi * 440 * Double(n) / 48000))
+            return [v, v]
+        }
+        let output = try AudioOutput(device: "file:FILE=\(scratch.path("rate.raw")),FORMAT=raw", format: format)
+        defer { output.close() }
+        let split = 40 * 1024
+        for start in stride(from: 0, to: 96000, by: 1024) {
+            let end = min(start + 1024, 96000)
+            #expect(output.enqueue(AudioChunk(samples: Array(tone[2 * start..<2 * end]), start: Double(start) / 48000,
+                                              rate: start < split ? 0.5 : 2)))
+        }
+        #expect(output.enqueue(.end()))
+        #expect(output.waitUntilHeard(timeout: 20))
+        #expect(output.counts.framesPlayed == 2 * split + (96000 - split) / 2)
+    }
+
     /// Lip sync through a rate change: a 1 kHz beep every second (as in flash-beep.mp4), stretched
     /// in chunks of 1024 samples as the decoder feeds them. Each beep's first loud sample, read
     /// back on the stream's timeline through the chunks' `start` and `tempo` (as the audio clock
