@@ -83,6 +83,10 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private var stretcherPending = 0
     /// The output thread is stretching a chunk (`stretch`).
     private var stretching = false
+    /// Where the first samples of an item not heard yet are when none is queued (the next item's
+    /// clock): its chunk being written, or its samples in the stretcher with nothing out yet.
+    private var writingFirst: (epoch: Int, start: Double, tempo: Double)?
+    private var stretcherFirst: (epoch: Int, start: Double, tempo: Double)?
     /// Play-outs asked for (`waitUntilHeard`) and done by the output thread.
     private var drainsAsked = 0
     private var drainsDone = 0
@@ -245,7 +249,17 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             // So does it while the thread stretches the next chunk: its samples are on their way.
             guard position < writtenEnd + slack * heardTempo || stretching else { return nil }
             if heardEpoch == epoch { return position }
-            guard let i = queue.firstIndex(where: { $0.epoch == epoch }), let first = queue[i].start else { return nil }
+            guard let i = queue.firstIndex(where: { $0.epoch == epoch }), let first = queue[i].start else {
+                // None of it queued: its first samples are being written (and none is heard
+                // yet), or are inside the stretcher with nothing out yet, behind what is being
+                // written.
+                let held = (writtenEnd - position) / heardTempo
+                if let w = writingFirst, w.epoch == epoch { return w.start - held * w.tempo }
+                if let s = stretcherFirst, s.epoch == epoch {
+                    return s.start - (held + Double(writingLeft) / Double(format.sampleRate)) * s.tempo
+                }
+                return nil
+            }
             // Seconds until its first sample: what the device holds, the rest of the chunk
             // being written, the chunks queued before it. What the device holds is negative
             // when the clock has run past the last write (a device that reports no delay,
@@ -288,6 +302,8 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             if handled != generation {
                 handled = generation
                 stretcherPending = 0
+                stretcherFirst = nil
+                writingFirst = nil
                 condition.unlock()
                 stretcher = nil
                 device.discard()
@@ -329,9 +345,11 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             condition.unlock()
             let pieces = stretch(chunk)
             let pending = stretcher?.pending ?? 0
+            let first = stretcher.flatMap { s in s.hasEmitted ? nil : s.origin.map { (s.epoch, $0, s.rate) } }
             condition.withLock {
                 stretching = false
                 stretcherPending = pending
+                stretcherFirst = first
                 writingLeft = pieces.reduce(0) { $0 + $1.samples.count } / format.channels
                 // Nothing came out yet (a stretcher filling its window): the next piece is the
                 // one to line up.
@@ -433,6 +451,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private func write(_ chunk: AudioChunk, generation: Int, flushes: Int, then later: ArraySlice<AudioChunk>) -> WriteOutcome {
         let step = device.periodFrames * format.channels
         var offset = 0
+        condition.withLock { writingFirst = chunk.start.map { (chunk.epoch, $0, chunk.tempo) } }
         while offset < chunk.samples.count {
             let stop = condition.withLock {
                 guard self.generation != generation || closed || paused else { return false }

@@ -33,7 +33,7 @@ public final class AudioTempo {
     private var sink: UnsafeMutablePointer<AVFilterContext>?
     private let frame: UnsafeMutablePointer<AVFrame>
     /// Stream time of the first sample fed since the last reset, and frames put out since.
-    private var origin: Double?
+    public private(set) var origin: Double?
     private var emitted = 0
     private var fed: Int64 = 0
     /// The input was ended (`drain`).
@@ -41,6 +41,8 @@ public final class AudioTempo {
     /// The tempo and epoch of the chunks fed (what comes out carries them on).
     private var tempo = 1.0
     public private(set) var epoch = 0
+    /// Whether anything came out since the last reset.
+    public var hasEmitted: Bool { emitted > 0 }
     /// Frames of output still inside the filters: what was fed, stretched, less what came out.
     public var pending: Int { ended ? 0 : max(0, Int(Double(fed) / rate) - emitted) }
 
@@ -107,23 +109,30 @@ public final class AudioTempo {
     /// `rubberband`, 117 ms at 0.25×; through `atempo` 24 to 186 ms. Ending the input alone
     /// does not give it all back: `rubberband` flushes only when a block of input comes with
     /// the end, and then still drops the last 12 ms of input at 0.5×, 24 ms at 0.25×; `atempo`
-    /// puts out up to 11 ms too much at 4× and 49 ms too little at 0.25×. So the input is
-    /// followed by `drainPadding` of silence, and what comes out is cut at the stretched length.
+    /// puts out up to 11 ms too much at 4× and 49 ms too little at 0.25×. So silence follows the
+    /// input, 10 ms at a time until the output reaches the stretched length (`drainPadding` at
+    /// most: the filters' time is the output thread's), taken block by block before the end
+    /// comes (`rubberband` refuses a second block after it, on stderr), and what comes out is
+    /// cut at that length.
     public func drain() -> AudioChunk? {
         guard let source, let sink, !ended, fed > 0 else { return nil }
         ended = true
         let length = Int((Double(fed) / rate).rounded())
-        let padding = [Int16](repeating: 0, count: Int(Self.drainPadding * Double(format.sampleRate)) * format.channels)
-        guard (try? feed(padding, to: source)) != nil else { return nil }
-        // The padding is taken block by block before the end comes, so that the end comes
-        // with one block at most (`rubberband` refuses a second one after it, on stderr).
+        let step = [Int16](repeating: 0, count: format.sampleRate / 100 * format.channels)
         var out = pull(sink)
+        var padded = 0.0
+        while emitted + out.count / format.channels < length, padded < Self.drainPadding {
+            guard (try? feed(step, to: source)) != nil else { break }
+            out += pull(sink)
+            padded += 0.01
+        }
         if av_buffersrc_add_frame(source, nil) >= 0 { out += pull(sink) }
         return chunk(out, upTo: length)
     }
 
-    /// Silence fed after the input when it ends, seconds of input: more than the filters keep.
-    public static let drainPadding = 0.1
+    /// The most silence fed after the input when it ends, seconds of input: more than the
+    /// filters keep.
+    public static let drainPadding = 0.2
 
     /// Gives the filters interleaved samples, stamped after those fed before.
     private func feed(_ samples: [Int16], to source: UnsafeMutablePointer<AVFilterContext>) throws {

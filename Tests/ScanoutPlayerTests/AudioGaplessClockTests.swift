@@ -50,6 +50,52 @@ import Testing
         #expect(output.streamTime(at: t2, epoch: 1) == nil, "item 1 is over")
     }
 
+    /// At 1.5×, stretched by the output thread: item 2's clock continues item 1's also while
+    /// its first samples are in the stretcher with nothing out yet, or being written, and none
+    /// of it is queued any more; and item 1's end, what its stretcher held, is counted before it.
+    @Test func theNextItemsClockContinuesTheOneHeardAtARate() throws {
+        let scratch = try Scratch()
+        let format = AudioFormat(sampleRate: 48000, channels: 2)
+        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
+        let output = try AudioOutput(device: device.device, format: format)
+        defer {
+            output.flush()
+            output.close()
+        }
+        let tone = { (frames: Int) in
+            (0..<frames).flatMap { n -> [Int16] in
+                let v = Int16(8000 * sin(2 * Double.pi * 440 * Double(n) / 48000))
+                return [v, v]
+            }
+        }
+        // Item 1: 1.2 s from stream time 10, then its end. Item 2: 64 frames from 0.25, too few
+        // for the stretcher to put anything out.
+        let chunk = tone(1024)
+        for k in 0..<Int(1.2 * 48000 / 1024) {
+            #expect(output.enqueue(AudioChunk(samples: chunk, start: 10 + Double(k * 1024) / 48000, epoch: 1, rate: 1.5)))
+        }
+        let end1 = 10 + Double(Int(1.2 * 48000 / 1024) * 1024) / 48000
+        #expect(output.enqueue(.end(epoch: 1)))
+        _ = try #require(Self.heard(output, epoch: 1, tries: 400), "item 1 is heard")
+        #expect(output.enqueue(AudioChunk(samples: Array(chunk.prefix(128)), start: 0.25, epoch: 2, rate: 1.5)))
+        // Both clocks at one instant with no write between, while item 1 is heard: queued, and
+        // then taken by the output thread.
+        var pairs: [(queued: Bool, item1: Double, item2: Double)] = []
+        for _ in 0..<1500 {
+            let writes = output.counts.framesPlayed
+            let queued = output.queuedSeconds > 0
+            let t = monotonicNanoseconds()
+            let a = output.streamTime(at: t, epoch: 1), b = output.streamTime(at: t, epoch: 2)
+            if let a, let b, output.counts.framesPlayed == writes { pairs.append((queued, a, b)) }
+            usleep(500)
+        }
+        #expect(pairs.contains { $0.queued } && pairs.contains { !$0.queued }, "\(pairs.count) readings")
+        // Played seconds to item 1's end and to item 2's first sample are the same.
+        for p in pairs {
+            #expect(abs((0.25 - p.item2) - (end1 - p.item1)) < 0.002, "item 2 at \(p.item2) while item 1 is at \(p.item1) (queued: \(p.queued))")
+        }
+    }
+
     /// The clock of item `epoch`, asked every 2 ms until it answers (`tries` times at most): when
     /// it was asked, and what it said.
     private static func heard(_ output: AudioOutput, epoch: Int, tries: Int) -> (at: UInt64, time: Double)? {
