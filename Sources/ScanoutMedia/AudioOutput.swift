@@ -370,9 +370,14 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         guard chunk.tempo == 1 else { return [chunk] }
         var out: [AudioChunk] = []
         let wanted = chunk.ends ? nil : (chunk.rate != 1 ? chunk.rate : nil)
-        if let s = stretcher, chunk.ends || s.rate != wanted || s.epoch != chunk.epoch {
+        if let s = stretcher, chunk.ends || s.rate != wanted || (!s.isFresh && s.epoch != chunk.epoch) {
             if let tail = s.drain() { out.append(tail) }
             stretcher = nil
+            // The next item most likely plays at the same rate: its stretcher is made now,
+            // while the device still holds this item's end, not when its first chunk comes (in
+            // the vkms guest, making one and its first blocks at that moment left the device
+            // dry for about 50 ms at a gapless move).
+            if chunk.ends { stretcher = try? AudioTempo(rate: s.rate, format: format) }
         }
         if chunk.ends || chunk.samples.isEmpty { return out }
         guard let rate = wanted else { return out + [chunk] }

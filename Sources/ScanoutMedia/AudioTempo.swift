@@ -41,6 +41,8 @@ public final class AudioTempo {
     /// The tempo and epoch of the chunks fed (what comes out carries them on).
     private var tempo = 1.0
     public private(set) var epoch = 0
+    /// Nothing was fed since it was made or reset.
+    public var isFresh: Bool { fed == 0 && !ended }
     /// Whether anything came out since the last reset.
     public var hasEmitted: Bool { emitted > 0 }
     /// Frames of output still inside the filters: what was fed, stretched, less what came out.
