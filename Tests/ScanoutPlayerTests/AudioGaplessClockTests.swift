@@ -9,14 +9,9 @@ import Testing
 /// clocks make one timeline.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct AudioGaplessClockTests {
     @Test func theNextItemsClockContinuesTheOneHeard() throws {
-        let scratch = try Scratch()
-        let format = AudioFormat(sampleRate: 48000, channels: 2)
-        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
-        let output = try AudioOutput(device: device.device, format: format)
-        defer {
-            output.flush()
-            output.close()
-        }
+        let rig = try Rig()
+        defer { rig.close() }
+        let output = rig.output
         let silence = { (seconds: Double) in [Int16](repeating: 0, count: Int(seconds * 48000) * 2) }
         // Item 1: 1.2 s from stream time 10. Item 2: 0.5 s from stream time 0.25.
         for k in 0..<6 { #expect(output.enqueue(AudioChunk(samples: silence(0.2), start: 10 + 0.2 * Double(k), epoch: 1))) }
@@ -54,14 +49,9 @@ import Testing
     /// its first samples are in the stretcher with nothing out yet, or being written, and none
     /// of it is queued any more; and item 1's end, what its stretcher held, is counted before it.
     @Test func theNextItemsClockContinuesTheOneHeardAtARate() throws {
-        let scratch = try Scratch()
-        let format = AudioFormat(sampleRate: 48000, channels: 2)
-        let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
-        let output = try AudioOutput(device: device.device, format: format)
-        defer {
-            output.flush()
-            output.close()
-        }
+        let rig = try Rig()
+        defer { rig.close() }
+        let output = rig.output
         let tone = { (frames: Int) in
             (0..<frames).flatMap { n -> [Int16] in
                 let v = Int16(8000 * sin(2 * Double.pi * 440 * Double(n) / 48000))
@@ -93,6 +83,23 @@ import Testing
         // Played seconds to item 1's end and to item 2's first sample are the same.
         for p in pairs {
             #expect(abs((0.25 - p.item2) - (end1 - p.item1)) < 0.002, "item 2 at \(p.item2) while item 1 is at \(p.item1) (queued: \(p.queued))")
+        }
+    }
+
+    /// An output on a device paced in real time (48 kHz stereo).
+    private struct Rig {
+        let scratch: Scratch
+        let device: RealTimeFIFODevice
+        let output: AudioOutput
+        init() throws {
+            let format = AudioFormat(sampleRate: 48000, channels: 2)
+            scratch = try Scratch()
+            device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
+            output = try AudioOutput(device: device.device, format: format)
+        }
+        func close() {
+            output.flush()
+            output.close()
         }
     }
 
