@@ -160,40 +160,36 @@ public final class AudioDecoder {
 
     private func convert() throws -> AudioChunk? {
         if swr == nil { try openResampler() }
-        let outRate = Int64(output.sampleRate)
         // Samples still inside the resampler come out first: the chunk starts that much earlier.
-        let buffered = Double(swr_get_delay(swr, outRate)) / Double(outRate)
+        let buffered = Double(swr_get_delay(swr, Int64(output.sampleRate))) / Double(output.sampleRate)
         let pts = frame.pointee.best_effort_timestamp
         let start = pts == SCANOUT_AV_NOPTS_VALUE ? nextStart : Double(pts) * timeBase - buffered
-        let capacity = Int(swr_get_out_samples(swr, frame.pointee.nb_samples))
-        guard capacity > 0 else { return nil }
-        var samples = [Int16](repeating: 0, count: capacity * output.channels)
-        let got = samples.withUnsafeMutableBytes { out -> Int32 in
-            var planes: [UnsafeMutablePointer<UInt8>?] = [out.baseAddress?.assumingMemoryBound(to: UInt8.self)]
-            let inPlanes = UnsafeMutableRawPointer(frame.pointee.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-            return swr_convert(swr, &planes, Int32(capacity), inPlanes, frame.pointee.nb_samples)
-        }
-        guard got >= 0 else { throw AudioError.conversionFailed(call: "swr_convert", reason: ffmpegErrorString(got)) }
-        samples.removeLast((capacity - Int(got)) * output.channels)
-        nextStart = start.map { $0 + Double(got) / Double(outRate) }
-        return samples.isEmpty ? nil : AudioChunk(samples: samples, start: start)
+        let input = UnsafeMutableRawPointer(frame.pointee.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        return try resample(input, frames: frame.pointee.nb_samples,
+                            capacity: Int(swr_get_out_samples(swr, frame.pointee.nb_samples)), start: start)
     }
 
     /// What the resampler still holds (a rate conversion's filter delay), as the chunk after
     /// the last one converted.
     private func resamplerTail() -> AudioChunk? {
         guard swr != nil else { return nil }
-        let capacity = Int(swr_get_delay(swr, Int64(output.sampleRate))) + 32
+        return try? resample(nil, frames: 0, capacity: Int(swr_get_delay(swr, Int64(output.sampleRate))) + 32, start: nextStart)
+    }
+
+    /// Converts `frames` input frames (none: what the resampler holds) into at most `capacity`
+    /// output frames, as a chunk from `start`; moves `nextStart` past it.
+    private func resample(_ input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, frames: Int32, capacity: Int,
+                          start: Double?) throws -> AudioChunk? {
+        guard capacity > 0 else { return nil }
         var samples = [Int16](repeating: 0, count: capacity * output.channels)
         let got = samples.withUnsafeMutableBytes { out -> Int32 in
             var planes: [UnsafeMutablePointer<UInt8>?] = [out.baseAddress?.assumingMemoryBound(to: UInt8.self)]
-            return swr_convert(swr, &planes, Int32(capacity), nil, 0)
+            return swr_convert(swr, &planes, Int32(capacity), input, frames)
         }
-        guard got > 0 else { return nil }
+        guard got >= 0 else { throw AudioError.conversionFailed(call: "swr_convert", reason: ffmpegErrorString(got)) }
         samples.removeLast((capacity - Int(got)) * output.channels)
-        let chunk = AudioChunk(samples: samples, start: nextStart)
-        nextStart = nextStart.map { $0 + Double(got) / Double(output.sampleRate) }
-        return chunk
+        nextStart = start.map { $0 + Double(got) / Double(output.sampleRate) }
+        return samples.isEmpty ? nil : AudioChunk(samples: samples, start: start)
     }
 
     private func openResampler() throws {
