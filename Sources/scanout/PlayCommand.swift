@@ -122,9 +122,10 @@ struct Play: ParsableCommand {
             if let captureError = pipeline.captureError { throw captureError }
             if !interrupted() {
                 // The sound plays to its last sample: what the decoder and the stretcher hold,
-                // then what is queued and in the device (as long as it can hold, and a second).
+                // then what is queued and in the device (as long as the queue can hold, played
+                // at the rate, and a second).
                 sound.finish()
-                let limit = Int((sound.output.map { $0.maxQueuedSeconds } ?? 0) * 10) + 10
+                let limit = Int((sound.output.map { $0.maxQueuedSeconds } ?? 0) / rate * 10) + 10
                 for _ in 0..<limit where !interrupted() {
                     if sound.waitUntilHeard(timeout: 0.1) { break }
                 }
