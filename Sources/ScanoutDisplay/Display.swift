@@ -29,11 +29,16 @@ public protocol Display: AnyObject {
     /// The current item's subtitles, drawn over every frame at its time; nil: none. Displays that
     /// draw no overlay (test doubles) keep the default, which holds none.
     var subtitles: SubtitleRenderer? { get set }
+    /// Gets ready to draw frames like `frame` laid out by `layout`, without showing anything:
+    /// called before the first frame of a timeline is aimed, so that the cost of a renderer's
+    /// first draw of a kind of frame does not make that frame late. The default does nothing.
+    func warmUp(for frame: VideoFrame, layout: FrameLayout)
 }
 
 extension Display {
     public var acceptsGPUFrames: Bool { false }
     public func countTransfers(in transfers: FrameTransfers?) {}
+    public func warmUp(for frame: VideoFrame, layout: FrameLayout) {}
     public var overlay: Overlay? {
         get { nil }
         set {}

@@ -97,6 +97,10 @@ public final class PlayerAudio {
     private var waitingForPicture = false
     /// The stream time the last seek cut the sound at (nil: none since the item started).
     private var seekCut: Double?
+    /// The picture the sound was let go for, and when it is seen, while none of the sound had
+    /// been decoded then (its packets come after the frame's in the file): the first chunk that
+    /// comes is lined up with it (`deliver`), as the held ones would have been.
+    private var lineUpWith: (picture: Double, seenAt: UInt64)?
     /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
     public var pictureWaitLimit = 2.0
     /// How much later than at once the first frame after a start or a seek is shown when the
@@ -159,6 +163,7 @@ public final class PlayerAudio {
         seekCut = nil
         finished = false
         session.onAim = { [weak self] t, at in self?.aimed(streamTime: t, seenAt: at) }
+        session.wantsSound = { [weak self] in self?.waitingForPicture == true && self?.held?.isEmpty == true }
         watchEnd(of: reader)
         // What was read with the first frame, before the route existed.
         for packet in early[t.index] ?? [] { play(packet) }
@@ -201,6 +206,7 @@ public final class PlayerAudio {
         held = nil
         heldSince = nil
         waitingForPicture = false
+        lineUpWith = nil
         track = nil
         session.masterClock = nil
         if flush { output?.flush() }
@@ -213,6 +219,7 @@ public final class PlayerAudio {
         guard let decoder else { return }
         held = nil
         heldSince = nil
+        lineUpWith = nil
         if !audioOnly { waitForPicture(session) }
         seekCut = seconds
         finished = false
@@ -295,11 +302,20 @@ public final class PlayerAudio {
         let chunks = held ?? []
         held = nil
         guard let output else { return }
-        if let seenAt, let start = chunks.first?.start {
-            let first = max(start, seekCut ?? start)
-            output.start(at: clockTime(seenAt, plus: (first - t0) / rate))
+        if let seenAt {
+            if let first = chunks.first { lineUp(first, picture: t0, seenAt: seenAt, output: output) }
+            else { lineUpWith = (t0, seenAt) }
         }
         for c in chunks { output.enqueue(c) }
+    }
+
+    /// `chunk`, the first of the sound let go for the frame of stream time `t0` seen at
+    /// `seenAt`, is to be heard `(first − t0) / rate` after it, its first sample being the
+    /// chunk's or the seek's cut, whichever is later.
+    private func lineUp(_ chunk: AudioChunk, picture t0: Double, seenAt: UInt64, output: AudioOutput) {
+        guard let start = chunk.start else { return }
+        let first = max(start, seekCut ?? start)
+        output.start(at: clockTime(seenAt, plus: (first - t0) / rate))
     }
 
     /// Plays what is decoded from now on `r` times as fast (the output stretches it). What the
@@ -371,7 +387,15 @@ public final class PlayerAudio {
         var c = chunk
         c.epoch = epoch ?? self.epoch
         c.rate = rate
-        if held != nil { held?.append(c) } else { output.enqueue(c) }
+        if held != nil {
+            held?.append(c)
+            return
+        }
+        if let l = lineUpWith, !c.ends {
+            lineUpWith = nil
+            lineUp(c, picture: l.picture, seenAt: l.seenAt, output: output)
+        }
+        output.enqueue(c)
     }
 
     /// Decodes `packet` and queues its samples for the device, marked with `epoch`.

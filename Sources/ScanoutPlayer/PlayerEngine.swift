@@ -55,6 +55,18 @@ public final class PlayerEngine {
     public private(set) var lastFailure: ItemFailure?
     private var lastPositionEvent: UInt64 = 0
     private var retryAt: UInt64?
+    /// The item after the current one is to be prepared once the current one has settled
+    /// (`scheduleUpcoming`): when its first frame was shown and the time is `upcomingDue`.
+    private var upcomingWanted = false
+    private var upcomingDue: UInt64?
+    /// How long after the current item's first frame the next one starts being prepared, at
+    /// most (a quarter of a shorter item's length): not while the item starts. Opening the next
+    /// item (its probe, its decoder's threads, its first decode) at the same moment as the
+    /// current one's first frames made those frames late: in the vkms guest (2 CPUs) the first
+    /// frame of `serve --repeat one` reached the screen 76–250 ms after its aim, against 46 ms
+    /// for `play`, and the two frames after it were dropped. mpv and GStreamer's playbin open
+    /// the next item near the end of the current one; this one still has the rest of it.
+    public var upcomingSettle: UInt64 = 1_000_000_000
     private var slateShown = false
     /// Media time of the frame on screen when paused or after a seek; nil when the item's first
     /// frame is still to be shown.
@@ -221,7 +233,7 @@ public final class PlayerEngine {
         set(.playing)
         emit(.play(userInitiated: userInitiated))
         lastPositionEvent = clock.now()
-        prepareUpcoming()
+        scheduleUpcoming()
     }
 
     public func pause(userInitiated: Bool = true) throws {
@@ -346,7 +358,7 @@ public final class PlayerEngine {
 
     public func setRepeat(_ mode: RepeatMode) {
         repeatMode = mode
-        if isRunning { prepareUpcoming() }
+        if isRunning { scheduleUpcoming() }
     }
 
     public func next() throws {
@@ -376,7 +388,7 @@ public final class PlayerEngine {
             throw PlayerError.media(item: i, e)
         }
         become(prepared, gapless: false)
-        if wasPlaying { prepareUpcoming() } else { set(.ready) }
+        if wasPlaying { scheduleUpcoming() } else { set(.ready) }
     }
 
     /// Announces the current output (at start-up).
@@ -483,6 +495,7 @@ public final class PlayerEngine {
             switch r {
             case .presented:
                 audio.presented(by: session)
+                prepareUpcomingWhenSettled()
                 setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout, .channelInvalid]))
                 if let request = awaitingFirstFrame, let i = index, let item = current {
                     awaitingFirstFrame = nil
@@ -624,6 +637,8 @@ public final class PlayerEngine {
     private func release() {
         bufferingReason = nil
         preparer.cancel()
+        upcomingWanted = false
+        upcomingDue = nil
         audio.detach(session: session, flush: true)
         session.clear()
         current = nil
@@ -667,6 +682,29 @@ public final class PlayerEngine {
             demuxer.decryptionKey = input.decryptionKey
             return (copy, demuxer)
         }
+    }
+
+    /// The item that follows the current one is to be prepared once the current one has settled
+    /// (`upcomingSettle`).
+    private func scheduleUpcoming() {
+        upcomingWanted = true
+        upcomingDue = nil
+    }
+
+    /// After a frame is shown: starts preparing the next item when it is due, or sets when it
+    /// is, counted from the current item's first frame.
+    private func prepareUpcomingWhenSettled() {
+        guard upcomingWanted else { return }
+        let now = clock.now()
+        guard let due = upcomingDue else {
+            let quarter = duration.map { UInt64(max($0, 0) / 4 / max(session.rate, 0.01) * 1e9) } ?? upcomingSettle
+            upcomingDue = now &+ min(upcomingSettle, quarter)
+            return
+        }
+        guard now >= due else { return }
+        upcomingWanted = false
+        upcomingDue = nil
+        prepareUpcoming()
     }
 
     /// Starts preparing the item that follows the current one, if there is one.
@@ -781,7 +819,7 @@ public final class PlayerEngine {
                                     next: { wrap ? ($0 + 1) % count : ($0 + 1 < count ? $0 + 1 : nil) }, open: takePrepared)
         if let p = attempt.item {
             become(p, gapless: true)
-            prepareUpcoming()
+            scheduleUpcoming()
             return
         }
         if attempt.failures >= count || (attempt.failures > 0 && wrap) {

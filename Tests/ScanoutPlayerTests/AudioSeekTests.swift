@@ -144,6 +144,16 @@ final class HeardRecordingDisplay: Display {
         return (result, device.samples, display)
     }
 
+    /// The samples of silence the output wrote before the item's first one: the sound waits for
+    /// the first frame, which comes `PlayerAudio.pictureLead` after the start (at most 200 ms
+    /// of it, checked here).
+    private func startSilence(_ written: [Int16]) -> Int {
+        let zeros = written.prefix { $0 == 0 }.count - reference.samples.prefix { $0 == 0 }.count
+        let lead = max(0, zeros) / format.channels * format.channels
+        #expect(lead <= 200 * format.sampleRate / 1000 * format.channels, "\(lead / format.channels) frames of silence at the start")
+        return lead
+    }
+
     /// Every frame shown after `after` (clock time) while the audio clock answered is in sync
     /// with the audio position (`expectInSync`), but the first two: a seek shows its target and
     /// starts the timeline again at the frame after it, and both are shown whatever the audio
@@ -211,9 +221,10 @@ final class HeardRecordingDisplay: Display {
         // What came before the seek: a prefix of the track, no longer than what was written by
         // the time the seek returned, the period in flight included (its flush came in between: nothing queued before it is
         // written after it, however long the seek's decoding took on a loaded machine).
-        let head = written.count - tail.count
+        let lead = startSilence(written)
+        let head = written.count - tail.count - lead
         #expect(writtenBefore > 0 && head > 0 && head <= 2 * writtenBySeek, "head \(head), by the seek \(writtenBySeek)")
-        let headDiff = difference(written.prefix(max(0, head)), reference.samples.prefix(max(0, head)))
+        let headDiff = difference(written.dropFirst(lead).prefix(max(0, head)), reference.samples.prefix(max(0, head)))
         #expect(headDiff == nil)
         let tailDiff = difference(written.suffix(tail.count), tail)
         #expect(tailDiff == nil)
@@ -240,7 +251,7 @@ final class HeardRecordingDisplay: Display {
             return ((), tail.count / 2)
         }
         #expect(difference(written.suffix(tail.count), tail) == nil)
-        let before = written.dropLast(tail.count)
+        let before = written.dropFirst(startSilence(written)).dropLast(tail.count)
         let silent = before.reversed().prefix { $0 == 0 }.count / format.channels
         #expect(silent > 0 && silent <= 200 * format.sampleRate / 1000, "\(silent) frames of silence before the target's sound")
         #expect(difference(before.dropLast(silent * format.channels), reference.samples.prefix(before.count - silent * format.channels)) == nil)

@@ -97,7 +97,10 @@ private final class Token {}
         #expect(display.lastFlipTimestampNs == 9_000)
         let output = display.outputs[0]
         let lit = try display.renderer.read(output.buffers[try #require(output.onScreen)])
-        #expect(renderer.censoredDrawn == 1 && lit.bytes.allSatisfy { $0 == 0 }, "the background: black")
+        #expect(lit.bytes.allSatisfy { $0 == 0 }, "the background: black")
+        // Every buffer of every output was drawn once, the one flipped to and the others.
+        #expect(renderer.censoredDrawn == display.outputs.reduce(0) { $0 + $1.buffers.count })
+        #expect(display.outputs.allSatisfy { $0.buffers.count == 3 })
         try display.lightUp()
         #expect(device.commits.count == 2)
         try display.present(try frames(1)[0], orientation: .identity)
@@ -107,6 +110,32 @@ private final class Token {}
         let withCapture = try KMSDisplay(device: capturing, renderer: MemoryScanoutRenderer(), options: .init(capture: true), clock: clock)
         try withCapture.lightUp()
         #expect(capturing.commits.isEmpty)
+    }
+
+    /// `warmUp` draws a frame into a buffer that is neither on screen nor queued and commits
+    /// nothing, once per kind of frame: again for another layout or size, not for the same.
+    @Test func warmingUpDrawsOncePerKindOfFrameAndShowsNothing() throws {
+        let clock = ManualClock(start: 9_000)
+        let device = twoPorts(clock: clock)
+        let renderer = MemoryScanoutRenderer()
+        let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
+        try display.lightUp()
+        let commits = device.commits.count
+        let output = display.outputs[0]
+        let onScreen = try #require(output.onScreen)
+        let before = try output.buffers.map { try renderer.read($0) }
+        let f = try frames(2)
+        display.warmUp(for: f[0], layout: FrameLayout())
+        #expect(renderer.framesDrawn == 1 && device.commits.count == commits)
+        #expect(output.onScreen == onScreen && output.queued == nil)
+        let after = try output.buffers.map { try renderer.read($0) }
+        let changed = output.buffers.indices.filter { after[$0] != before[$0] }
+        #expect(changed.count == 1 && changed[0] != onScreen, "one buffer drawn, not the one on screen")
+        display.warmUp(for: f[1], layout: FrameLayout())
+        #expect(renderer.framesDrawn == 1, "the same kind of frame: nothing more")
+        display.warmUp(for: f[1], layout: FrameLayout(orientation: Orientation(rotation: 90)))
+        #expect(renderer.framesDrawn == 2, "another layout")
+        #expect(device.commits.count == commits)
     }
 
     @Test func laterFramesAreNonBlockingFlipsPacedByFlipEvents() throws {
