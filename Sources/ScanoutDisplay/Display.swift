@@ -86,6 +86,12 @@ public protocol VBlankSource: AnyObject {
     /// How long a present takes from its call to its commit (the draw), nanoseconds: an estimate
     /// from the presents so far, not counting waits for an earlier flip; 0 when unknown.
     var commitLead: UInt64 { get }
+    /// Whether a present can be started early and its commit held until a time
+    /// (`holdNextCommit`).
+    var holdsCommits: Bool { get }
+    /// The next present draws at once and commits no sooner than `time` (monotonic
+    /// nanoseconds).
+    func holdNextCommit(until time: UInt64)
 }
 
 extension VBlankSource {
@@ -110,6 +116,8 @@ extension VBlankSource {
     }
 
     public var commitLead: UInt64 { 0 }
+    public var holdsCommits: Bool { false }
+    public func holdNextCommit(until time: UInt64) {}
 
     /// When to start presenting a frame meant for the vblank at `slot`, so that its commit comes
     /// halfway through the refresh before it. A flip latches at the first vblank after its

@@ -87,6 +87,8 @@ public final class KMSDisplay: Display {
         var layout: FrameLayout
     }
     var warmKind: WarmKind?
+    /// The next real commit waits until then (`holdNextCommit`).
+    var commitHold: UInt64?
     /// Called when outputs are added or removed (hotplug), with a one-line description.
     public var onOutputsChanged: ((String) -> Void)?
     /// What `restore()` did, once it ran.
@@ -355,6 +357,10 @@ public final class KMSDisplay: Display {
             drawStarted = nil
         }
         try waitForFlips(touched)
+        if let hold = commitHold {
+            commitHold = nil
+            if clock.now() < hold { clock.sleep(until: hold) }
+        }
         let flags: AtomicFlags = modeset ? [.allowModeset, .pageFlipEvent] : [.nonBlock, .pageFlipEvent]
         let fence: KMSFence?
         do {

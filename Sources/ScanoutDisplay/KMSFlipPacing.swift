@@ -62,6 +62,9 @@ extension KMSDisplay: VBlankSource {
 
     public var commitLead: UInt64 { UInt64(max(drawEstimate ?? 0, 0)) }
 
+    public var holdsCommits: Bool { true }
+    public func holdNextCommit(until time: UInt64) { commitHold = time }
+
     /// Shows `frame` with the item's scaling mode (the compositor's, for this frame on).
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }

@@ -105,8 +105,9 @@ public final class PlayerAudio {
     public var pictureWaitLimit = 2.0
     /// How much later than at once the first frame after a start or a seek is shown when the
     /// sound waits for it, nanoseconds: the output thread writes the silence before the sound
-    /// in that time, not after the frame is on screen.
-    public var pictureLead: UInt64 = 50_000_000
+    /// in that time, not after the frame is on screen, and a screen draws the frame in it
+    /// (`PlaybackSession.firstFrameDrawLead`).
+    public var pictureLead: UInt64 = 80_000_000
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.

@@ -42,7 +42,7 @@ struct AudioCLITests {
         let all = try samples(file)
         // To the frame: the stretcher's last window (29 ms) and what the device held at the
         // end are heard too, after the silence that lines the sound up with the first frame
-        // (which comes 50 ms after the start): less than 0.2 s of it.
+        // (which comes 80 ms after the start): less than 0.2 s of it.
         let silence = all.count / 2 - reference / 2
         #expect(silence >= 0 && silence < 9600, "\(all.count / 2) frames written, \(reference / 2) of the track expected")
         #expect(all.prefix(max(0, silence) * 2).allSatisfy { $0 == 0 })

@@ -138,6 +138,33 @@ private final class Token {}
         #expect(device.commits.count == commits)
     }
 
+    /// A held commit: the present draws at once and commits (its flip's time here) no sooner
+    /// than the time given, once; a time already past holds nothing.
+    @Test func aHeldCommitWaitsForItsTimeOnce() throws {
+        let clock = ManualClock(start: 9_000)
+        let device = twoPorts(clock: clock)
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), clock: clock)
+        #expect(display.holdsCommits)
+        try display.lightUp()
+        let f = try frames(3)
+        clock.time = 1_000_000_000
+        display.holdNextCommit(until: 1_030_000_000)
+        try display.present(f[0], orientation: .identity)
+        try display.drainEvents()
+        #expect(clock.time == 1_030_000_000 && display.lastFlipTimestampNs == 1_030_000_000)
+        clock.time = 1_050_000_000
+        try display.present(f[1], orientation: .identity)
+        try display.drainEvents()
+        #expect(display.lastFlipTimestampNs == 1_050_000_000, "held once only")
+        display.holdNextCommit(until: 1_000_000_000)
+        clock.time = 1_070_000_000
+        try display.present(f[2], orientation: .identity)
+        try display.drainEvents()
+        #expect(display.lastFlipTimestampNs == 1_070_000_000, "a time past holds nothing")
+        // The draw's estimate is the draw's, not the hold's.
+        #expect(display.commitLead == 0)
+    }
+
     @Test func laterFramesAreNonBlockingFlipsPacedByFlipEvents() throws {
         let clock = ManualClock(start: 7_000)
         let device = twoPorts(clock: clock)

@@ -200,6 +200,35 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         #expect(h.states == [.preparing, .ready, .playing, .ended])
     }
 
+    /// The next item is opened once the current one has settled: `upcomingSettle` after its
+    /// first frame, or a quarter of its length when that is shorter (counter.mp4: 3.2 s, so
+    /// 0.8 s), not while it starts; and still soon enough for a gapless move. Opens are seen
+    /// through `localInput`, which is asked at each.
+    @Test func theNextItemIsOpenedOnceTheCurrentOneHasSettled() throws {
+        for settle: UInt64 in [1_000_000_000, 500_000_000, 0] {
+            let h = Harness()
+            let a = try Fixtures.path("counter.mp4"), b = try Fixtures.path("counter_open.ts")
+            var opens: [(source: String, at: UInt64)] = []
+            h.engine.localInput = { [unowned h] source in
+                opens.append((source, h.clock.now()))
+                return nil
+            }
+            h.engine.upcomingSettle = settle
+            try h.engine.load([PlaylistItem(source: a), PlaylistItem(source: b)])
+            try h.engine.play()
+            h.run { h.engine.state == .ended }
+            #expect(h.display.shown.map(\.code) == Array(0..<96) + Array(0..<96))
+            // (b is asked for again when it becomes current.)
+            #expect(opens.map(\.source).prefix(2) == [a, b])
+            let first = try #require(h.display.shown.first?.at)
+            let opened = try #require(opens.first { $0.source == b }?.at)
+            let expected = Double(min(settle, 800_000_000))
+            // Checked after each frame shown: within one frame interval after it is due.
+            #expect(Double(opened) >= Double(first) + expected && Double(opened) <= Double(first) + expected + frame30 + 1,
+                    "settle \(settle): opened \(Double(opened &- first) / 1e6) ms after the first frame")
+        }
+    }
+
     @Test func exactSeekShowsTheRequestedFrameAndPlaysOnFromIt() throws {
         for fixture in ["counter.mp4", "counter_open.ts", "counter_vfr.mkv"] {
             let h = Harness()
@@ -322,6 +351,36 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         }
         let snap = h.engine.snapshot()
         #expect(abs(snap.pacingP50Ms - 5) < 0.01)
+    }
+
+    /// On a screen that holds commits, the first frame of a timeline is presented early and its
+    /// commit held until the time its present would have started (half a refresh before its
+    /// vblank, less the draw's estimate): at the start, and after a seek for its target and the
+    /// frame after it (the timeline starts again there); the other frames present at their
+    /// time, as before.
+    @Test func theFirstFrameOfATimelineHoldsItsCommitUntilItsTime() throws {
+        final class HoldingVBlank: VBlankSource {
+            let refreshInterval: UInt64
+            let lastVBlank: UInt64?
+            var holds: [UInt64] = []
+            init(period: UInt64, phase: UInt64) { refreshInterval = period; lastVBlank = phase }
+            var holdsCommits: Bool { true }
+            func holdNextCommit(until time: UInt64) { holds.append(time) }
+        }
+        let h = Harness()
+        let period: UInt64 = 16_666_667
+        let start = h.clock.now()
+        let vblanks = HoldingVBlank(period: period, phase: start + 5_000_000)
+        h.display.vblankSource = vblanks
+        try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
+        try h.engine.play()
+        h.run { h.engine.position >= 1 }
+        // The first frame's vblank is 5 ms after the start: its commit, half a refresh before.
+        #expect(vblanks.holds == [start + 5_000_000 - period / 2])
+        try h.engine.seek(to: 2, exact: true)
+        h.run { h.engine.state == .ended }
+        #expect(vblanks.holds.count == 3)
+        #expect(h.display.shown.map(\.code).suffix(36) == Array(60..<96))
     }
 
     @Test func badItemIsSkippedAndReported() throws {
