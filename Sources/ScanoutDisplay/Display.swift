@@ -66,6 +66,17 @@ extension Display {
     public var vblankSource: (any VBlankSource)? { nil }
 }
 
+/// A kind of frame a renderer gets ready for (`Display.warmUp`): its first draw of one makes
+/// its state for it.
+struct WarmKind: Equatable {
+    var width: Int, height: Int, format: Int32
+    var layout: FrameLayout
+    init(_ frame: VideoFrame, _ layout: FrameLayout) {
+        (width, height, format) = (frame.width, frame.height, frame.pixelFormat.rawValue)
+        self.layout = layout
+    }
+}
+
 /// How one frame is laid out on the output.
 public struct FrameLayout: Equatable, Sendable {
     public var orientation: Orientation

@@ -82,10 +82,6 @@ public final class KMSDisplay: Display {
     var drawStarted: UInt64?
     var drawEstimate: Double?
     /// The kind of frame the renderer last got ready for (`warmUp`).
-    struct WarmKind: Equatable {
-        var width: Int, height: Int, format: Int32
-        var layout: FrameLayout
-    }
     var warmKind: WarmKind?
     /// The next real commit waits until then (`holdNextCommit`).
     var commitHold: UInt64?
@@ -191,7 +187,7 @@ public final class KMSDisplay: Display {
     /// for the next ones, and reached the screen that much after its aim, where its sound
     /// started. Frames that go on a plane as they are (`nativePlanes`) are not drawn.
     public func warmUp(for frame: VideoFrame, layout: FrameLayout) {
-        let kind = WarmKind(width: frame.width, height: frame.height, format: frame.pixelFormat.rawValue, layout: layout)
+        let kind = WarmKind(frame, layout)
         guard kind != warmKind, !(nativePlanes && frame.surface != nil), let output = outputs.first else { return }
         warmKind = kind
         if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }

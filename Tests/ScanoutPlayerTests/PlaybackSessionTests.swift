@@ -114,6 +114,25 @@ final class RecordingDisplay: Display {
         #expect(image.width == 240 && image.height == 320)
         #expect(display.description == "headless 240x320")
     }
+
+    /// `warmUp` draws the frame (the renderer's picture is it) without presenting it, once per
+    /// kind of frame: the same kind again draws nothing (the picture stays), another layout does.
+    @Test func headlessWarmUpDrawsOncePerKindAndPresentsNothing() throws {
+        let display = HeadlessDisplay()
+        let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
+        let a = VideoFrame(), b = VideoFrame()
+        #expect(try reader.next(into: a) && reader.next(into: b))
+        display.warmUp(for: a, layout: FrameLayout())
+        #expect(display.framesPresented == 0)
+        let first = try #require(try display.snapshot())
+        #expect(frameCode(a) == 0 && first.width == 320 && first.height == 240)
+        display.warmUp(for: b, layout: FrameLayout())
+        #expect(try display.snapshot() == first, "the same kind: not drawn again")
+        display.warmUp(for: b, layout: FrameLayout(orientation: Orientation(rotation: 90)))
+        let turned = try #require(try display.snapshot())
+        #expect(turned.width == 240 && turned.height == 320)
+        #expect(display.framesPresented == 0)
+    }
 }
 
 @Suite struct OutputSelectorTests {
