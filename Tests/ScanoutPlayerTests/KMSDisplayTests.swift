@@ -38,6 +38,14 @@ private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = Manual
 }
 
 /// The first frames of the counter fixture (320x240).
+/// A KMS display on `twoPorts`, drawing into memory, on a manual clock at 9 µs.
+private func onTwoPorts() throws -> (ManualClock, FakeKMSDevice, MemoryScanoutRenderer, KMSDisplay) {
+    let clock = ManualClock(start: 9_000)
+    let device = twoPorts(clock: clock)
+    let renderer = MemoryScanoutRenderer()
+    return (clock, device, renderer, try KMSDisplay(device: device, renderer: renderer, clock: clock))
+}
+
 private func frames(_ n: Int) throws -> [VideoFrame] {
     let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
     var out: [VideoFrame] = []
@@ -86,10 +94,7 @@ private final class Token {}
     /// vblank grid is known, and the first frame after it is a non-blocking flip. Lit already, it
     /// does nothing; with writeback capture it leaves the modeset to the first frame.
     @Test func lightingUpMakesTheModesetSoTheFirstFrameIsAFlip() throws {
-        let clock = ManualClock(start: 9_000)
-        let device = twoPorts(clock: clock)
-        let renderer = MemoryScanoutRenderer()
-        let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
+        let (clock, device, renderer, display) = try onTwoPorts()
         try display.lightUp()
         #expect(device.commits.map(\.flags) == [[.testOnly, .allowModeset], [.allowModeset, .pageFlipEvent]])
         #expect(device.value(of: 10, "ACTIVE") == 1 && device.value(of: 30, "CRTC_ID") == 10)
@@ -115,10 +120,7 @@ private final class Token {}
     /// `warmUp` draws a frame into a buffer that is neither on screen nor queued and commits
     /// nothing, once per kind of frame: again for another layout or size, not for the same.
     @Test func warmingUpDrawsOncePerKindOfFrameAndShowsNothing() throws {
-        let clock = ManualClock(start: 9_000)
-        let device = twoPorts(clock: clock)
-        let renderer = MemoryScanoutRenderer()
-        let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
+        let (_, device, renderer, display) = try onTwoPorts()
         try display.lightUp()
         let commits = device.commits.count
         let output = display.outputs[0]
@@ -141,9 +143,7 @@ private final class Token {}
     /// A held commit: the present draws at once and commits (its flip's time here) no sooner
     /// than the time given, once; a time already past holds nothing.
     @Test func aHeldCommitWaitsForItsTimeOnce() throws {
-        let clock = ManualClock(start: 9_000)
-        let device = twoPorts(clock: clock)
-        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), clock: clock)
+        let (clock, _, _, display) = try onTwoPorts()
         #expect(display.holdsCommits)
         try display.lightUp()
         let f = try frames(3)
