@@ -233,6 +233,8 @@ final class TimedDisplay: Display {
     var vblankSource: (any VBlankSource)? { inner.vblankSource }
     var acceptsGPUFrames: Bool { inner.acceptsGPUFrames }
     func countTransfers(in transfers: FrameTransfers?) { inner.countTransfers(in: transfers) }
+    /// Not timed: it readies the renderer before a timeline starts, it presents nothing.
+    func warmUp(for frame: VideoFrame, layout: FrameLayout) { inner.warmUp(for: frame, layout: layout) }
 
     func present(_ frame: VideoFrame, orientation: Orientation) throws {
         let t = monotonicSeconds()
