@@ -232,6 +232,28 @@ final class HeardRecordingDisplay: Display {
         #expect(checkFramesFollowTheAudio(display, after: seekedAt) >= 7)
     }
 
+    /// An item whose sound starts 0.5 s after its picture: its packets come about 15 frames after
+    /// the first frame's in the file, past what is read ahead for it (`maxDecodedAhead`), so
+    /// none of it is there when the first frame is aimed. The first chunk that comes is still
+    /// lined up with that frame (`PlayerAudio.lineUpWith`): the device gets silence first, until
+    /// 0.475 s after the frame (its stream time is 0.025 s), instead of the sound as soon as it
+    /// is read, about 0.27 s early (no silence at all).
+    @Test func soundThatStartsAfterThePictureIsLinedUpWithIt() throws {
+        let late = scratch.path("late.mkv")
+        _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-i", try Fixtures.path("tracks.mkv"), "-itsoffset", "0.5",
+                                                    "-f", "lavfi", "-i", "anoisesrc=d=2:c=white:r=48000:a=0.3:seed=3",
+                                                    "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "flac", "-ac", "2", late])
+        let (_, written, _) = try playing { e, _ in
+            try e.load([PlaylistItem(source: late)], autoplay: true)
+            playToEnd(e)
+            #expect(e.state == .ended)
+            return ((), 0)
+        }
+        let silent = written.prefix { $0 == 0 }.count / format.channels
+        #expect(silent >= format.sampleRate / 10 && silent < format.sampleRate * 6 / 10, "\(silent) frames of silence first")
+        #expect(written.count > format.sampleRate * format.channels)
+    }
+
     /// On a screen, a frame is seen at the vblank after its present: a seek's target frame is
     /// seen some time after it is shown (here 200 ms: the screen's next vblank is always 200 ms
     /// away). The sound from the target waits for it: the device gets the samples from before

@@ -39,6 +39,31 @@ final class RecordingDisplay: Display {
         #expect(stats.pacingPercentile(99) == 0)
     }
 
+    /// Before the first frame of a timeline is aimed, frames are decoded ahead while the sound
+    /// waiting for it has none of it yet (`wantsSound`), `maxDecodedAhead` at most; then every
+    /// frame is shown at its time, none lost, and no more are read for the sound until the next
+    /// start.
+    @Test func framesAreReadAheadForTheSoundBeforeATimelineStarts() throws {
+        for (asks, decoded) in [(0, 1), (3, 4), (100, 9)] {
+            let clock = ManualClock()
+            let start = clock.now()
+            let display = RecordingDisplay(clock: clock)
+            let session = PlaybackSession(reader: try FrameReader(input: try Fixtures.path("counter.mp4")), display: display, clock: clock)
+            var calls = 0
+            session.wantsSound = {
+                calls += 1
+                return calls <= asks
+            }
+            _ = try session.step()
+            #expect(session.stats.framesDecoded == decoded, "asked \(asks) times")
+            #expect(display.shown.count == 1 && display.shown[0].at == start)
+            while try session.step() != .ended {}
+            #expect(display.shown.count == 96 && session.stats.framesDropped == 0)
+            for (i, s) in display.shown.enumerated() { #expect(s.at - start == UInt64(Double(i) / 30 * 1e9), "frame \(i)") }
+            #expect(calls == min(asks, 8) + 1)
+        }
+    }
+
     @Test func dropsFramesThatAreMoreThanOneIntervalLate() throws {
         // Showing a frame takes 70 ms at 30 fps (33.3 ms a frame): the display falls behind, and a
         // frame that is already more than one interval late when decoded is dropped.
