@@ -220,9 +220,14 @@ final class HeardRecordingDisplay: Display {
         }
         // What came before the seek: a prefix of the track, no longer than what was written by
         // the time the seek returned, the period in flight included (its flush came in between: nothing queued before it is
-        // written after it, however long the seek's decoding took on a loaded machine).
+        // written after it, however long the seek's decoding took on a loaded machine). Then
+        // the silence that lines the target's sound up with its frame, when the output thread
+        // got there before the frame's time (none when it came later: the drop writes out the
+        // device's buffer at the FIFO's pace).
         let lead = startSilence(written)
-        let head = written.count - tail.count - lead
+        let between = written.dropLast(tail.count).reversed().prefix { $0 == 0 }.count / format.channels * format.channels
+        #expect(between <= 200 * format.sampleRate / 1000 * format.channels, "\(between / format.channels) frames of silence before the target")
+        let head = written.count - tail.count - lead - between
         #expect(writtenBefore > 0 && head > 0 && head <= 2 * writtenBySeek, "head \(head), by the seek \(writtenBySeek)")
         let headDiff = difference(written.dropFirst(lead).prefix(max(0, head)), reference.samples.prefix(max(0, head)))
         #expect(headDiff == nil)
