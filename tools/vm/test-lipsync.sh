@@ -13,6 +13,10 @@
 #             $SCANOUT_LIPSYNC_RATE, default 1.5) inside the run, over its Unix socket
 #   headless  `scanout play --output headless`: the same measurement with no screen (the time is
 #             when the headless display took the frame)
+#   mpv       mpv 0.35 (`--vo=drm`, the same screen and device), rate 1; not in the default list:
+#             mpv is a benchmark peer (tools/setup-bench.sh). mpv logs no frame times, so
+#             flip-log.c, preloaded, reads each frame mpv flips to at its centre and logs the
+#             flip's vblank time for the white ones.
 # SCANOUT_LIPSYNC_SECONDS: wall seconds each run plays (default 60); SCANOUT_LIPSYNC_KEEP: a
 # directory the logs (present, onsets, serve.log) are copied to.
 #
@@ -34,6 +38,10 @@ export SCANOUT_VM_CPUS=${SCANOUT_VM_CPUS:-2}
 clip=.clips/flash-beep.mp4
 [[ -s $clip ]] || tools/make-clips.sh .clips flash-beep.mp4
 cc -O2 -o "$work/loopback-capture" tools/vm/loopback-capture.c -lasound || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
+if [[ " $runs " == *" mpv "* ]]; then
+  command -v mpv >/dev/null || { echo "test-lipsync: no mpv (tools/setup-bench.sh installs it)" >&2; echo "lipsync: 0 passed, 1 failed"; exit 1; }
+  cc -O2 -shared -fPIC -o "$work/flip-log.so" tools/vm/flip-log.c -ldl $(pkg-config --cflags --libs libdrm) || { echo "lipsync: 0 passed, 1 failed"; exit 1; }
+fi
 # The play runs play the first SECONDS of the clip; serve plays all of it, repeated.
 ffmpeg -hide_banner -loglevel error -nostdin -y -i "$clip" -t "$seconds" -c copy "$work/clip.mp4"
 cp "$clip" "$work/whole.mp4"
@@ -48,6 +56,8 @@ for r in $runs; do
   case $r in
     play)
       cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output kms --mode 640x480@60 --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
+    mpv)
+      cmd+="LD_PRELOAD='$work/flip-log.so' FLIP_LOG='$work/present-$r' timeout $((seconds * 5)) mpv --no-config --msg-level=all=error --vo=drm --drm-mode=640x480 --hwdec=no --ao=alsa --audio-device=alsa/hw:Loopback,0,0 --audio-format=s16 --audio-samplerate=48000 --audio-channels=stereo '$work/clip.mp4' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
     headless)
       cmd+="timeout $((seconds * 5)) $bin play '$work/clip.mp4' --output headless --renderer cpu --quiet $audio --present-log '$work/present-$r' 2>&1 | $quiet; echo \"## play status \${PIPESTATUS[0]}\"; " ;;
     serve)
