@@ -190,7 +190,7 @@ public final class KMSDisplay: Display {
         let kind = WarmKind(frame, layout)
         guard kind != warmKind, !(nativePlanes && frame.surface != nil), let output = outputs.first else { return }
         warmKind = kind
-        if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }
+        useScaling(of: layout)
         do {
             try ensureBuffers(output)
             try renderer.draw(frame, orientation: layout.orientation, into: output.buffers[freeBuffer(output)])

@@ -62,12 +62,17 @@ extension KMSDisplay: VBlankSource {
 
     public var commitLead: UInt64 { UInt64(max(drawEstimate ?? 0, 0)) }
 
+    /// The compositor scales by `layout`'s mode from now on.
+    func useScaling(of layout: FrameLayout) {
+        if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }
+    }
+
     public var holdsCommits: Bool { true }
     public func holdNextCommit(until time: UInt64) { commitHold = time }
 
     /// Shows `frame` with the item's scaling mode (the compositor's, for this frame on).
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
-        if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }
+        useScaling(of: layout)
         try present(frame, orientation: layout.orientation)
     }
 }

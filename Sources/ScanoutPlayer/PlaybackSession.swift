@@ -311,9 +311,10 @@ public final class PlaybackSession {
                 // where its sound started.
                 var wake = slot
                 if forcePresent, let v = display.vblankSource, v.holdsCommits {
-                    commitAt = slot &+ v.commitLead
+                    let hold = slot &+ v.commitLead
+                    commitAt = hold
                     wake = slot &- min(slot, firstFrameDrawLead)
-                    v.holdNextCommit(until: slot &+ v.commitLead)
+                    v.holdNextCommit(until: hold)
                 }
                 clock.sleep(until: wake)
                 // The sound's clock may have moved during the wait: started (it said nothing

@@ -97,9 +97,9 @@ public final class PlayerAudio {
     private var waitingForPicture = false
     /// The stream time the last seek cut the sound at (nil: none since the item started).
     private var seekCut: Double?
-    /// The picture the sound was let go for, and when it is seen, while none of the sound had
-    /// been decoded then (its packets come after the frame's in the file): the first chunk that
-    /// comes is lined up with it (`deliver`), as the held ones would have been.
+    /// The picture the sound was let go for, and when it is seen, until the first chunk is
+    /// queued lined up with it (`enqueue`): a held one, or, when none of the sound had been
+    /// decoded then (its packets come after the frame's in the file), the first that comes.
     private var lineUpWith: (picture: Double, seenAt: UInt64)?
     /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
     public var pictureWaitLimit = 2.0
@@ -303,20 +303,23 @@ public final class PlayerAudio {
         let chunks = held ?? []
         held = nil
         guard let output else { return }
-        if let seenAt {
-            if let first = chunks.first { lineUp(first, picture: t0, seenAt: seenAt, output: output) }
-            else { lineUpWith = (t0, seenAt) }
-        }
-        for c in chunks { output.enqueue(c) }
+        lineUpWith = seenAt.map { (t0, $0) }
+        for c in chunks { enqueue(c, to: output) }
     }
 
-    /// `chunk`, the first of the sound let go for the frame of stream time `t0` seen at
-    /// `seenAt`, is to be heard `(first − t0) / rate` after it, its first sample being the
-    /// chunk's or the seek's cut, whichever is later.
-    private func lineUp(_ chunk: AudioChunk, picture t0: Double, seenAt: UInt64, output: AudioOutput) {
-        guard let start = chunk.start else { return }
-        let first = max(start, seekCut ?? start)
-        output.start(at: clockTime(seenAt, plus: (first - t0) / rate))
+    /// Queues `chunk` for the device. The first chunk of sound after it was let go for a
+    /// picture (`lineUpWith`: the frame of stream time `t0` seen at `seenAt`), held or decoded
+    /// later, is lined up with it: heard `(first − t0) / rate` after the frame is seen, its first
+    /// sample being the chunk's or the seek's cut, whichever is later.
+    private func enqueue(_ chunk: AudioChunk, to output: AudioOutput) {
+        if let l = lineUpWith, !chunk.ends {
+            lineUpWith = nil
+            if let start = chunk.start {
+                let first = max(start, seekCut ?? start)
+                output.start(at: clockTime(l.seenAt, plus: (first - l.picture) / rate))
+            }
+        }
+        output.enqueue(chunk)
     }
 
     /// Plays what is decoded from now on `r` times as fast (the output stretches it). What the
@@ -388,15 +391,7 @@ public final class PlayerAudio {
         var c = chunk
         c.epoch = epoch ?? self.epoch
         c.rate = rate
-        if held != nil {
-            held?.append(c)
-            return
-        }
-        if let l = lineUpWith, !c.ends {
-            lineUpWith = nil
-            lineUp(c, picture: l.picture, seenAt: l.seenAt, output: output)
-        }
-        output.enqueue(c)
+        if held != nil { held?.append(c) } else { enqueue(c, to: output) }
     }
 
     /// Decodes `packet` and queues its samples for the device, marked with `epoch`.
