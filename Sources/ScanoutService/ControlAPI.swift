@@ -103,6 +103,8 @@ public final class ControlAPI: Sendable {
     let keepAlive: Duration
     /// One limiter for every router made (TCP and Unix socket share the budget); nil: no limit.
     private let rateLimiter: RateLimiter?
+    /// Event streams open at once, over every router made (`limits.eventStreams`).
+    let eventStreams: StreamSlots
     /// The largest request body accepted.
     static let maxBodyBytes = 1 << 20
 
@@ -113,6 +115,7 @@ public final class ControlAPI: Sendable {
         self.offlineOff = offlineOff
         self.keepAlive = keepAlive
         rateLimiter = config.rateLimit.map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
+        eventStreams = StreamSlots(capacity: config.limits.resolved().eventStreams)
         self.player = player
         self.metrics = metrics
         channels = ChannelDirectory(config: config.channels, player: player, logger: logger, timeout: config.timeout)
@@ -141,6 +144,7 @@ public final class ControlAPI: Sendable {
                                             limiter: rateLimiter, maxBodyBytes: Self.maxBodyBytes))
         router.add(middleware: AuthMiddleware(token: settings.token))
         router.add(middleware: MethodMiddleware())
+        router.add(middleware: EventStreamLimit(slots: eventStreams))
         router.get("/version") { _, _ in jsonResponse(["name": "scanout", "version": ScanoutVersion.string]) }
         router.get("/health") { [self] _, _ in
             let s = player.snapshot

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTPTypes
 import Synchronization
 
 /// What a request must be before anything else looks at it, so that no web page can drive the
@@ -9,9 +10,11 @@ import Synchronization
 ///
 /// 1. **Rate**: a token bucket per client address (all Unix-socket clients share one): over the
 ///    limit, 429 with `Retry-After`.
-/// 2. **Host**: the name the client used must be the machine's own: a loopback name or address,
-///    the address it connected to, the configured listening host, or one of `allowedHosts`; the
-///    Unix socket, which no browser reaches, is exempt. Otherwise 403 (`Host`).
+/// 2. **Host**: exactly one (HTTP/1.1 answers two with 400, `Host`, whatever their order: a proxy
+///    and this service could each read a different one); the name the client used must be the
+///    machine's own: a loopback name or address, the address it connected to, the configured
+///    listening host, or one of `allowedHosts`; the Unix socket, which no browser reaches, is
+///    exempt. Otherwise 403 (`Host`).
 /// 3. **Origin**, when sent (browsers send it on every cross-origin request): its host must pass
 ///    the same rule; `null` never does. Otherwise 403 (`Origin`).
 /// 4. **Body**: a request with a body must say `Content-Type: application/json` (so that a
@@ -35,6 +38,10 @@ struct RequestGuard: RouterMiddleware {
                 response.headers[.retryAfter] = String(wait)
                 return response
             }
+        }
+        let hostFields = request.headers[values: Self.hostField]
+        if hostFields.count > 1 {
+            throw APIError(.badRequest, "Host: the request carries \(hostFields.count) Host fields (\(hostFields.joined(separator: ", "))); send exactly one", field: "Host")
         }
         let viaSocket: Bool
         if case .unixDomainSocket = context.remoteAddress { viaSocket = true } else { viaSocket = false }
@@ -150,3 +157,23 @@ final class RateLimiter: Sendable {
         }
     }
 }
+
+/// Keeps every `Host` field of a request in sight of `RequestGuard`. The HTTP/1 codec makes the
+/// first `Host` the request's authority and leaves any other among the header fields, where the
+/// guard would read the last one only: a foreign name first and a loopback one after passed.
+/// When a request has more, this puts the first back in front of them, so that the guard sees
+/// them all and answers 400. Sits after the codec; runs on its channel's event loop only.
+final class HostFieldsKept: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data), let authority = head.authority,
+              head.headerFields.contains(RequestGuard.hostField) else { return context.fireChannelRead(data) }
+        head.headerFields.insert(HTTPField(name: RequestGuard.hostField, value: authority), at: 0)
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+}
+
+@available(*, unavailable)
+extension HostFieldsKept: Sendable {}

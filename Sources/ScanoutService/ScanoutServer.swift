@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ScanoutDisplay
@@ -201,10 +202,14 @@ public struct ScanoutServer: Sendable {
         let readiness = Readiness(waitsForPlayback: !config.playlist.isEmpty && config.autoplay) { [notifier] in
             do { try notifier?.notify("READY=1\nSTATUS=serving on \(config.host):\(config.port)") } catch { log.warning("\(error)") }
         }
+        let limits = raiseFileLimit()
         let (player, api) = try await assemble(readiness: readiness)
         var services: [any Service] = [PlayerService(player: player, logger: logger)]
+        let budget = ConnectionBudget(capacity: limits.connections, logger: logger)
+        let server = HTTPServerBuilder.guarded(budget: budget, limits: config.limits, logger: logger)
         let tcp = Application(
             router: api.router(),
+            server: server,
             configuration: ApplicationConfiguration(address: .hostname(config.host, port: config.port), serverName: "scanout"),
             onServerRunning: { channel in
                 log.notice("listening on http://\(config.host):\(channel.localAddress?.port ?? config.port)")
@@ -216,6 +221,7 @@ public struct ScanoutServer: Sendable {
             try prepareSocketPath(path)
             let unix = Application(
                 router: api.router(),
+                server: server,
                 configuration: ApplicationConfiguration(address: .unixDomainSocket(path: path), serverName: "scanout"),
                 onServerRunning: { _ in log.notice("listening on unix:\(path)") },
                 logger: logger)
@@ -237,6 +243,22 @@ public struct ScanoutServer: Sendable {
         try await group.run()
         if let path = config.unixSocket { unlink(path) }
         logger.notice("stopped")
+    }
+
+    /// Raises the soft file limit to the hard one (systemd's soft 1024 would run out under a
+    /// thousand connections) and says in the log what the limits and the bounds are.
+    private func raiseFileLimit() -> ServiceLimits.Resolved {
+        do {
+            let (before, after) = try FileDescriptorLimit.raiseToHard()
+            let r = config.limits.resolved(fileLimit: after.usable)
+            let raised = before.soft == after.soft ? "" : " (raised from \(before.soft))"
+            logger.notice("file limit \(after)\(raised): up to \(r.connections) connections and \(r.eventStreams) event streams, \(r.reserve) descriptors kept for media, downloads and the store")
+            return r
+        } catch {
+            let r = config.limits.resolved()
+            logger.warning("\(error); up to \(r.connections) connections and \(r.eventStreams) event streams")
+            return r
+        }
     }
 
     /// Removes a stale socket left by an earlier run, and makes its directory.

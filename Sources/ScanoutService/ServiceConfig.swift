@@ -39,6 +39,7 @@ import ScanoutRender
 ///     presentLog (a file)                                — a line per frame shown: media time, when on screen
 ///     offline true | {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate} — the
 ///                                                         offline store (stateDir/offline.db)
+///     limits {connections, eventStreams, headerTimeout, idleTimeout} — clients' share (`LimitsConfig.swift`)
 public struct ServiceConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8480
@@ -97,6 +98,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var stateDir: String?
     /// The offline store's settings (`offline`).
     public var offline = OfflineSettings()
+    /// Connections, event streams and their timeouts (`limits`, `LimitsConfig.swift`).
+    public var limits = ServiceLimits()
     /// Faults to inject at the hardware seams (`SCANOUT_FAULTS` of the service's environment; not
     /// a config key).
     public var faults = FaultPlan()
@@ -216,12 +219,13 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
         try applyOffline(&o)
         try applySubtitles(&o)
+        try applyLimits(&o)
     }
 
     static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "mode", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels", "offline"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
+                                       "channels", "offline", "limits"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -259,6 +263,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "timeshift": timeshiftJSON,
             "channels": channels.json,
             "offline": offlineJSON,
+            "limits": limitsJSON,
         ]
         return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }.merging(subtitlesJSON) { a, _ in a }
     }
