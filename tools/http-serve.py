@@ -7,6 +7,8 @@ Faults, for the fault tests (the byte offset is in the file, whatever range a re
   --reset-at BYTES                       reset the connection (TCP RST) at BYTES
   --times N                              the first N responses that reach BYTES get the fault
                                          (default: every one); later ones are served whole
+  --rate BYTES_PER_SECOND                every response trickles at this rate (a link slower
+                                         than the media's bitrate), in 4 KiB writes
 Each fault is printed on stdout as it happens ("stall at 65536 for 3.0 s", "reset at 65536")."""
 import os
 import re
@@ -17,7 +19,7 @@ import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-FAULT = {"stall_at": None, "stall_for": 0.0, "reset_at": None, "times": None}
+FAULT = {"stall_at": None, "stall_for": 0.0, "reset_at": None, "times": None, "rate": None}
 faults_done = 0
 faults_lock = threading.Lock()
 
@@ -74,8 +76,15 @@ class RangeHandler(SimpleHTTPRequestHandler):
         offset = self.start
         at = FAULT["stall_at"] if FAULT["stall_at"] is not None else FAULT["reset_at"]
         faulty = at is not None and offset <= at < offset + left and take_fault()
+        started = time.monotonic()
+        sent = 0
         while left > 0:
-            n = min(65536, left)
+            n = min(65536 if FAULT["rate"] is None else 4096, left)
+            if FAULT["rate"] is not None:
+                # Paced from the response's start: the rate holds whatever the writes cost.
+                due = started + sent / FAULT["rate"]
+                if due > time.monotonic():
+                    time.sleep(due - time.monotonic())
             if faulty and offset < at:
                 n = min(n, at - offset)
             if faulty and offset == at:
@@ -94,6 +103,7 @@ class RangeHandler(SimpleHTTPRequestHandler):
             if not chunk:
                 break
             outputfile.write(chunk)
+            sent += len(chunk)
             offset += len(chunk)
             left -= len(chunk)
 
@@ -119,6 +129,8 @@ if __name__ == "__main__":
             FAULT["reset_at"] = int(value)
         elif name == "--times":
             FAULT["times"] = int(value)
+        elif name == "--rate":
+            FAULT["rate"] = float(value)
         else:
             sys.exit(f"http-serve: unknown option {name}")
     handler = lambda *a, **k: RangeHandler(*a, directory=directory, **k)

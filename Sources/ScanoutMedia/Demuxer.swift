@@ -20,6 +20,8 @@ public struct DemuxerOptions: Sendable {
     /// The content key of a CENC-encrypted MP4 (the mov demuxer's `decryption_key`, one key for
     /// every track); nil: none. Redacted in every description.
     public var decryptionKey: ContentKey?
+    /// How the player reads a network input with an end ahead of playback (`PacketReadAhead`).
+    public var readAhead = ReadAheadOptions()
     public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions(), adaptive: AdaptiveOptions = AdaptiveOptions()) {
         self.timeoutSeconds = timeoutSeconds
         self.live = live

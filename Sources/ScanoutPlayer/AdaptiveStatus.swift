@@ -10,13 +10,14 @@ public struct AdaptiveStatus: Sendable, Equatable {
     /// Changes of variant since the item opened (the start not counted).
     public var switches: Int
 
-    /// Nil when `demuxer` is not reading an HLS stream.
-    init?(_ demuxer: Demuxer) {
-        guard let v = demuxer.currentVariant else { return nil }
-        variants = demuxer.variants
-        variant = v
-        throughput = demuxer.segmentThroughput
-        switches = demuxer.variantSwitches.count - 1
+    /// Nil when `reader` is not reading an HLS stream. (Through the reader: while a read-ahead
+    /// reads the demuxer on its own thread, its copy is the one to ask.)
+    init?(_ reader: FrameReader) {
+        guard let a = reader.adaptiveReading else { return nil }
+        variants = a.variants
+        variant = a.current
+        throughput = a.throughput
+        switches = a.switches.count - 1
     }
 }
 
@@ -30,7 +31,7 @@ struct VariantTally {
             reader = ObjectIdentifier(r)
             reported = 0
         }
-        let all = r.demuxer.variantSwitches
+        let all = r.adaptiveReading?.switches ?? []
         guard all.count > reported else { return [] }
         defer { reported = all.count }
         return Array(all[reported...])

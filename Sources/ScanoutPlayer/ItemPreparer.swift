@@ -32,8 +32,15 @@ public final class PreparedItem {
                                    decoder: reader.decoderOpenSeconds, firstDecode: decodeSeconds)
     }
 
-    /// Opens `item` and decodes its first frame. Typed failure: the item's `MediaError`.
+    /// Opens `item` and decodes its first frame; a network input with an end is then read ahead
+    /// (`PacketReadAhead`) from the packet after it on. Typed failure: the item's `MediaError`.
     static func open(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) -> Result<PreparedItem, MediaError> {
+        let opened = openFirstFrame(item, index: index, demuxer: demuxer, decoder: decoder)
+        if case .success(let prepared) = opened { prepared.reader.readAhead(demuxer.readAhead) }
+        return opened
+    }
+
+    private static func openFirstFrame(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) -> Result<PreparedItem, MediaError> {
         do {
             var decoder = decoder
             if let type = item.playerType { decoder.playerType = type }
@@ -77,7 +84,10 @@ public final class PreparedItem {
     }
 
     func useSeekerReader() {
-        if let s = seeker { reader = s.reader }
+        if let s = seeker {
+            reader = s.reader
+            reader.readAhead(demuxerOptions.readAhead)
+        }
     }
 
     /// The timeshift buffer of a live item, once playing (`startTimeshift`).

@@ -29,6 +29,13 @@ public struct PlaybackStats: Sendable {
     /// Copies of decoded pictures between CPU and GPU memory (downloads, uploads) and the ones
     /// that stayed on the GPU (GPU copies, imports), when the session counts them.
     public var transfers = TransferCounts()
+    /// Network sources read ahead: the times the timeline paused because the read-ahead ran
+    /// dry, and how long those waits lasted in all, seconds (`BufferingGate`).
+    public var bufferingWaits = 0
+    public var bufferingSeconds = 0.0
+    /// Frames that came late because a read waited for the network, shown with the timeline
+    /// moved back to them instead of dropped.
+    public var networkLateFrames = 0
 
     public init() {}
 
@@ -77,6 +84,9 @@ public enum PlaybackStep: Equatable, Sendable {
     case dropped(pts: Int64?, media: Double)
     /// The reader is exhausted (or none is set).
     case ended
+    /// The network source's read-ahead ran dry: nothing was decoded, the timeline waits
+    /// (`BufferingGate`). Step again.
+    case buffering(BufferLevel)
 }
 
 /// The display failed to show a frame (no output).
@@ -202,6 +212,8 @@ public final class PlaybackSession {
         while !shouldStop() {
             let r = try step()
             if r == .ended { break }
+            // Waiting for the network: the step waited a little for data; step again.
+            if case .buffering = r { continue }
             let now = clock.now()
             if case .presented = r, now &- lastProgress >= progressInterval {
                 lastProgress = now
@@ -236,6 +248,8 @@ public final class PlaybackSession {
             f = next.frame
             media = next.media
         } else {
+            if timed, let buffer = reader?.readAheadSource, let wait = waitForBuffer(buffer) { return wait }
+            let waitsBefore = reader?.readAheadSource?.waits.nanoseconds
             guard let (frame, m, seconds) = try decodeOne() else {
                 refreshReaderStats()
                 return .ended
@@ -245,8 +259,14 @@ public final class PlaybackSession {
             }
             f = frame
             media = m
+            if let before = waitsBefore, let after = reader?.readAheadSource?.waits.nanoseconds, after > before {
+                waitedForNetwork = true
+            }
         }
-        defer { recycle(f) }
+        defer {
+            recycle(f)
+            waitedForNetwork = false
+        }
         stats.mediaSeconds = max(stats.mediaSeconds, media)
         if anchorTime == nil || lastStepStalled {
             if timed, !lastStepStalled {
@@ -271,7 +291,15 @@ public final class PlaybackSession {
             if !late { masterDrops = 0 }
             // Timed by the audio, a late live frame is dropped as any other: the audio plays the
             // packets the buffer already holds, so the frames after it are there to catch up with.
-            if late, reader?.demuxer.isLive == true, !timedByMaster {
+            if late, waitedForNetwork {
+                // The frame is late because its read waited for the network (the read-ahead
+                // held part of what it needed): the time lost is the network's, and the
+                // timeline moves back to this frame instead of dropping it.
+                stats.networkLateFrames += 1
+                rebaseHere(media: media, now: now)
+                target = anchorTime!
+                seenAt = seen(ifShownAt: now, aimedAt: target)
+            } else if late, reader?.demuxer.isLive == true, !timedByMaster {
                 // A live source cannot be caught up: its frames come no sooner than it sends them,
                 // so dropping a late one loses it and makes the next one no earlier. The
                 // timeline moves back to this frame instead, once per delay (pictures held for
@@ -383,7 +411,7 @@ public final class PlaybackSession {
 
     private func readAheadForTheSound() throws {
         guard let wantsSound else { return }
-        while wantsSound(), ahead.count < maxDecodedAhead, !readerExhausted, pending == nil {
+        while wantsSound(), ahead.count < maxDecodedAhead, !readerExhausted, pending == nil, !readAheadIsDry {
             guard let (frame, media, _) = try decodeOne() else { break }
             ahead.append((frame, media))
         }
@@ -408,6 +436,63 @@ public final class PlaybackSession {
     private var readerExhausted = false
     /// Running estimate of one decode, nanoseconds.
     private var decodeEstimate: Double?
+
+    // MARK: Network sources
+
+    /// Told when the timeline starts waiting for a network source's read-ahead (true, with its
+    /// level) and when the wait ends (false): resumed, or given up by a seek, a resume, a new
+    /// input. Called on the session's thread, inside `step` or the command that ended it. The
+    /// player says `buffering` and holds the sound meanwhile.
+    public var onBuffering: ((_ waiting: Bool, _ level: BufferLevel) -> Void)?
+    private var gate = BufferingGate()
+    /// Whether the frame being stepped had a read wait for the network.
+    private var waitedForNetwork = false
+    /// Whether the timeline waits for the network now.
+    public var isWaitingForBuffer: Bool { gate.isWaiting }
+
+    /// Nil when the frame can be decoded; `.buffering` (after a short wait for data) while the
+    /// read-ahead is dry and until it holds enough again, the timeline stopped meanwhile.
+    private func waitForBuffer(_ buffer: PacketReadAhead) -> PlaybackStep? {
+        let level = buffer.level
+        switch gate.check(level, resumeSeconds: buffer.options.resumeSeconds, now: clock.now()) {
+        case .go:
+            return nil
+        case .startWait:
+            stats.bufferingWaits += 1
+            onBuffering?(true, level)
+        case .keepWaiting:
+            break
+        case .resume(let waited):
+            stats.bufferingSeconds += Double(waited) / 1e9
+            onBuffering?(false, level)
+            // The next frame is due now, as after a pause.
+            rebase(atMedia: nil)
+            return nil
+        }
+        buffer.waitForData(nanoseconds: 20_000_000)
+        return .buffering(level)
+    }
+
+    /// Whether the network source's read-ahead holds no video packet now (and more will come):
+    /// nothing is decoded ahead then, so that no wait for the network happens inside a wait.
+    private var readAheadIsDry: Bool {
+        guard let level = reader?.readAheadSource?.level else { return false }
+        return level.packets == 0 && !level.ended
+    }
+
+    /// Ends a wait for the network that something else overtook (a seek, a resume, a new input).
+    private func endBufferingWait() {
+        guard gate.isWaiting else { return }
+        if let since = gate.since { stats.bufferingSeconds += Double(clock.now() &- since) / 1e9 }
+        gate = BufferingGate()
+        onBuffering?(false, reader?.readAheadSource?.level ?? BufferLevel())
+    }
+
+    /// Moves the timeline so that the frame at `media` is due `now`.
+    private func rebaseHere(media: Double, now: UInt64) {
+        anchorTime = now
+        anchorMedia = media
+    }
 
     /// Reads and decodes the next frame of the reader into a frame of its own.
     private func decodeOne() throws -> (VideoFrame, Double, Double)? {
@@ -437,7 +522,7 @@ public final class PlaybackSession {
         guard maxDecodedAhead > 0 else { return false }
         while ahead.count < maxDecodedAhead, !readerExhausted, pending == nil {
             let estimate = UInt64(max(decodeEstimate ?? frameInterval / 2, 0) * 1.5)
-            guard clock.now() &+ estimate < slot else { break }
+            guard clock.now() &+ estimate < slot, !readAheadIsDry else { break }
             guard let (frame, media, seconds) = try decodeOne() else { break }
             ahead.append((frame, media))
             if let limit = stallThreshold, UInt64(seconds * 1e9) > limit, clock.now() > slot {
@@ -534,6 +619,7 @@ public final class PlaybackSession {
     /// before the next frame is shown (a pause between an item's last frame and its end) starts
     /// on the new one, not one frame after the last frame shown before the pause.
     public func rebase(atMedia media: Double? = nil) {
+        endBufferingWait()
         anchorTime = nil
         anchorMedia = media
         forcePresent = true
@@ -560,6 +646,7 @@ public final class PlaybackSession {
     /// timeline starts again at the next step.
     public func continueWith(_ reader: FrameReader, firstFrame: VideoFrame?, originPts: Int64?, gapless: Bool) {
         let previousInterval = frameInterval
+        endBufferingWait()
         retireReader()
         flushAhead()
         self.reader = reader
@@ -581,6 +668,7 @@ public final class PlaybackSession {
     /// Replaces the reader of the same input (an exact seek continues on the seeker's reader),
     /// keeping the origin.
     public func replaceReader(_ reader: FrameReader) {
+        endBufferingWait()
         flushAhead()
         if reader !== self.reader { retireReader() }
         self.reader = reader
@@ -588,6 +676,7 @@ public final class PlaybackSession {
 
     /// Forgets the input (stop).
     public func clear() {
+        endBufferingWait()
         flushAhead()
         retireReader()
         reader = nil

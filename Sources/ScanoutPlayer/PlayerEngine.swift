@@ -103,6 +103,7 @@ public final class PlayerEngine {
         session.deviationWindow = 4096
         session.transfers = configuration.decoder.transfers
         audio.clock = { [clock] in clock.now() }
+        session.onBuffering = { [unowned self] waiting, level in networkBuffering(waiting, level: level) }
     }
 
     /// `c` with the pipeline's own decoder settings (`Display.decoding`), one copy counter for
@@ -161,10 +162,20 @@ public final class PlayerEngine {
         s.framesCensored = framesCensored
         s.transfers = st.transfers
         s.bufferingReason = state == .buffering ? bufferingReason : nil
+        s.buffer = current.map { item in
+            let policy: BufferStatus.Policy = item.reader.readAheadSource != nil ? .pause
+                : LiveInputOptions.handles(item.item.source) ? .slip : .direct
+            var b = BufferStatus(policy: policy)
+            b.level = item.reader.readAheadSource?.level
+            b.waits = st.bufferingWaits
+            b.waitSeconds = st.bufferingSeconds
+            b.networkLateFrames = st.networkLateFrames
+            return b
+        }
         s.transport = transport.totals
         s.live = current.map { LiveInputOptions.handles($0.item.source) } ?? false
         s.timeshift = timeshiftStatus
-        s.adaptive = current.flatMap { AdaptiveStatus($0.reader.demuxer) }
+        s.adaptive = current.flatMap { AdaptiveStatus($0.reader) }
         s.tracks = current?.reader.demuxer.tracks ?? []
         s.selectedTracks = Set(current.map { [$0.reader.video.index] } ?? [])
         s.subtitles = current == nil ? nil : subtitles.status
@@ -473,6 +484,9 @@ public final class PlayerEngine {
             presentLog?.note(session)
             reportTransport()
             reportVariants()
+            // Waiting for a network source's read-ahead: nothing was shown (`networkBuffering`
+            // said so when the wait started).
+            if case .buffering = r { return }
             if stallAnnounced {
                 // The read that blocked has returned; buffering was announced from inside it.
                 stallAnnounced = false
@@ -507,7 +521,7 @@ public final class PlayerEngine {
                     lastPositionEvent = now
                     emit(.position(seconds: position, duration: duration, item: i))
                 }
-            case .dropped:
+            case .dropped, .buffering:
                 break
             case .ended:
                 if !seekedInItem, let damage = current?.reader.damage() {
@@ -560,8 +574,47 @@ public final class PlayerEngine {
         onBufferingInsideRead?()
     }
 
+    /// The timeline started waiting for the current item's read-ahead (`waiting`), or stopped:
+    /// `buffering` with the level and the reason when the wait starts, the sound held until it
+    /// ends.
+    private func networkBuffering(_ waiting: Bool, level: BufferLevel) {
+        if waiting {
+            guard state == .playing, let i = index else { return }
+            let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+            let reason = level.waitReason(source: URLRedaction.redact(source))
+            bufferingReason = reason
+            networkWaitStarted = clock.now()
+            set(.buffering)
+            audio.setPaused(true)
+            emit(.buffering(true, reason: reason))
+        } else {
+            guard bufferingReason != nil, !stallAnnounced, let started = networkWaitStarted else { return }
+            bufferingReason = nil
+            networkWaitStarted = nil
+            if let i = index {
+                let source = URLRedaction.redact(playlist.indices.contains(i) ? playlist[i].source : "?")
+                let waited = String(format: "%.1f", Double(clock.now() &- started) / 1e9)
+                emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (its read-ahead ran dry); playback paused meanwhile and goes on with no frame lost"))
+            }
+            if state == .buffering {
+                set(.playing)
+                audio.setPaused(false)
+            }
+            emit(.buffering(false))
+        }
+    }
+
+    /// When the current wait for the read-ahead started (clock time).
+    private var networkWaitStarted: UInt64?
+
     /// Reads of `reader` (not live: those report their silence themselves) say when they block.
     private func watchStalls(_ reader: FrameReader) {
+        if let ahead = reader.readAheadSource {
+            ahead.reportStalls(after: Double(configuration.stallThreshold) / 1e9) { [weak self] seconds in
+                self?.readStalling(seconds)
+            }
+            return
+        }
         reader.demuxer.reportStalls(after: Double(configuration.stallThreshold) / 1e9) { [weak self] seconds in
             self?.readStalling(seconds)
         }

@@ -32,7 +32,7 @@ final class PlayerSubtitles {
     private(set) var status = SubtitleStatus()
     private(set) var renderer: SubtitleRenderer?
     /// The reader whose demuxer hands the track's packets over, and the track.
-    private var routed: (reader: ObjectIdentifier, demuxer: Demuxer, track: Int)?
+    private var routed: (reader: ObjectIdentifier, demuxer: Demuxer, source: any PacketSource, track: Int)?
     /// The API's choices, kept across items: nil where the item's own selection decides.
     var enabledOverride: Bool?
     var delayOverride: Double?
@@ -49,7 +49,7 @@ final class PlayerSubtitles {
         status.delay = delayOverride ?? s.delay
         do {
             if let (r, track) = try SubtitleFeed.open(s, reader: item.reader, timeoutSeconds: timeoutSeconds) {
-                if let track { routed = (ObjectIdentifier(item.reader), item.reader.demuxer, track) }
+                if let track { routed = (ObjectIdentifier(item.reader), item.reader.demuxer, item.reader.source, track) }
                 status.track = track
                 status.file = track == nil ? s.file : nil
                 install(r, display: display)
@@ -80,7 +80,7 @@ final class PlayerSubtitles {
     /// clock lags that one by the video's start (`SubtitleFeed.hlsOffset`), so the cues of that
     /// lag after the position are read here too.
     func catchUp(_ item: PreparedItem, at time: Double, timeoutSeconds: Double) {
-        guard let (_, demuxer, track) = routed, let r = renderer, !demuxer.isLive,
+        guard let (_, demuxer, _, track) = routed, let r = renderer, !demuxer.isLive,
               let info = demuxer.tracks.first(where: { $0.index == track }) else { return }
         let hls = demuxer.formatName == "hls"
         guard hls || !demuxer.input.contains("://"), hls || time > 0 else { return }
@@ -97,16 +97,16 @@ final class PlayerSubtitles {
     /// Routes the track again when the item's reader changed (an exact seek reads on with the
     /// seeker's reader).
     func follow(_ item: PreparedItem) {
-        guard let (id, old, track) = routed, id != ObjectIdentifier(item.reader), let r = renderer else { return }
+        guard let (id, _, old, track) = routed, id != ObjectIdentifier(item.reader), let r = renderer else { return }
         try? old.route(track: track, to: nil)
         let offset = item.reader.demuxer.tracks.first { $0.index == track }.map { SubtitleFeed.hlsOffset($0, reader: item.reader) } ?? 0
-        try? SubtitleFeed.route(track: track, of: item.reader.demuxer, to: r, offset: offset)
-        routed = (ObjectIdentifier(item.reader), item.reader.demuxer, track)
+        try? SubtitleFeed.route(track: track, of: item.reader, to: r, offset: offset)
+        routed = (ObjectIdentifier(item.reader), item.reader.demuxer, item.reader.source, track)
     }
 
     /// No subtitles on `display`; the route to the renderer is taken down.
     func stop(display: any Display) {
-        if let (_, demuxer, track) = routed { try? demuxer.route(track: track, to: nil) }
+        if let (_, _, source, track) = routed { try? source.route(track: track, to: nil) }
         routed = nil
         renderer = nil
         display.subtitles = nil
@@ -140,7 +140,7 @@ public enum SubtitleFeed {
         } else {
             guard let t = selection.embeddedTrack(in: reader.demuxer.tracks) else { return nil }
             renderer = try SubtitleRenderer(header: try SubtitleDecoder(demuxer: reader.demuxer, track: t.index).header)
-            try route(track: t.index, of: reader.demuxer, to: renderer, offset: hlsOffset(t, reader: reader))
+            try route(track: t.index, of: reader, to: renderer, offset: hlsOffset(t, reader: reader))
             track = t.index
         }
         renderer.videoTimeBase = video.timeBase
@@ -149,11 +149,12 @@ public enum SubtitleFeed {
         return (renderer, track)
     }
 
-    /// Hands the packets of `track` that `demuxer` reads from now on to `renderer`, decoded,
-    /// their times moved by `offset` seconds.
-    static func route(track: Int, of demuxer: Demuxer, to renderer: SubtitleRenderer, offset: Double = 0) throws {
-        let decoder = try SubtitleDecoder(demuxer: demuxer, track: track)
-        try demuxer.route(track: track) { packet in
+    /// Hands the packets of `track` that `reader` reads from now on to `renderer`, decoded,
+    /// their times moved by `offset` seconds. Through the reader's packet source: a read-ahead
+    /// hands them out as the reader reaches them, on its thread.
+    static func route(track: Int, of reader: FrameReader, to renderer: SubtitleRenderer, offset: Double = 0) throws {
+        let decoder = try SubtitleDecoder(demuxer: reader.demuxer, track: track)
+        try reader.source.route(track: track) { packet in
             // A packet that does not decode loses its line, not the item.
             for var e in (try? decoder.decode(packet)) ?? [] {
                 e.start += offset

@@ -295,7 +295,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
             && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
-            && a.demuxer.adaptive == b.demuxer.adaptive
+            && a.demuxer.adaptive == b.demuxer.adaptive && a.demuxer.readAhead == b.demuxer.readAhead
             && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift && a.subtitles == b.subtitles
     }
 }
@@ -328,8 +328,33 @@ public struct AudioOutputStatus: Sendable, Equatable {
 }
 
 /// A copy of where the player stands, readable from any thread.
+/// How the current item's source is buffered, and what a late source costs.
+public struct BufferStatus: Sendable, Equatable {
+    public enum Policy: String, Sendable {
+        /// A network source with an end, read ahead: when it runs dry the clock pauses
+        /// (`buffering`) until enough is held again; no frame is dropped for it.
+        case pause
+        /// A live source: it cannot be waited for; a late frame moves the timeline back to it
+        /// (`liveSlips`), and a silent source is `buffering` until packets come back.
+        case slip
+        /// A local file: read at disk speed, as the decoder asks.
+        case direct
+    }
+    public var policy: Policy
+    /// What the read-ahead holds (`pause` only).
+    public var level: BufferLevel?
+    /// Waits for the read-ahead so far, and their length in all, seconds.
+    public var waits = 0
+    public var waitSeconds = 0.0
+    /// Frames late because a read waited for the network, shown with the timeline moved back.
+    public var networkLateFrames = 0
+    public init(policy: Policy) { self.policy = policy }
+}
+
 public struct PlayerSnapshot: Sendable {
     public var state: PlayerState = .idle
+    /// How the current item's source is buffered; nil with no item.
+    public var buffer: BufferStatus?
     public var playlist: [PlaylistItem] = []
     public var index: Int?
     public var position: Double = 0

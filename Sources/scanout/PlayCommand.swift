@@ -79,6 +79,9 @@ struct Play: ParsableCommand {
             demuxerOptions.acceptsAudioOnly = true
             let reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions,
                                          contentHint: item.contentHint)
+            // A network input with an end is read ahead on a thread of its own; when that runs
+            // dry the clock pauses (as in `serve`), so no frame is lost to the network.
+            let readsAhead = !untimed && reader.readAhead(demuxerOptions.readAhead)
             let v = reader.video
             display.subtitles = try SubtitleFeed.open(subtitles.selection, reader: reader, timeoutSeconds: options.demuxer.timeoutSeconds)?.renderer
             StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
@@ -99,6 +102,11 @@ struct Play: ParsableCommand {
             let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
             session.transfers = decoderOptions.transfers
             let sound = PlayerAudio()
+            session.onBuffering = { waiting, level in
+                sound.setPaused(waiting)
+                StandardError.write(waiting ? "buffering: \(level.waitReason(source: URLRedaction.redact(input))); waiting for \(format1(demuxerOptions.readAhead.resumeSeconds)) s\n"
+                                            : "buffering: resumed with \(format1(level.seconds)) s held\n")
+            }
             sound.setRate(rate)
             let audioSettings = try audio.settings()
             for event in sound.attach(reader: reader, item: PlaylistItem(source: input), settings: audioSettings, session: session, gapless: false) {
@@ -131,6 +139,9 @@ struct Play: ParsableCommand {
                 }
             }
             print(summary(stats: stats, display: display, cpuSeconds: selfUsage().cpu - cpuBefore))
+            if readsAhead {
+                print("buffering: \(stats.bufferingWaits) waits for the network, \(format2(stats.bufferingSeconds)) s in all; \(stats.networkLateFrames) frames late from the network shown (timeline moved back)")
+            }
             if let headless = pipeline.headlessRenderer, let display = display as? HeadlessDisplay {
                 print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")
             }

@@ -91,10 +91,18 @@ struct InputOptions: ParsableArguments {
     @Option(help: "HLS live: start this many segments from the live edge (negative).")
     var liveStartIndex: Int = AdaptiveOptions().liveStartIndex
 
+    @Option(help: "Network inputs with an end (HTTP files, HLS VOD): seconds of media read ahead on a thread of their own (0: off). When it runs dry playback pauses, not drops.")
+    var readAhead: Double = ReadAheadOptions().seconds
+
+    @Option(help: "After the read-ahead ran dry, resume once this many seconds of media are held again (or the input ended).")
+    var resumeAfter: Double = ReadAheadOptions().resumeSeconds
+
     var demuxer: DemuxerOptions {
-        DemuxerOptions(timeoutSeconds: timeout, live: LiveInputOptions(interface: interface, sources: ssmSources, timeoutSeconds: liveTimeout),
-                       adaptive: AdaptiveOptions(initialBandwidth: initialBandwidth, maxHeight: maxHeight, maxBitrate: maxBitrate,
-                                                 liveStartIndex: liveStartIndex))
+        var d = DemuxerOptions(timeoutSeconds: timeout, live: LiveInputOptions(interface: interface, sources: ssmSources, timeoutSeconds: liveTimeout),
+                               adaptive: AdaptiveOptions(initialBandwidth: initialBandwidth, maxHeight: maxHeight, maxBitrate: maxBitrate,
+                                                         liveStartIndex: liveStartIndex))
+        d.readAhead = ReadAheadOptions(enabled: readAhead > 0, seconds: max(readAhead, 0.1), resumeSeconds: max(resumeAfter, 0))
+        return d
     }
 
     /// The decoding options, with the faults of `SCANOUT_FAULTS` and an observer that prints
@@ -130,6 +138,8 @@ struct InputOptions: ParsableArguments {
         guard liveTimeout >= 1 else { throw ValidationError("--live-timeout must be 1 or more") }
         guard threads >= 0 && threads <= 64 else { throw ValidationError("--threads must be 0...64") }
         guard fallbackAfter >= 1 else { throw ValidationError("--fallback-after must be 1 or more") }
+        guard readAhead >= 0 && readAhead <= 3600 else { throw ValidationError("--read-ahead must be 0...3600 seconds (0: off)") }
+        guard resumeAfter >= 0 && resumeAfter <= 600 else { throw ValidationError("--resume-after must be 0...600 seconds") }
         if noFallback && playerType != .hw && playerType != .native {
             throw ValidationError("--no-fallback needs --player-type hw or native")
         }

@@ -1,0 +1,156 @@
+import Foundation
+import ScanoutDisplay
+import ScanoutMedia
+import ScanoutPlayer
+import ScanoutTestSupport
+import ScanoutTesting
+import Testing
+
+/// Network VOD through the read-ahead (`PacketReadAhead`, `BufferingGate`): a stall longer than
+/// what is read ahead, and a link slower than the media, on `tools/http-serve.py` (loopback).
+/// The clock pauses while the read-ahead is dry, so every frame is shown once, none dropped, and
+/// `buffering` is said when the wait starts, not when the data comes back.
+@Suite(.serialized) struct ReadAheadPlaybackTests {
+    struct Run {
+        var codes: [Int]
+        var events: [(at: UInt64, event: PlayerEvent)]
+        var engine: PlayerEngine
+        var buffering: [(on: Bool, reason: String?, at: UInt64)] {
+            events.compactMap { e in if case let .buffering(on, reason) = e.event { return (on, reason, e.at) } else { return nil } }
+        }
+        var warnings: [String] { events.compactMap { if case .warning(let m) = $0.event { return m } else { return nil } } }
+        var errors: [String] { events.compactMap { if case let .error(m, _, _) = $0.event { return m } else { return nil } } }
+    }
+
+    mutating func play(_ url: String, timeout: Double, readAhead: ReadAheadOptions = ReadAheadOptions()) throws -> Run {
+        let display = CodeRecordingDisplay(clock: ManualClock())
+        var events: [(UInt64, PlayerEvent)] = []
+        var config = PlayerConfiguration()
+        config.demuxer = DemuxerOptions(timeoutSeconds: timeout)
+        config.demuxer.readAhead = readAhead
+        config.stallThreshold = 500_000_000
+        let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append((monotonicNanoseconds(), $0)) }
+        try engine.load([PlaylistItem(source: url)])
+        try engine.play()
+        var snapshots: [PlayerSnapshot] = []
+        while engine.isRunning {
+            engine.tick()
+            if snapshots.count < 2000 { snapshots.append(engine.snapshot()) }
+        }
+        lastSnapshots = snapshots
+        return Run(codes: display.shown.map(\.code), events: events.map { (at: $0.0, event: $0.1) }, engine: engine)
+    }
+    private var lastSnapshots: [PlayerSnapshot] = []
+
+    /// faststart.mp4: the counter clip (frames 0...95, 3.2 s) with its index first, 111 kB.
+    func everyFrameOnce(_ codes: [Int]) -> Bool { codes == Array(0...95) }
+
+    @Test func aStallLongerThanWhatIsReadAheadPausesTheClockAndLosesNoFrame() async throws {
+        try await offPool {
+            // The server stops for 4 s at byte 60000 (about half of the clip): the read-ahead has
+            // taken what came before at once, the player plays it (1.6 s) and then waits.
+            let server = try HTTPFileServer(directory: Fixtures.directory.path,
+                                            faults: ["--stall-at", "60000", "--stall-for", "4", "--times", "1"])
+            var t = ReadAheadPlaybackTests()
+            let run = try t.play(server.url("faststart.mp4"), timeout: 12)
+            #expect(run.engine.state == .ended)
+            #expect(self.everyFrameOnce(run.codes), "\(run.codes)")
+            #expect(run.engine.snapshot().framesDropped == 0)
+            #expect(run.errors.isEmpty, "\(run.errors)")
+            let b = run.buffering
+            #expect(b.map(\.on) == [true, false], "\(b)")
+            if b.count == 2 {
+                // Said when the wait started: well before the server sent again.
+                #expect(Double(b[1].at - b[0].at) / 1e9 > 1.0, "\(b)")
+                #expect(b[0].reason?.contains("ran dry") == true, "\(b[0].reason ?? "nil")")
+            }
+            #expect(run.warnings.contains { $0.contains("the source stalled for") && $0.contains("no frame lost") }, "\(run.warnings)")
+            // While it waited, the state said so, with the level.
+            let waiting = t.lastSnapshots.filter { $0.state == .buffering }
+            #expect(!waiting.isEmpty)
+            #expect(waiting.allSatisfy { $0.buffer?.policy == .pause && $0.bufferingReason != nil })
+            let last = run.engine.snapshot().buffer
+            #expect(last?.waits == 1)
+            #expect((last?.waitSeconds ?? 0) > 1.0)
+        }
+    }
+
+    @Test func aLinkSlowerThanTheMediaWaitsAndLosesNoFrame() async throws {
+        try await offPool {
+            // 111 kB over 3.2 s is about 35 kB/s: at 20 kB/s the read-ahead runs dry again and again.
+            let server = try HTTPFileServer(directory: Fixtures.directory.path, faults: ["--rate", "20000"])
+            var t = ReadAheadPlaybackTests()
+            let run = try t.play(server.url("faststart.mp4"), timeout: 10)
+            #expect(run.engine.state == .ended)
+            #expect(self.everyFrameOnce(run.codes), "\(run.codes)")
+            #expect(run.engine.snapshot().framesDropped == 0)
+            #expect(run.errors.isEmpty, "\(run.errors)")
+            let on = run.buffering.map(\.on)
+            #expect(on.count >= 2 && on.count % 2 == 0, "\(on)")
+            #expect(zip(on, on.dropFirst()).allSatisfy { $0 != $1 }, "\(on)")
+            #expect((run.engine.snapshot().buffer?.waits ?? 0) >= 1)
+        }
+    }
+
+    @Test func withoutTheReadAheadTheSameStallIsAReadThatBlocks() async throws {
+        try await offPool {
+            let server = try HTTPFileServer(directory: Fixtures.directory.path,
+                                            faults: ["--stall-at", "60000", "--stall-for", "4", "--times", "1"])
+            var t = ReadAheadPlaybackTests()
+            let run = try t.play(server.url("faststart.mp4"), timeout: 12, readAhead: ReadAheadOptions(enabled: false))
+            #expect(run.engine.state == .ended)
+            #expect(run.engine.snapshot().buffer?.policy == .direct)
+            #expect(run.buffering.map(\.on) == [true, false])
+            #expect(run.warnings.contains { $0.contains("the source stalled for") }, "\(run.warnings)")
+        }
+    }
+
+    @Test func aLocalFileIsReadDirectly() throws {
+        var t = ReadAheadPlaybackTests()
+        let run = try t.play(Fixtures.path("faststart.mp4"), timeout: 5)
+        #expect(self.everyFrameOnce(run.codes) || run.engine.snapshot().framesDropped > 0)
+        #expect(run.engine.snapshot().buffer?.policy == .direct)
+        #expect(run.engine.snapshot().buffer?.level == nil)
+        #expect(run.buffering.isEmpty)
+    }
+}
+
+@Suite struct BufferingGateTests {
+    func level(_ seconds: Double, packets: Int, ended: Bool = false, full: Bool = false) -> BufferLevel {
+        var l = BufferLevel()
+        l.seconds = seconds
+        l.packets = packets
+        l.ended = ended
+        l.full = full
+        return l
+    }
+
+    @Test func waitsWhenDryAndResumesAtTheThreshold() {
+        var g = BufferingGate()
+        #expect(g.check(level(2, packets: 60), resumeSeconds: 1, now: 0) == .go)
+        #expect(g.check(level(0, packets: 0), resumeSeconds: 1, now: 100) == .startWait)
+        #expect(g.isWaiting)
+        // Some packets come, not yet a second of media: still waiting (no resume on the first packet).
+        #expect(g.check(level(0.4, packets: 12), resumeSeconds: 1, now: 200) == .keepWaiting)
+        #expect(g.check(level(1.0, packets: 30), resumeSeconds: 1, now: 1_100) == .resume(waited: 1_000))
+        #expect(!g.isWaiting)
+        #expect(g.check(level(0.9, packets: 27), resumeSeconds: 1, now: 1_200) == .go)
+    }
+
+    @Test func theEndOrAFullReadAheadResumesAtOnce() {
+        var g = BufferingGate()
+        #expect(g.check(level(0, packets: 0), resumeSeconds: 5, now: 0) == .startWait)
+        #expect(g.check(level(0.2, packets: 6, ended: true), resumeSeconds: 5, now: 50) == .resume(waited: 50))
+        #expect(g.check(level(0, packets: 0), resumeSeconds: 5, now: 60) == .startWait)
+        #expect(g.check(level(3, packets: 90, full: true), resumeSeconds: 5, now: 70) == .resume(waited: 10))
+        // An input read to its end never waits: what is left plays out.
+        #expect(g.check(level(0, packets: 0, ended: true), resumeSeconds: 5, now: 80) == .go)
+    }
+
+    @Test func theReasonSaysWhatIsHeldAndHowFastDataComes() {
+        var l = level(0, packets: 0)
+        l.inputBytesPerSecond = 120_000
+        l.mediaBytesPerSecond = 375_000
+        #expect(l.waitReason(source: "http://h/v.mp4") == "the read-ahead of http://h/v.mp4 ran dry (0.0 s held; data arrives at 120 kB/s, the media needs 375 kB/s)")
+    }
+}
