@@ -93,14 +93,27 @@ def available_players(o):
     return ready, skipped, gst_python
 
 
-def variant_of_segments(server_log, segment_seconds):
-    """For each segment number, the height... no: the variant index whose copy of it was the last
-    one sent whole (what a player that fetched it twice kept)."""
-    chosen = {}
-    for entry in sorted(server_log, key=lambda e: e["end"]):
+def variant_of_segments(server_log):
+    """For a player that does not say which variant each frame came from: for each segment number,
+    the variant of its copy that played, read from the order of the server's answers. A copy of
+    a segment older than one already asked for is a probe (a new demuxer context reads every
+    variant's first segments), not playback; of several copies of one segment, the one from the
+    variant that then served the next segment played, else the last one sent whole."""
+    fetched, frontier = {}, -1
+    for entry in sorted(server_log, key=lambda e: e["start"]):
         m = re.search(r"/v(\d+)/seg(\d+)\.ts$", entry["path"])
-        if m and entry["whole"]:
-            chosen[int(m.group(2))] = int(m.group(1))
+        if not m:
+            continue
+        variant, k = int(m.group(1)), int(m.group(2))
+        if k < frontier:
+            continue
+        frontier = k
+        if entry["whole"]:
+            fetched.setdefault(k, []).append(variant)
+    chosen = {}
+    for k, variants in fetched.items():
+        following = fetched.get(k + 1, [])
+        chosen[k] = following[0] if following and following[0] in variants else variants[-1]
     return chosen
 
 
@@ -118,10 +131,9 @@ def figures(run, info, kind, server_log):
         by_id = {v["id"]: v for v in clip["variants"]}
         if frames and all(f[2] is None for f in frames):
             # No picture size from this player: the variant whose segment was sent whole last.
-            segs = variant_of_segments(server_log, clip["segment"])
-            start = min(f[1] for f in frames)
-            for f in frames:
-                k = int(math.floor((f[1] - start) / clip["segment"] + 1e-6))
+            segs = variant_of_segments(server_log)
+            for f in frames:  # Scanout's media times start at 0 at the stream's first frame
+                k = int(math.floor(f[1] / clip["segment"] + 1e-6))
                 f[2] = by_id.get(segs.get(k), {}).get("height")
             run["variantFrom"] = "the server's log (the last copy of each segment sent whole)"
         variant_of = lambda f: by_height.get(f[2], {}).get("id")  # noqa: E731

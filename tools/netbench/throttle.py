@@ -57,8 +57,8 @@ def sawtooth(high, low, half, until):
 PROFILES = {
     "stall": Profile("stall", [(4, 7, 0)], 600_000,
                      "600 kB/s, nothing at all from 4 s to 7 s"),
-    "trickle": Profile("trickle", [(4, 14, 120_000)], None,
-                       "no limit, then 120 kB/s (0.96 Mb/s) from 4 s to 14 s: below the MP4's and the top variant's bitrate"),
+    "trickle": Profile("trickle", [(4, 14, 120_000)], 600_000,
+                       "600 kB/s, then 120 kB/s (0.96 Mb/s) from 4 s to 14 s: below the MP4's and the top variant's bitrate"),
     "sawtooth": Profile("sawtooth", sawtooth(800_000, 150_000, 2, 120), None,
                         "2 s at 800 kB/s, 2 s at 150 kB/s, again and again (3.8 Mb/s on average)"),
     "startup-stall": Profile("startup-stall", [(0, 3, 0)], 1_000_000,
