@@ -606,6 +606,15 @@ public final class Demuxer {
         return .openFailed(input: input, reason: detail.map { "\(ffmpegErrorString(code)): \($0)" } ?? ffmpegErrorString(code))
     }
 
+    /// An HLS VOD playlist's length (the sum of its `EXTINF`s, which libavformat's `hls` demuxer
+    /// puts in the format's duration when the playlist ends with `#EXT-X-ENDLIST`), in `timeBase`:
+    /// its streams state none of their own. Nil for other formats, and for a live playlist.
+    private static func playlistDuration(_ ctx: UnsafeMutablePointer<AVFormatContext>, in timeBase: AVRational) -> Int64? {
+        guard String(cString: ctx.pointee.iformat.pointee.name) == "hls", ctx.pointee.duration != SCANOUT_AV_NOPTS_VALUE,
+              ctx.pointee.duration > 0 else { return nil }
+        return av_rescale_q(ctx.pointee.duration, scanout_av_time_base_q(), timeBase)
+    }
+
     private static func describe(stream st: UnsafeMutablePointer<AVStream>, context: UnsafeMutablePointer<AVFormatContext>) -> VideoStreamInfo {
         let par = st.pointee.codecpar!
         let desc = avcodec_descriptor_get(par.pointee.codec_id)
@@ -619,7 +628,7 @@ public final class Demuxer {
             orientation = sd.withMemoryRebound(to: Int32.self, capacity: 9) { Orientation(displayMatrix: $0) }
         }
         let start = st.pointee.start_time == SCANOUT_AV_NOPTS_VALUE ? nil : st.pointee.start_time
-        let duration = st.pointee.duration == SCANOUT_AV_NOPTS_VALUE ? nil : st.pointee.duration
+        let duration = st.pointee.duration != SCANOUT_AV_NOPTS_VALUE ? st.pointee.duration : Self.playlistDuration(context, in: st.pointee.time_base)
         let sar = av_guess_sample_aspect_ratio(context, st, nil)
         let range: ColorRange = par.pointee.color_range == AVCOL_RANGE_JPEG ? .full
             : (par.pointee.color_range == AVCOL_RANGE_MPEG ? .limited : .unspecified)
