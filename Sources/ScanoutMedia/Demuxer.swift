@@ -20,6 +20,9 @@ public struct DemuxerOptions: Sendable {
     /// The content key of a CENC-encrypted MP4 (the mov demuxer's `decryption_key`, one key for
     /// every track); nil: none. Redacted in every description.
     public var decryptionKey: ContentKey?
+    /// One variant of an HLS master playlist read from start to end (`VariantPin`: the frame-exact
+    /// commands); nil: the variants are chosen and changed as the throughput allows.
+    public var variantPin: VariantPin?
     /// How the player reads a network input with an end ahead of playback (`PacketReadAhead`).
     public var readAhead = ReadAheadOptions()
     public init(timeoutSeconds: Double = 10, live: LiveInputOptions = LiveInputOptions(), adaptive: AdaptiveOptions = AdaptiveOptions()) {
@@ -228,7 +231,8 @@ public final class Demuxer {
 
         deadline = Deadline()
         let ctx = Self.allocateContext(deadline: deadline, errorLines: errorLines)
-        let meter = Self.isHTTP(input) ? SegmentMeter() : nil
+        // Segments are measured for the choice of variant; a pinned read (`variantPin`) has none.
+        let meter = Self.isHTTP(input) && options.variantPin == nil ? SegmentMeter() : nil
         meter?.hook(ctx)
         var dict = Self.openDictionary(input: input, options: options)
         defer { av_dict_free(&dict) }
@@ -266,9 +270,18 @@ public final class Demuxer {
         }
 
         // An HLS master playlist's variants: the start one is read, the others discarded.
-        let variants = meter == nil ? [] : Self.hlsVariants(opened)
+        // A pinned read keeps one variant, over HTTP or from a local master playlist.
+        let listed = meter == nil && options.variantPin == nil ? [] : Self.hlsVariants(opened)
+        let pinned: HLSVariant?
+        do { pinned = try options.variantPin?.choose(from: listed, caps: options.adaptive, input: input) } catch {
+            avformat_close_input(&ctxOpt)
+            meter?.unhook(ctx)
+            throw error
+        }
+        keptVariant = pinned.map { KeptVariant(variant: $0, count: listed.count) }
+        let variants = meter == nil ? [] : listed
         let selector = variants.isEmpty ? nil : VariantSelector(variants: variants, options: options.adaptive)
-        let startVariant = selector?.carried(by: Double(options.adaptive.initialBandwidth))
+        let startVariant = pinned ?? selector?.carried(by: Double(options.adaptive.initialBandwidth))
         var best = startVariant.map { Int32($0.streamIndex) } ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         // An input whose only picture is a cover (an mp3's embedded PNG) or that has none plays
         // its audio: the audio track is the stream read, and the picture a still (`StillDecoder`).
@@ -319,6 +332,9 @@ public final class Demuxer {
         avformat_close_input(&ctx)
         adaptive?.meter.unhook(context)
     }
+
+    /// The one variant of an HLS master playlist read (`DemuxerOptions.variantPin`); nil otherwise.
+    public let keptVariant: KeptVariant?
 
     /// The stream whose packets `read` hands out: the video stream, or the current variant's
     /// (the audio track of an audio-only input).

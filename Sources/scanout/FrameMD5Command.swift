@@ -7,19 +7,23 @@ struct FrameMD5: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "framemd5",
         abstract: "Print one MD5 per decoded frame in ffmpeg's framemd5 layout.",
-        discussion: "The md5 column equals `ffmpeg -i INPUT -map 0:v:0 -f framemd5 -` frame for frame."
+        discussion: "The md5 column equals `ffmpeg -i INPUT -map 0:v:0 -f framemd5 -` frame for frame; of an HLS master playlist one variant is read (the first, as -map 0:v:0 does; --variant or --max-height chooses another)."
     )
 
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
-    @Option(name: [.customShort("o"), .customLong("out")], help: "File to write instead of stdout.") var output: String = "-"
+    @Option(name: [.customShort("o"), .customLong("out")], help: "File to write instead of stdout.") var output: String?
+    @OptionGroup var oldOutput: DeprecatedOutputOption
     @Flag(help: "Hash frames as stored, ignoring rotation metadata (ffmpeg's -noautorotate).") var noAutorotate = false
     @Option(help: "Only these frames, numbers and ranges (10-19 or 0,50-59): their lines are the same lines of the full output, found through the frame index (a seek to the first, not a decode from the start).")
     var frames: String?
     @OptionGroup var options: InputOptions
+    @OptionGroup var variant: VariantOptions
     @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
         if try parseFrameList(frames).contains(where: { $0 < 0 }) { throw ValidationError("--frames: frame numbers start at 0") }
+        try oldOutput.check(beside: output, newSpelling: "-o/--out")
+        try variant.check(with: options)
     }
 
     func run() throws {
@@ -29,19 +33,23 @@ struct FrameMD5: ParsableCommand {
             let content = try policy.authorize(input: input, capture: .file)
             if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }
             let input = mediaInput(content.input)
+            let output = oldOutput.value(output, newSpelling: "-o/--out", command: "framemd5") ?? "-"
+            let demuxerOptions = variant.demuxer(options)
             let wanted = frames == nil ? nil : Array(Set(try parseFrameList(frames))).sorted()
             if let wanted, input != standardInput {
                 // Standard input cannot seek back to the index's keyframes: it is read forward.
-                let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
-                var hashes = try hasher(seeker.reader, total: wanted.count)
+                let seeker = try FrameSeeker(input: input, demuxerOptions: demuxerOptions, decoderOptions: options.decoder)
+                variant.announce(seeker.reader.demuxer, quiet: options.quiet)
+                var hashes = try hasher(seeker.reader, output: output, total: wanted.count)
                 try hashes.run { emit in
                     for n in wanted { try emit(try seeker.frame(n), n) }
                 }
                 if let damage = seeker.reader.damage() { throw damage }
                 return
             }
-            let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: options.decoder)
-            var hashes = try hasher(reader, total: wanted?.count ?? reader.video.declaredFrameCount)
+            let reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: options.decoder)
+            variant.announce(reader.demuxer, quiet: options.quiet)
+            var hashes = try hasher(reader, output: output, total: wanted?.count ?? reader.video.declaredFrameCount)
             try hashes.run { emit in
                 let frame = VideoFrame()
                 var n = 0
@@ -61,7 +69,7 @@ struct FrameMD5: ParsableCommand {
         }
     }
 
-    private func hasher(_ reader: FrameReader, total: Int?) throws -> FrameHasher {
+    private func hasher(_ reader: FrameReader, output: String, total: Int?) throws -> FrameHasher {
         FrameHasher(output: try TextOutput(path: output), input: reader.input,
                     checksum: FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime),
                     orientation: noAutorotate ? Orientation.identity : reader.video.orientation,

@@ -42,3 +42,50 @@ enum CompletionWords {
     static let repeatMode: CompletionKind = .list(RepeatMode.allCases.map(\.rawValue))
     static let logLevel: CompletionKind = .list(["trace", "debug", "info", "notice", "warning", "error", "critical"])
 }
+
+/// `--variant` of the frame-exact commands (`framemd5`, `decode`, `render`): the one variant of an
+/// HLS master playlist they read, start to end, with no change of variant (`VariantPin`).
+struct VariantOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("HLS master playlist: read only variant N (from 0, in the playlist's order). Default: the first, as ffmpeg -map 0:v:0 reads it, or with --max-height/--max-bitrate the tallest they allow.", valueName: "N"))
+    var variant: Int?
+
+    /// Refuses a negative index, and an index beside the caps that also choose.
+    func check(with input: InputOptions) throws {
+        if let variant, variant < 0 { throw ValidationError("--variant: variants count from 0, not \(variant)") }
+        if variant != nil, input.maxHeight != nil || input.maxBitrate != nil {
+            throw ValidationError("--variant picks one variant; leave out --max-height and --max-bitrate")
+        }
+    }
+
+    /// The input options with one variant kept.
+    func demuxer(_ input: InputOptions) -> DemuxerOptions {
+        var options = input.demuxer
+        options.variantPin = VariantPin(index: variant)
+        return options
+    }
+
+    /// Says on stderr which variant `demuxer` keeps ("variant 0 of 3: 256x192, 165 kb/s"), unless quiet.
+    func announce(_ demuxer: Demuxer, quiet: Bool) {
+        guard !quiet, let kept = demuxer.keptVariant else { return }
+        StandardError.write("\(kept)\n")
+    }
+}
+
+/// `--output`, the 0.6.0 spelling of what `framemd5`, `decode` (`-o`/`--out`: a file) and
+/// `render` (`--out`: a folder) write: accepted for one more release, with a warning naming the
+/// new spelling. Hidden from the help; `--output` elsewhere means a screen (`play`, `serve`).
+struct DeprecatedOutputOption: ParsableArguments {
+    @Option(name: .customLong("output"), help: .hidden) var legacy: String?
+
+    /// Refuses both spellings at once.
+    func check(beside current: String?, newSpelling: String) throws {
+        if legacy != nil, current != nil { throw ValidationError("give \(newSpelling) once; --output is its old spelling") }
+    }
+
+    /// `current` (the new option's value), else the old option's with a warning on stderr.
+    func value(_ current: String?, newSpelling: String, command: String) -> String? {
+        guard current == nil, let legacy else { return current }
+        StandardError.write("scanout \(command): --output is deprecated and goes in the next release; use \(newSpelling) \(legacy)\n")
+        return legacy
+    }
+}

@@ -10,7 +10,9 @@ struct Render: ParsableCommand {
         Frame N is the frame ffmpeg's select=eq(n\\,N) picks (counting from 0 in presentation order). \
         --at T picks the frame on screen T seconds after the first frame. Frames are found by seeking \
         to the keyframe before them and decoding forward, and checked by timestamp. Rotation \
-        metadata is applied; the sample aspect ratio is stored in the PNG (pHYs) as ffmpeg does.
+        metadata is applied; the sample aspect ratio is stored in the PNG (pHYs) as ffmpeg does. \
+        Of an HLS master playlist one variant is read (the first, as ffmpeg -map 0:v:0 does; \
+        --variant or --max-height chooses another).
         """
     )
 
@@ -18,7 +20,8 @@ struct Render: ParsableCommand {
     @Option(help: "Frame numbers and ranges, comma-separated (0,150,299 or 0-299).") var frames: String?
     @Option(help: "Keep every Nth frame of --frames (0-299 --every 30: 0, 30, ..., 270).") var every: Int = 1
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
-    @Option(help: "Directory for the PNGs (created if missing).") var out: String = "."
+    @Option(help: "Directory for the PNGs (created if missing; default: the current one).") var out: String?
+    @OptionGroup var oldOutput: DeprecatedOutputOption
     @Option(help: "Renderer: cpu (bit-exact reference), gl (GLES on EGL, llvmpipe included), auto (gl, else cpu).") var renderer: RendererOption = .cpu
     @Option(help: "Output size WxH (gl; default: the picture's natural size).") var size: String?
     @Option(help: "Scaling into --size: fit (letterbox), fill (crop), stretch, none (gl).") var scale: ScalingMode = .fit
@@ -28,6 +31,7 @@ struct Render: ParsableCommand {
     @OptionGroup var overlay: OverlayOptions
     @OptionGroup var subtitles: SubtitleOptions
     @OptionGroup var options: InputOptions
+    @OptionGroup var variant: VariantOptions
     @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
@@ -41,6 +45,8 @@ struct Render: ParsableCommand {
         if deep && renderer != .cpu { throw ValidationError("--deep needs --renderer cpu (the GL renderer writes 8 bits)") }
         _ = try layoutOptions()
         if input == "-" && subtitles.asked { throw ValidationError("subtitles need an input that can be read twice; give the file itself") }
+        try oldOutput.check(beside: out, newSpelling: "--out")
+        try variant.check(with: options)
     }
 
     func run() throws {
@@ -50,6 +56,7 @@ struct Render: ParsableCommand {
             let content = try policy.authorize(input: input, capture: .snapshot)
             if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }
             let input = mediaInput(content.input)
+            _ = oldOutput.value(out, newSpelling: "--out", command: "render")
             let numbers = try parseFrameList(frames).enumerated().filter { $0.offset % every == 0 }.map(\.element)
             let times = try parseList(at, as: Double.self, option: "--at")
             var decoding = try options.decoder
@@ -65,13 +72,14 @@ struct Render: ParsableCommand {
                 try renderForward(input: input, requests: requests, decoding: decoding)
                 return
             }
-            let seeker = try FrameSeeker(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
+            let seeker = try FrameSeeker(input: input, demuxerOptions: variant.demuxer(options), decoderOptions: decoding)
+            variant.announce(seeker.reader.demuxer, quiet: options.quiet)
             for t in times {
                 let n = try seeker.frameNumber(at: t)
                 requests.append(RenderRequest(number: n, name: "at-\(t)s-frame-\(pad6(n)).png"))
             }
             let video = seeker.reader.video
-            // --deep (16 bits, no compositor) leaves out the forced track nobody asked for.
+            // --deep (16 bits, no compositor) leaves out the default or forced track nobody asked for.
             var selection = subtitles.selection
             if deep && !subtitles.asked { selection.enabled = false }
             let script = try selection.script(input: input, tracks: seeker.reader.demuxer.tracks,
@@ -98,6 +106,7 @@ extension Render {
     /// in the same order.
     func renderAll(_ requests: [RenderRequest], orientation: Orientation, subtitles: (SubtitleRenderer, Rational)? = nil,
                    frame: (Int) throws -> VideoFrame) throws {
+        let out = directory
         try makeDirectory(out)
         let png = PNGEncoder()
         let rendering = try makeRenderer(orientation: orientation, subtitles: subtitles)
@@ -125,7 +134,8 @@ extension Render {
     /// Frames of standard input, which cannot seek back: decoded forward from the first frame
     /// (frame N is the Nth decoded, in presentation order), each one asked for rendered as it comes.
     func renderForward(input: String, requests: [RenderRequest], decoding: DecoderOptions) throws {
-        let reader = try FrameReader(input: input, demuxerOptions: options.demuxer, decoderOptions: decoding)
+        let reader = try FrameReader(input: input, demuxerOptions: variant.demuxer(options), decoderOptions: decoding)
+        variant.announce(reader.demuxer, quiet: options.quiet)
         let last = requests.map(\.number).max() ?? -1
         var decoded = -1
         var current = VideoFrame()
@@ -143,6 +153,9 @@ extension Render {
         }
         if let damage = reader.damage() { throw damage }
     }
+
+    /// Where the PNGs go: --out, or its old spelling --output, else the current directory.
+    var directory: String { out ?? oldOutput.legacy ?? "." }
 
     /// Size, scaling and background from the options.
     func layoutOptions() throws -> (size: (Int, Int)?, scaling: ScalingMode, background: RGBColor) {
