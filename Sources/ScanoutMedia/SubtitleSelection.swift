@@ -1,6 +1,7 @@
 /// Which subtitles an item shows, as a viewer asks (mpv's `--sub-file`, `--sid`, `--slang`):
 /// a sideband file or URL first; else the embedded track with index `track`; else the first
-/// track of a preferred language; else a forced track (`TrackSelector`). Shared by `play`,
+/// track of a preferred language; else the track flagged default; else a forced track, as mpv
+/// chooses (`TrackSelector`). Shared by `play`,
 /// `render` and the service's playlist items.
 public struct SubtitleSelection: Sendable, Hashable {
     /// A `.srt`/`.vtt`/`.ass` file or URL beside the item; its times count from the item's first

@@ -71,8 +71,8 @@ public struct TrackInfo: Sendable, Hashable {
 /// Picks a track of one kind the way a viewer's preferences say (mpv's `--alang`/`--slang`):
 /// an explicit stream index first; then the first language of the preference list that some
 /// track has (a two-letter code also matches its three-letter form: `en` = `eng`, `de` = `deu`/`ger`);
-/// then, for audio, the track flagged default, else the first one. Subtitles are picked only by
-/// index, language or the forced flag: a viewer who named no language gets none.
+/// then, for audio, the track flagged default, else the first one. Subtitles are picked by index,
+/// language, then the default flag, then the forced flag (mpv's choice): with none of them, none.
 public enum TrackSelector {
     public static func pick(_ kind: TrackInfo.Kind, from tracks: [TrackInfo], index: Int? = nil,
                             languages: [String] = []) -> TrackInfo? {
@@ -83,7 +83,7 @@ public enum TrackSelector {
         }
         switch kind {
         case .subtitle:
-            return candidates.first { $0.isForced }
+            return candidates.first { $0.isDefault } ?? candidates.first { $0.isForced }
         default:
             return candidates.first { $0.isDefault } ?? candidates.first
         }

@@ -11,7 +11,7 @@ struct SubtitleOptions: ParsableArguments {
     @Option(name: .customLong("sid"), help: "Embedded subtitle track to show, by stream index (see `scanout probe`).")
     var track: Int?
 
-    @Option(name: .customLong("slang"), help: ArgumentHelp("Preferred subtitle languages, comma-separated (en,fre). Without --slang or --sid only a forced track is shown.", valueName: "languages"))
+    @Option(name: .customLong("slang"), help: ArgumentHelp("Preferred subtitle languages, comma-separated (en,fre). Without --slang or --sid the track flagged default is shown, else a forced one.", valueName: "languages"))
     var languages: String?
 
     @Flag(name: .customLong("no-sub"), help: "Show no subtitles, not even forced ones.")
