@@ -33,6 +33,19 @@ public enum FFmpegLog {
         }
     }
 
+    /// Whether a line at `level` is printed now: the libraries beside FFmpeg (libass) follow the
+    /// level `install(printing:)` set, so that one switch (`--verbose`; quiet otherwise) rules them all.
+    public static func prints(_ level: Level) -> Bool {
+        level.rawValue <= printLevel.load(ordering: .relaxed)
+    }
+
+    /// Prints `line`, a message of `library` at `level`, on stderr as FFmpeg's lines are printed,
+    /// when that level is printed now (`prints`). Safe from any thread.
+    public static func write(_ line: String, from library: String, level: Level) {
+        guard prints(level) else { return }
+        StandardError.write("\(library): \(line)\n")
+    }
+
     private static let sink: scanout_log_sink = { level, context, line, owner in
         if level <= Level.error.rawValue, let owner, let line {
             Unmanaged<ErrorLines>.fromOpaque(owner).takeUnretainedValue().add(String(cString: line))

@@ -1,5 +1,25 @@
 import CASS
 import ScanoutMedia
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libass's message callback: its levels (0 fatal, 1 error, 2 warning, 4 info, 6 verbose, 7
+/// debug) printed as FFmpeg's lines of the same level are (`FFmpegLog`).
+private func assMessage(level: Int32, format: UnsafePointer<CChar>?, args: CVaListPointer?) {
+    let mapped: FFmpegLog.Level = switch level {
+    case ...0: .fatal
+    case 1: .error
+    case 2, 3: .warning
+    case 4, 5: .info
+    case 6: .verbose
+    default: .debug
+    }
+    guard let format, let args, FFmpegLog.prints(mapped) else { return }
+    var text = [CChar](repeating: 0, count: 1024)
+    _ = vsnprintf(&text, text.count, format, args)
+    FFmpegLog.write(String(cString: text), from: "libass", level: mapped)
+}
 
 /// Draws subtitle events with libass into an RGBA layer the size of the output, which both
 /// renderers blend over the picture as they blend the logo (`Compositor.subtitles`).
@@ -34,6 +54,10 @@ public final class SubtitleRenderer {
     /// from `add`.
     public init(header: String) throws {
         guard let lib = ass_library_init() else { throw RenderError.subtitles("ass_library_init failed (out of memory?)") }
+        // Before the renderer, which reports its rasteriser and shaper: libass prints those, its
+        // version and every font substitution to stderr by default. Its lines follow FFmpeg's
+        // log level instead (nothing unless --verbose).
+        ass_set_message_cb(lib, { level, format, args, _ in assMessage(level: level, format: format, args: args) }, nil)
         guard let r = ass_renderer_init(lib) else {
             ass_library_done(lib)
             throw RenderError.subtitles("ass_renderer_init failed: libass has no font rasteriser (FreeType)")
@@ -43,8 +67,6 @@ public final class SubtitleRenderer {
             throw RenderError.subtitles("ass_new_track failed (out of memory?)")
         }
         library = lib; renderer = r; track = t
-        // Quiet: libass prints its version and every font substitution to stderr by default.
-        ass_set_message_cb(lib, { _, _, _, _ in }, nil)
         ass_set_fonts(r, nil, "DejaVu Sans", Int32(ASS_FONTPROVIDER_AUTODETECT.rawValue), nil, 1)
         ass_set_use_margins(r, 0)
         var bytes = Array(header.utf8).map { CChar(bitPattern: $0) }
