@@ -13,6 +13,7 @@ PKGS=(
   libasound2-dev libavfilter-dev libswresample-dev alsa-utils        # audio: ALSA output, resample, atempo
   libass-dev fonts-dejavu-core                                         # subtitles: libass, default font
   libsqlite3-dev                                                       # the offline store (GRDB)
+  python3-venv                                                         # tools/api-fuzz.sh: schemathesis in a venv of its own
 )
 PKGS+=("$@")
 missing=()

@@ -3,7 +3,9 @@
 # Scanout against the real vkms KMS driver in a QEMU guest (tools/vm: DRM discovery, DMA-BUF
 # frames from GBM buffers through EGL on GBM, presentation, the hardware path with no CPU copy,
 # the kiosk service's content policy and overlay, the systemd unit under a real systemd;
-# SCANOUT_SKIP_VM=1 skips it), run every Swift test, then soak the service for 5 minutes
+# SCANOUT_SKIP_VM=1 skips it), run every Swift test, fuzz the control API of a live `scanout serve`
+# with schemathesis for about 2.5 minutes (tools/api-fuzz.sh: no 5xx the API document does not
+# list, no answer outside it; SCANOUT_SKIP_FUZZ=1 skips it), then soak the service for 5 minutes
 # (tools/soak.sh: 20 API clients and 5 event streams against `scanout serve`; no request may
 # fail, no event be lost, fds and RSS may not grow; SCANOUT_SKIP_SOAK=1 skips it).
 set -euo pipefail
@@ -21,6 +23,9 @@ if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   echo "vm steps: $((SECONDS - vm_start)) s in all"
 fi
 swift test --skip-build
+if [[ ${SCANOUT_SKIP_FUZZ:-0} != 1 ]]; then
+  tools/api-fuzz.sh
+fi
 if [[ ${SCANOUT_SKIP_SOAK:-0} != 1 ]]; then
   tools/soak.sh --minutes "${SCANOUT_SOAK_MINUTES:-5}"
 fi
