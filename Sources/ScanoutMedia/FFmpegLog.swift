@@ -43,7 +43,7 @@ public enum FFmpegLog {
     /// when that level is printed now (`prints`). Safe from any thread.
     public static func write(_ line: String, from library: String, level: Level) {
         guard prints(level) else { return }
-        StandardError.write("\(library): \(line)\n")
+        StandardError.write(URLRedaction.redact("\(library): \(line)\n"))
     }
 
     private static let sink: scanout_log_sink = { level, context, line, owner in
@@ -53,7 +53,8 @@ public enum FFmpegLog {
         guard level <= FFmpegLog.printLevel.load(ordering: .relaxed), let line else { return }
         let ctx = context.map { String(cString: $0) } ?? ""
         let text = ctx.isEmpty ? "ffmpeg: \(String(cString: line))\n" : "ffmpeg [\(ctx)]: \(String(cString: line))\n"
-        StandardError.write(text)
+        // FFmpeg names the URLs it opens: their userinfo is redacted as in the service's lines.
+        StandardError.write(URLRedaction.redact(text))
     }
 }
 

@@ -29,7 +29,7 @@ enum WireFormat {
         o["subtitles"] = s.subtitles.map(SubtitleFields.status) ?? NSNull()
         let listed = s.tracks.filter { $0.kind == .audio || $0.kind == .subtitle }
         o["tracks"] = listed.map { trackJSON($0, selected: s.selectedTracks.contains($0.index)) }
-        return o
+        return redactingUserinfo(o)
     }
 
     static func stats(_ s: PlayerSnapshot) -> [String: Any] {
@@ -155,7 +155,7 @@ enum WireFormat {
         case .downloadState(let id, let state, let reason):
             o["id"] = id; o["state"] = state; o["reason"] = reason ?? NSNull()
         }
-        return o
+        return redactingUserinfo(o)
     }
 
     /// One Server-Sent Events message; without an id, the client's last event id stays as it was.

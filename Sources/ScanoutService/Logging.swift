@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ScanoutMedia
 import Synchronization
 
 /// The service's log level, shared by every logger it makes, changeable at run time
@@ -16,7 +17,8 @@ public final class LogLevelControl: Sendable {
 /// swift-log's stderr handler, with its level read from a `LogLevelControl` on every message.
 /// Under systemd (stderr is the stream named in `$JOURNAL_STREAM`), lines are written for
 /// journald instead: `<PRIORITY>label: message key=value`, without a timestamp (the journal keeps
-/// its own), so that `journalctl -p warning` filters them.
+/// its own), so that `journalctl -p warning` filters them. Every line has the userinfo of the
+/// URLs it names redacted (`URLRedaction`), in its message and its metadata alike.
 public struct ControlledLogHandler: LogHandler {
     private var inner: StreamLogHandler
     private let control: LogLevelControl
@@ -52,13 +54,32 @@ public struct ControlledLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        var event = event
+        event.message = Logger.Message(stringLiteral: URLRedaction.redact("\(event.message)"))
+        event.metadata = event.metadata.map(Self.redacted)
         guard journal else { return inner.log(event: event) }
         var metadata = inner.metadata
         if let provided = inner.metadataProvider?.get() { metadata.merge(provided) { _, new in new } }
         if let own = event.metadata { metadata.merge(own) { _, new in new } }
         // One write(2) per line: lines from different threads do not interleave.
-        let bytes = Array((JournalLine.format(level: event.level, label: label, message: "\(event.message)", metadata: metadata) + "\n").utf8)
+        let bytes = Array((JournalLine.format(level: event.level, label: label, message: "\(event.message)", metadata: Self.redacted(metadata)) + "\n").utf8)
         _ = bytes.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+extension ControlledLogHandler {
+    /// `metadata` with the userinfo of every URL in its values redacted.
+    static func redacted(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        metadata.mapValues(redacted)
+    }
+
+    private static func redacted(_ value: Logger.MetadataValue) -> Logger.MetadataValue {
+        switch value {
+        case .string(let s): return .string(URLRedaction.redact(s))
+        case .stringConvertible(let c): return .string(URLRedaction.redact(c.description))
+        case .array(let a): return .array(a.map(redacted))
+        case .dictionary(let d): return .dictionary(d.mapValues(redacted))
+        }
     }
 }
 

@@ -318,8 +318,9 @@ func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
     return item
 }
 
+/// An item as the API shows it (`/playlist`, `/state`); the userinfo of its source redacted.
 func itemJSON(_ item: PlaylistItem) -> [String: Any] {
-    ["source": item.source, "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
+    ["source": URLRedaction.redact(item.source), "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
      "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil,
      "overlay": OverlayConfig.json(item.overlay)].merging(SubtitleFields.json(item.subtitles)) { a, _ in a }
 }
