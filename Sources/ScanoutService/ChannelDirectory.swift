@@ -105,8 +105,7 @@ public final class ChannelDirectory: Sendable {
         guard !changes.isEmpty else { return }
         let (count, tuned) = state.withLock { ($0.list.channels.count, $0.tuned) }
         let invalid = changes.removed.first { $0.channel.id == tuned }
-        for r in changes.removed { logger.notice("channel \(r.channel.id) (\(r.channel.name)) left the list: \(r.reason)") }
-        for c in changes.added { logger.info("channel \(c.id) (\(c.name)) announced: \(c.url)") }
+        logChanges(changes)
         let added = changes.added.map(\.id), removed = changes.removed.map(\.channel.id)
         player.submit { engine in
             if let invalid, ChannelDirectory.plays(invalid.channel, on: engine) {
@@ -114,6 +113,33 @@ public final class ChannelDirectory: Sendable {
             }
             engine.report(.channelsChanged(count: count, added: added, removed: removed))
         }
+    }
+
+    /// How many channels a change names one line each; past it, one line sums it up.
+    static let channelsLoggedOneByOne = 5
+
+    /// One line per channel that came or went, or (a reload of a long list) one line that counts
+    /// them and names the first few: a 100,000-channel list costs a line, not 100,000.
+    private func logChanges(_ changes: ChannelList.Changes) {
+        let limit = Self.channelsLoggedOneByOne
+        if changes.removed.count <= limit {
+            for r in changes.removed { logger.notice("channel \(r.channel.id) (\(r.channel.name)) left the list: \(r.reason)") }
+        } else {
+            let reasons = Set(changes.removed.map(\.reason)).sorted()
+            let named = Self.summary(changes.removed.map(\.channel), limit: limit)
+            logger.notice("\(changes.removed.count) channels left the list (\(reasons.prefix(3).joined(separator: "; "))): \(named)")
+        }
+        if changes.added.count <= limit {
+            for c in changes.added { logger.info("channel \(c.id) (\(c.name)) announced: \(c.url)") }
+        } else {
+            logger.info("\(changes.added.count) channels added: \(Self.summary(changes.added, limit: limit))")
+        }
+    }
+
+    /// `id (name), ...` of the first `limit` channels, and how many more.
+    static func summary(_ channels: [Channel], limit: Int) -> String {
+        let named = channels.prefix(limit).map { "\($0.id) (\($0.name))" }.joined(separator: ", ")
+        return channels.count > limit ? named + " and \(channels.count - limit) more" : named
     }
 
     /// Whether `engine`'s current item is `channel`'s stream, loaded and not stopped or ended.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ScanoutMedia
 
 /// A request the API refuses: the HTTP status, a one-line message, and the field it concerns
 /// (a JSON path such as `playlist[1].rotation`, or `Authorization`, `body`, `index`).
@@ -22,7 +23,8 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible, Equat
     public var description: String { message }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body: [String: Any] = ["error": message]
+        // A refusal may quote a source URL: its userinfo is not sent back.
+        var body: [String: Any] = ["error": URLRedaction.redact(message)]
         if let field { body["field"] = field }
         return jsonResponse(body, status: status)
     }
@@ -56,6 +58,9 @@ public struct JSONObject {
         do {
             any = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
+            if let syntax = JSONSyntax.firstError(in: data) {
+                throw APIError(.badRequest, "body: malformed JSON at line \(syntax.line), column \(syntax.column): \(syntax.message)", field: "body")
+            }
             throw APIError(.badRequest, "body: malformed JSON (\(Self.reason(error)))", field: "body")
         }
         guard let dict = any as? [String: Any] else { throw APIError(.badRequest, "body: must be a JSON object", field: "body") }

@@ -125,6 +125,9 @@ public struct ServiceConfig: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ConfigFileError(file: file, message: FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist")
         }
+        if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil, let syntax = JSONSyntax.firstError(in: data) {
+            throw ConfigFileError(file: file, message: syntax.message, line: syntax.line, column: syntax.column)
+        }
         do {
             var c = ServiceConfig()
             var o = try JSONObject.parse(data)
@@ -273,11 +276,20 @@ public struct ServiceConfig: Sendable, Equatable {
 public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
     public var file: String
     public var message: String
-    public init(file: String, message: String) {
+    /// Where a syntax error is (1-based line and column); nil for an error in a field.
+    public var line: Int?
+    public var column: Int?
+    public init(file: String, message: String, line: Int? = nil, column: Int? = nil) {
         self.file = file
         self.message = message
+        self.line = line
+        self.column = column
     }
-    public var description: String { "config \(file): \(message)" }
+    /// `config FILE: field: message`, or for a syntax error `config FILE:LINE:COLUMN: message`.
+    public var description: String {
+        guard let line, let column else { return "config \(file): \(message)" }
+        return "config \(file):\(line):\(column): \(message)"
+    }
 }
 
 /// Playlist entries: a string (the source) or an object {source, token, playerType, scaling, rotation, overlay}.
