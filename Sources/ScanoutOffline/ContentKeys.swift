@@ -18,8 +18,9 @@ public struct ContentKeyRecord: Codable, Sendable, Equatable, FetchableRecord, P
 }
 
 /// The service's own licence endpoint (`/licence/KID`) asked in the process: the content key
-/// `kid` for content token `token`, or a refusal that names the HTTP status the endpoint answers.
-public typealias LicenceLookup = @Sendable (_ kid: String, _ token: String) async throws -> [UInt8]
+/// `kid` for content token `token`, asked for `content` (the source whose encryption names
+/// `kid`), or a refusal that names the HTTP status the endpoint answers.
+public typealias LicenceLookup = @Sendable (_ kid: String, _ token: String, _ content: String) async throws -> [UInt8]
 
 /// The device key: 32 random bytes in `stateDir/device.key`, made on first use with mode 0600.
 /// Why a key file rather than one derived from `/etc/machine-id`: the machine id is readable by
@@ -62,24 +63,35 @@ extension OfflineStore {
     public func contentKey(of id: String) throws(OfflineError) -> ContentKeyRecord? {
         try read { try ContentKeyRecord.fetchOne($0, key: id) }
     }
+
+    /// The sources (and media URLs) of the downloads kept with key id `kid` (CENC): the content
+    /// the store knows that key to belong to.
+    public func content(ofKey kid: String) throws(OfflineError) -> [String] {
+        try read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT download.source, download.mediaURL FROM download JOIN contentKey ON contentKey.downloadId = download.id
+                WHERE lower(contentKey.kid) = lower(?)
+                """, arguments: [kid])
+            return rows.flatMap { [$0["source"] as String, $0["mediaURL"] as String] }
+        }
+    }
 }
 
 /// Where the playlists that name a clear key are written for the demuxer: a directory of this
-/// user's in `/dev/shm` (memory, mode 0700; never the state directory's disk), one file per
-/// asset, mode 0600, removed with the asset.
-enum KeyedPlaylists {
+/// user's in `/dev/shm` (memory, mode 0700; never the state directory's disk), in it one of this
+/// process's (`PID/`, 0700), one file per asset, mode 0600. They go with their asset, when
+/// another item starts playing (`release`), when the service stops (`removeThisProcess`, on
+/// SIGTERM's path) and, left by a process that was killed, at the next start (`sweep`).
+public enum KeyedPlaylists {
     static var directory: String { "/dev/shm/scanout-\(getuid())" }
+    static var processDirectory: String { directory + "/\(getpid())" }
 
-    static func path(of id: String) -> String { directory + "/\(id).m3u8" }
+    static func path(of id: String) -> String { processDirectory + "/\(id).m3u8" }
 
     /// Writes the playlist of asset `id` naming `key`; its path.
     static func write(id: String, text: (String) -> String, key: [UInt8]) throws(OfflineError) -> String {
-        let dir = directory
-        if mkdir(dir, 0o700) != 0 && errno != EEXIST { throw .store("\(dir) cannot be made (\(String(cString: strerror(errno))))") }
-        var st = stat()
-        guard lstat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o077 == 0 else {
-            throw .store("\(dir) is not a private directory of this user (mode 0700); remove it")
-        }
+        try privateDirectory(directory)
+        try privateDirectory(processDirectory)
         // libavformat's hls demuxer opens a key URI only when its name ends in an extension it
         // allows; base64 decoding stops at the '?', so the key's bytes are exactly the 16 given.
         let line = "#EXT-X-KEY:METHOD=AES-128,URI=\"data:application/octet-stream;base64,\(Data(key).base64EncodedString())?.ts\""
@@ -94,5 +106,52 @@ enum KeyedPlaylists {
         return path
     }
 
+    /// Makes `dir` (mode 0700), and checks that it is a directory of this user's that no one else
+    /// can read.
+    private static func privateDirectory(_ dir: String) throws(OfflineError) {
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST { throw .store("\(dir) cannot be made (\(String(cString: strerror(errno))))") }
+        var st = stat()
+        guard lstat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o077 == 0 else {
+            throw .store("\(dir) is not a private directory of this user (mode 0700); remove it")
+        }
+    }
+
     static func remove(id: String) { unlink(path(of: id)) }
+
+    /// Removes this process's playlists but those of `keep` (asset ids).
+    static func release(keeping keep: Set<String>) {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: processDirectory)) ?? [] {
+            let id = file.hasSuffix(".m3u8") ? String(file.dropLast(5)) : file
+            if !keep.contains(id) { unlink(processDirectory + "/" + file) }
+        }
+    }
+
+    /// Removes every playlist this process wrote, and its directory: called when the service
+    /// stops (the keys they name are then in no file).
+    public static func removeThisProcess() {
+        release(keeping: [])
+        rmdir(processDirectory)
+    }
+
+    /// Removes what processes that are gone left (a service killed, or stopped by a version that
+    /// kept them): their directories, and playlists written straight into the user's directory.
+    /// Returns how many files went.
+    @discardableResult
+    static func sweep() -> Int {
+        var removed = 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            let path = directory + "/" + entry
+            guard let pid = Int32(entry) else {
+                if entry.hasSuffix(".m3u8") || entry.hasSuffix(".m3u8.tmp") { unlink(path); removed += 1 }
+                continue
+            }
+            guard pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+                unlink(path + "/" + file)
+                removed += 1
+            }
+            rmdir(path)
+        }
+        return removed
+    }
 }

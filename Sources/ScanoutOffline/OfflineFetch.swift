@@ -10,6 +10,9 @@ enum FetchError: Error, CustomStringConvertible {
     case stalled(url: String, seconds: Double)
     case transport(url: String, reason: String)
     case write(path: String, reason: String)
+    /// The host is not one downloads and key fetches may reach (`HostAllowance`), or a key
+    /// request would hand the token to a host it is not meant for.
+    case refused(url: String, reason: String)
 
     var description: String {
         switch self {
@@ -19,6 +22,7 @@ enum FetchError: Error, CustomStringConvertible {
         case .stalled(let u, let s): return "\(u): no data for \(Int(s)) s"
         case .transport(let u, let r): return "\(u): \(r)"
         case .write(let p, let r): return "\(p): \(r)"
+        case .refused(let u, let r): return "\(u): refused: \(r)"
         }
     }
 
@@ -27,16 +31,59 @@ enum FetchError: Error, CustomStringConvertible {
         if case .write(_, let r) = self { return r.contains("No space left") }
         return false
     }
+
+    /// Not worth retrying: a full disk, a refused host.
+    var isPermanent: Bool {
+        if case .refused = self { return true }
+        return isDiskFull
+    }
 }
 
 /// HTTP transfers of the offline store: small documents whole, media into files with resume by
-/// `Range`. Uses the process's shared `HTTPClient` (which needs no shutdown).
+/// `Range`. Every request, and every redirect it is sent on, goes only to a host `allowance`
+/// allows (checked on the addresses the host resolves to); a redirect to another origin drops the
+/// `Authorization` a key request carries.
 struct Fetcher: Sendable {
     var readTimeout: Double
+    var allowance = HostAllowance()
+
+    /// The process's client for the store: the shared client's settings, but redirects handed
+    /// back (`execute` follows them, each one checked). Never shut down: it lives as long as
+    /// the process, as `HTTPClient.shared` does.
+    private static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// Why `url` may not be fetched (`HostAllowance.refusal`, resolved off the cooperative pool).
+    func check(_ url: String) async throws {
+        let allowance = allowance
+        if let reason = try await offThread({ allowance.refusal(of: url) }) { throw FetchError.refused(url: url, reason: reason) }
+    }
+
+    /// `request` sent to an allowed host, its redirects (at most 10) followed to allowed hosts.
+    private func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        var request = request
+        for _ in 0...10 {
+            try await check(request.url)
+            let response = try await Self.client.execute(request, timeout: .seconds(Int64(readTimeout)))
+            guard [301, 302, 303, 307, 308].contains(response.status.code), let location = response.headers.first(name: "Location") else {
+                return response
+            }
+            guard let next = URL(string: location, relativeTo: URL(string: request.url))?.absoluteString,
+                  next.hasPrefix("http://") || next.hasPrefix("https://") else {
+                throw FetchError.refused(url: request.url, reason: "redirected to \"\(location)\", which is not an http or https URL")
+            }
+            if !KeyOrigin.same(request.url, next) { request.headers.remove(name: "Authorization") }
+            request.url = next
+        }
+        throw FetchError.transport(url: request.url, reason: "more than 10 redirects")
+    }
 
     /// A playlist, whole (at most 4 MiB).
     func text(_ url: String) async throws -> String {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(Int64(readTimeout)))
+        let response = try await execute(HTTPClientRequest(url: url))
         guard response.status.code == 200 else { throw FetchError.status(url: url, code: response.status.code) }
         let body = try await response.body.collect(upTo: 4 << 20)
         return String(decoding: body.readableBytesView, as: UTF8.self)
@@ -46,7 +93,7 @@ struct Fetcher: Sendable {
     func key(_ url: String, token: String) async throws -> [UInt8] {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Authorization", value: "Bearer " + token)
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(readTimeout)))
+        let response = try await execute(request)
         guard response.status.code == 200 else { throw FetchError.status(url: url, code: response.status.code) }
         let body = try await response.body.collect(upTo: 64)
         return Array(body.readableBytesView)
@@ -56,7 +103,7 @@ struct Fetcher: Sendable {
     func length(_ url: String) async throws -> Int64? {
         var request = HTTPClientRequest(url: url)
         request.method = .HEAD
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(readTimeout)))
+        let response = try await execute(request)
         guard response.status.code == 200 else { throw FetchError.status(url: url, code: response.status.code) }
         return response.headers.first(name: "Content-Length").flatMap { Int64($0) }
     }
@@ -71,7 +118,9 @@ struct Fetcher: Sendable {
         if have > 0 { request.headers.add(name: "Range", value: "bytes=\(have)-") }
         let response: HTTPClientResponse
         do {
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(readTimeout)))
+            response = try await execute(request)
+        } catch let e as FetchError {
+            throw e
         } catch {
             throw FetchError.transport(url: url, reason: "\(error)")
         }

@@ -50,9 +50,11 @@ extension OfflineManager {
 
     /// The key of an encrypted source, fetched once with the request's content token as bearer
     /// and sealed for this device; never logged. Where from: the token's `keyServer` (`{kid}`
-    /// replaced), else the playlist's key URI (AES-128 HLS), else the service's own licence keys
-    /// (CENC, when `offline.licenceKeys` names them); refused otherwise.
-    func fetchKey(_ pending: PendingKey?, for request: DownloadRequest, id: String) async throws(OfflineError) -> ContentKeyRecord? {
+    /// replaced), else the playlist's key URI (AES-128 HLS) when it is on the origin of the
+    /// source or of `playlist` (the media playlist that names it), else the service's own
+    /// licence keys (CENC, when `offline.licenceKeys` names them); refused otherwise. The token
+    /// goes to no other host: a key URI on a third host is refused, naming why.
+    func fetchKey(_ pending: PendingKey?, for request: DownloadRequest, id: String, playlist: String) async throws(OfflineError) -> ContentKeyRecord? {
         guard let pending else { return nil }
         let source = request.source
         guard let token = request.token else {
@@ -64,11 +66,16 @@ extension OfflineManager {
             from = server.replacingOccurrences(of: "{kid}", with: pending.kid)
             fetch = { [fetcher] in try await fetcher.key(from, token: token) }
         } else if case .hls(let uri, _, _) = pending {
+            guard KeyOrigin.same(uri, source) || KeyOrigin.same(uri, playlist) else {
+                throw .sourceUnusable(source: source, reason: "its key URI \(uri) is not on the playlist's origin (\(KeyOrigin.of(playlist) ?? playlist)) "
+                                      + "and its token names no key server (the keyServer claim): the content token is sent only to the key server "
+                                      + "the token names or to the playlist's own origin")
+            }
             from = uri
             fetch = { [fetcher] in try await fetcher.key(uri, token: token) }
         } else if let ownLicence {
             from = "the service's licence keys (/licence/\(pending.kid))"
-            fetch = { try await ownLicence(pending.kid, token) }
+            fetch = { try await ownLicence(pending.kid, token, source) }
         } else {
             throw .sourceUnusable(source: source, reason: "\(pending.what), and neither does its token name a key server (the keyServer claim) "
                                   + "nor does this service keep licence keys (offline.licenceKeys)")
@@ -141,5 +148,23 @@ extension OfflineManager {
                                      + "another key than the one it was encrypted with, or the file differs from the server's")
             }
         }
+    }
+}
+
+/// The origin of a URL (RFC 6454: scheme, host and port, the port defaulted), which a content
+/// token may be sent to when the token names no key server.
+enum KeyOrigin {
+    /// `scheme://host:port`, lowercased; nil for a URL with no host.
+    static func of(_ url: String) -> String? {
+        guard let c = URLComponents(string: url), let scheme = c.scheme?.lowercased(), let host = c.host?.lowercased(), !host.isEmpty else {
+            return nil
+        }
+        let port = c.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    static func same(_ a: String, _ b: String) -> Bool {
+        guard let x = of(a), let y = of(b) else { return false }
+        return x == y
     }
 }

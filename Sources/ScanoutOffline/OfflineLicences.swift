@@ -115,10 +115,13 @@ extension OfflineManager {
         return reason
     }
 
-    /// Called when `source` starts playing: a rental kept offline that was never played starts
-    /// its play window now.
+    /// Called when `source` starts playing: the playlists naming the keys of the items that
+    /// played before go (`KeyedPlaylists.release`); a rental kept offline that was never played
+    /// starts its play window now.
     public func played(source: String) {
-        guard let (r, _) = try? store.playable(source: source), let l = try? store.licence(of: r.id),
+        let current = try? store.playable(source: source)
+        KeyedPlaylists.release(keeping: Set([current?.record.id].compactMap { $0 }))
+        guard let (r, _) = current, let l = try? store.licence(of: r.id),
               l.kind == .rental, l.firstPlay == nil, let now = try? licenceNow() else { return }
         do {
             try store.markFirstPlay(of: r.id, at: now)

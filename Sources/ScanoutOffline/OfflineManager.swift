@@ -71,7 +71,9 @@ public final class OfflineManager: Sendable {
         self.settings = settings
         self.logger = logger
         self.onEvent = onEvent
-        fetcher = Fetcher(readTimeout: settings.readTimeout)
+        fetcher = Fetcher(readTimeout: settings.readTimeout, allowance: settings.allowedHosts)
+        let swept = KeyedPlaylists.sweep()
+        if swept > 0 { logger.notice("offline: removed \(swept) playlist(s) naming content keys that a stopped service left in \(KeyedPlaylists.directory)") }
     }
 
     // MARK: Commands
@@ -105,7 +107,7 @@ public final class OfflineManager: Sendable {
         } catch {
             throw .sourceUnusable(source: source, reason: "\(error)")
         }
-        let keyRecord = try await fetchKey(pendingKey, for: request, id: id)
+        let keyRecord = try await fetchKey(pendingKey, for: request, id: id, playlist: record.mediaURL)
         let available = freeBytes()
         guard available - record.estimate >= settings.minFreeBytes else {
             throw .insufficientSpace(needed: record.estimate, available: available, cushion: settings.minFreeBytes)
@@ -332,7 +334,7 @@ public final class OfflineManager: Sendable {
         let record = try existing(id)
         var segments = try store.segments(of: id)
         let dir = store.directory(of: id)
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try PrivateFiles.directory(dir)
         // A segment recorded as done whose file is not whole (the disk lost it) is fetched again.
         for i in segments.indices where segments[i].done && fileSize(dir + "/" + segments[i].file) != segments[i].length {
             logger.warning("offline: \(id) segment \(i) is not whole on disk; fetching it again")
@@ -354,7 +356,7 @@ public final class OfflineManager: Sendable {
                         self.received(n, id: id, record: record, segments: snapshot)
                     }
                     break
-                } catch let e as FetchError where !e.isDiskFull && attempt < settings.attempts && !Task.isCancelled {
+                } catch let e as FetchError where !e.isPermanent && attempt < settings.attempts && !Task.isCancelled {
                     logger.warning("offline: \(id) segment \(i): \(e); trying again (\(attempt) of \(settings.attempts - 1))")
                     try await Task.sleep(for: .milliseconds(300 * attempt))
                     attempt += 1

@@ -93,6 +93,8 @@ public enum OfflineError: Error, Equatable, CustomStringConvertible {
     case store(String)
     /// An asset id that is already in the store (HTTP 409).
     case idTaken(id: String)
+    /// The store's database failed: SQLite's words, for the log (the API answers 503 without them).
+    case database(String)
 
     public var description: String {
         switch self {
@@ -102,6 +104,7 @@ public enum OfflineError: Error, Equatable, CustomStringConvertible {
         case .notFound(let id): return "no download \"\(id)\" (GET /downloads lists them)"
         case .invalidState(let id, let s, let c): return "download \(id) is \(s.rawValue): \(c) does not apply"
         case .store(let m): return "the offline store failed: \(m)"
+        case .database(let m): return "the offline store's database failed: \(m)"
         case .idTaken(let id): return "asset \"\(id)\" is already registered: choose another id, or DELETE /assets/\(id) first"
         }
     }
@@ -126,6 +129,9 @@ public struct OfflineSettings: Sendable, Equatable {
     /// The key file `GET /licence/KID` answers from (`{"keys": {"KID": "32 hex digits"}}`);
     /// nil: the endpoint is off.
     public var licenceKeys: String?
+    /// The hosts downloads and key fetches may reach (`offline.allowedHosts`); empty: any but
+    /// loopback, link-local and unspecified addresses (`HostAllowance`).
+    public var allowedHosts = HostAllowance()
 
     public init() {}
 }

@@ -3,7 +3,8 @@ import GRDB
 import Logging
 
 /// The offline store: `offline.db` (SQLite through GRDB) in the state directory, and each
-/// download's files in `offline/ID/`. Thread-safe (a `DatabaseQueue` serialises every access).
+/// download's files in `offline/ID/`; the service's user alone reads them (`PrivateFiles`: the
+/// state directory and the store's 0700, the database and `asset.json` 0600). Thread-safe (a `DatabaseQueue` serialises every access).
 ///
 /// A database that cannot be opened, fails SQLite's `quick_check` or cannot be migrated is moved
 /// aside (`offline.db.corrupt-TIME`, logged as an error) and an empty one is made; the completed
@@ -13,15 +14,14 @@ public final class OfflineStore: Sendable {
     public var mediaRoot: String { directory + "/offline" }
     public var databaseFile: String { directory + "/offline.db" }
     let db: DatabaseQueue
+    let logger: Logger
 
     /// Opens (or makes) the store in `directory`, which must exist or be creatable.
     public init(directory: String, logger: Logger) throws(OfflineError) {
         self.directory = directory
-        do {
-            try FileManager.default.createDirectory(atPath: directory + "/offline", withIntermediateDirectories: true)
-        } catch {
-            throw .store("the directory \(directory)/offline cannot be made (\(error))")
-        }
+        self.logger = logger
+        try PrivateFiles.directory(directory)
+        try PrivateFiles.directory(directory + "/offline")
         let file = directory + "/offline.db"
         do {
             db = try Self.open(file)
@@ -37,7 +37,11 @@ public final class OfflineStore: Sendable {
         }
     }
 
+    /// Opens the database, mode 0600 (SQLite gives its `-wal` and `-shm` files the database's mode).
     private static func open(_ file: String) throws -> DatabaseQueue {
+        for suffix in ["", "-wal", "-shm"] where suffix.isEmpty || FileManager.default.fileExists(atPath: file + suffix) {
+            PrivateFiles.file(file + suffix)
+        }
         var config = Configuration()
         config.busyMode = .timeout(5)
         let queue = try DatabaseQueue(path: file, configuration: config)
@@ -114,13 +118,25 @@ public final class OfflineStore: Sendable {
 
     // MARK: Records
 
+    /// Records a download; `idTaken` when its id is in the store already (checked in the same
+    /// transaction, so that of requests racing for one id exactly one is recorded).
     public func insert(_ record: DownloadRecord, segments: [SegmentRecord], licence: LicenceRecord? = nil,
                        key: ContentKeyRecord? = nil) throws(OfflineError) {
-        try write { db in
-            try record.insert(db)
-            for s in segments { try s.insert(db) }
-            try licence?.insert(db)
-            try key?.insert(db)
+        struct Taken: Error {}
+        do {
+            try db.write { db in
+                if try DownloadRecord.exists(db, key: record.id) { throw Taken() }
+                try record.insert(db)
+                for s in segments { try s.insert(db) }
+                try licence?.insert(db)
+                try key?.insert(db)
+            }
+        } catch is Taken {
+            throw .idTaken(id: record.id)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw .idTaken(id: record.id)
+        } catch {
+            throw failure(error)
         }
     }
 
@@ -166,11 +182,18 @@ public final class OfflineStore: Sendable {
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
-        do { return try db.read(body) } catch { throw .store("\(error)") }
+        do { return try db.read(body) } catch let e as OfflineError { throw e } catch { throw failure(error) }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws(OfflineError) -> T {
-        do { return try db.write(body) } catch { throw .store("\(error)") }
+        do { return try db.write(body) } catch let e as OfflineError { throw e } catch { throw failure(error) }
+    }
+
+    /// A database error: logged with SQLite's words, handed on as `database` (whose answer to a
+    /// client names no SQL).
+    private func failure(_ error: any Error) -> OfflineError {
+        logger.error("offline store: the database failed: \(error)")
+        return .database("\(error)")
     }
 
     // MARK: Completed assets, described beside their files
@@ -189,7 +212,7 @@ public final class OfflineStore: Sendable {
     func writeAsset(_ record: DownloadRecord, segments: [SegmentRecord]) throws {
         let asset = AssetFile(record: record, segments: segments, licence: try licence(of: record.id), key: try contentKey(of: record.id))
         let data = try JSONEncoder().encode(asset)
-        try data.write(to: URL(fileURLWithPath: directory(of: record.id) + "/asset.json"), options: .atomic)
+        try PrivateFiles.write(data, to: directory(of: record.id) + "/asset.json")
     }
 
     /// Registers every directory with an `asset.json` whose files are all there with their

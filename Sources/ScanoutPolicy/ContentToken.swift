@@ -16,6 +16,9 @@ import JWTKit
 //                                                   optional: where the content keys of content kept
 //                                                   offline are asked for, with this token as bearer
 //                                                   ({kid}: the key's id); http or https
+//       "kids": ["0123456789abcdef0123456789abcdef"]
+//                                                   optional: the content keys the token may be
+//                                                   handed (`/licence/KID`), by key id
 //     }
 //
 // The header is read here before jwt-kit sees the token: jwt-kit verifies with the key's own
@@ -86,9 +89,14 @@ public struct ContentToken: Sendable, Equatable {
     /// The `keyServer` claim: the URL content keys are fetched from (`{kid}` replaced by the
     /// key's id), overriding an HLS playlist's key URI; nil when the token names none.
     public var keyServer: String?
+    /// The `kids` claim: the ids of the content keys the token may be handed (`/licence/KID`);
+    /// nil when the token names none (then only its `url` binds it to keys).
+    public var kids: [String]?
 
     public init(keyID: String, algorithm: TokenAlgorithm, url: String?, expiry: Double, notBefore: Double?,
-                playerType: PlayerTypeHint, live: Bool, policy: ContentPolicy, licence: Licence? = nil, keyServer: String? = nil) {
+                playerType: PlayerTypeHint, live: Bool, policy: ContentPolicy, licence: Licence? = nil, keyServer: String? = nil,
+                kids: [String]? = nil) {
+        self.kids = kids
         self.keyID = keyID
         self.algorithm = algorithm
         self.url = url
@@ -188,6 +196,7 @@ struct Claims: JWTPayload {
     var policy: Policy?
     var licence: LicenceClaim?
     var keyServer: String?
+    var kids: [String]?
 
     struct LicenceClaim: Codable, Sendable {
         var kind: String?
@@ -218,11 +227,22 @@ struct Claims: JWTPayload {
         if let keyServer, !(keyServer.hasPrefix("http://") || keyServer.hasPrefix("https://")) || URL(string: keyServer.replacingOccurrences(of: "{kid}", with: "k")) == nil {
             throw ContentTokenError.invalidClaims("keyServer is \"\(keyServer)\" (expected an http or https URL, {kid} standing for the key's id)")
         }
+        if let kids {
+            guard !kids.isEmpty else { throw ContentTokenError.invalidClaims("kids is empty (name at least one key id, or leave it out)") }
+            if let bad = kids.first(where: { !Self.isKeyID($0) }) {
+                throw ContentTokenError.invalidClaims("kids holds \"\(bad)\" (expected key ids: 1 to 128 letters, digits, '-', '_' or '.', such as 32 hexadecimal digits)")
+            }
+        }
         let licence = try self.licence.map { l in
             try Licence(kind: value(l.kind, "licence.kind", Licence.Kind.self), expires: l.expires, playDuration: l.playDuration).validated()
         }
         return ContentToken(keyID: keyID, algorithm: algorithm, url: url, expiry: exp, notBefore: nbf,
-                            playerType: hint, live: live ?? false, policy: contentPolicy, licence: licence, keyServer: keyServer)
+                            playerType: hint, live: live ?? false, policy: contentPolicy, licence: licence, keyServer: keyServer,
+                            kids: kids)
+    }
+
+    static func isKeyID(_ s: String) -> Bool {
+        (1...128).contains(s.count) && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
     }
 }
 

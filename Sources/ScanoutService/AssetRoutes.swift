@@ -63,15 +63,16 @@ extension ControlAPI {
 
     /// `GET /licence/KID`: the 16 bytes of content key KID from `offline.licenceKeys`, for a
     /// valid content token (`X-Content-Token`, or `Authorization: Bearer` from a local client,
-    /// whose Authorization the API does not need). 401 without a token, 403 for one that does not
-    /// verify, 404 for an unknown KID. Keys are never logged.
+    /// whose Authorization the API does not need) that names that key's content and whose licence
+    /// allows playback now (`LicenceKeys`). 401 without a token, 403 for one that does not verify
+    /// or is not for that key's content, 404 for an unknown KID. Keys are never logged.
     private func licenceKey(_ request: Request, kid: String) async throws -> Response {
         guard let file = try Self.offlineAnswer({ () throws(OfflineError) in try store() }).settings.licenceKeys else {
             throw APIError(.notFound, "kid: no licence keys are configured (offline.licenceKeys)", field: "kid")
         }
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         let token = request.headers[HTTPField.Name("X-Content-Token")!] ?? bearer
-        let key = try await LicenceKeys(file: file, authorizer: authorizer).key(kid, token: token)
+        let key = try await LicenceKeys(file: file, authorizer: authorizer, store: try? store().store).key(kid, token: token)
         var headers = HTTPFields()
         headers[.contentType] = "application/octet-stream"
         headers[.cacheControl] = "no-store"

@@ -6,12 +6,14 @@ extension ServiceConfig {
     /// keeps only what `POST /downloads` asks for; an object sets `keepAll`,
     /// `concurrentDownloads` (default 2), `minFreeBytes` (the cushion the disk keeps free, default
     /// 512 MiB), `maxHeight` and `maxBitrate` (the variant kept of a master playlist), `licenceKeys`
-/// (the key file of `GET /licence/KID`).
+    /// (the key file of `GET /licence/KID`), `allowedHosts` (the hosts downloads and key fetches
+    /// may reach: names, addresses, CIDR ranges; by default any but loopback, link-local and
+    /// unspecified addresses: `HostAllowance`).
     mutating func applyOffline(_ o: inout JSONObject) throws(APIError) {
         guard o.values.keys.contains("offline") else { return }
         if !(o.values["offline"] is [String: Any]) {
             guard let flag = try? o.bool("offline") else {
-                throw .badRequest("offline", "must be true, false or an object {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate, licenceKeys}")
+                throw .badRequest("offline", "must be true, false or an object {keepAll, concurrentDownloads, minFreeBytes, maxHeight, maxBitrate, licenceKeys, allowedHosts}")
             }
             offline.keepAll = flag
             return
@@ -23,12 +25,18 @@ extension ServiceConfig {
         if let v = try t.int("maxHeight", range: 1...16384) { offline.maxHeight = v }
         if let v = try t.int("maxBitrate", range: 1...1_000_000_000) { offline.maxBitrate = v }
         if let v = try t.string("licenceKeys") { offline.licenceKeys = v }
+        if let hosts = try t.array("allowedHosts") {
+            guard let names = hosts as? [String] else { throw .badRequest("offline.allowedHosts", "must be an array of host names, addresses or CIDR ranges") }
+            do throws(HostAllowanceError) { offline.allowedHosts = try HostAllowance(names) } catch {
+                throw .badRequest("offline.allowedHosts[\(error.index)]", error.description)
+            }
+        }
         try t.rejectUnknown()
     }
 
     var offlineJSON: [String: Any] {
         ["keepAll": offline.keepAll, "concurrentDownloads": offline.concurrentDownloads, "minFreeBytes": offline.minFreeBytes,
          "maxHeight": offline.maxHeight ?? NSNull(), "maxBitrate": offline.maxBitrate ?? NSNull(),
-         "licenceKeys": offline.licenceKeys ?? NSNull()]
+         "licenceKeys": offline.licenceKeys ?? NSNull(), "allowedHosts": offline.allowedHosts.entries]
     }
 }

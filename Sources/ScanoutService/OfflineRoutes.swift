@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ScanoutMedia
 import ScanoutOffline
 import ScanoutPlayer
 
@@ -89,16 +90,24 @@ extension ControlAPI {
         case .idTaken: return APIError(.conflict, "id: \(e)", field: "id")
         case .invalidState: return APIError(.conflict, "state: \(e)", field: "state")
         case .store: return APIError(.serviceUnavailable, "offline: \(e)", field: "offline")
+        case .database:
+            // SQLite's words are in the log (the store logged them), not in the answer.
+            return APIError(.serviceUnavailable, "offline: the offline store cannot answer now; try again (the service's log says why)", field: "offline")
         }
     }
 
+    /// A download as the API shows it; the userinfo of its URLs redacted (`URLRedaction`).
     static func downloadJSON(_ s: DownloadStatus) -> [String: Any] {
         let r = s.record
-        return ["id": r.id, "source": r.source, "kind": r.kind.rawValue, "mediaURL": r.mediaURL, "state": r.state.rawValue,
-                "reason": r.reason ?? NSNull(), "bytes": s.bytes, "total": s.total, "estimate": r.estimate,
+        return ["id": r.id, "source": URLRedaction.redact(r.source), "kind": r.kind.rawValue, "mediaURL": URLRedaction.redact(r.mediaURL),
+                "state": r.state.rawValue, "reason": r.reason.map(URLRedaction.redact) ?? NSNull(), "bytes": s.bytes, "total": s.total, "estimate": r.estimate,
                 "percent": s.percent, "rate": s.rate, "eta": s.eta ?? NSNull(),
                 "segments": s.segmentCount, "segmentsDone": s.segmentsDone,
                 "variant": r.bitrate.map { ["bitrate": $0, "height": r.height ?? 0] as [String: Any] } ?? NSNull(),
                 "created": r.created, "completed": r.completed ?? NSNull()]
     }
 }
+
+/// Removes the playlists naming content keys that this process wrote in `/dev/shm` for the
+/// demuxer (`KeyedPlaylists`): called when the service stops, after playback has ended.
+public func removeOfflineKeyPlaylists() { KeyedPlaylists.removeThisProcess() }

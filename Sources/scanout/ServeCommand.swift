@@ -94,9 +94,11 @@ struct Serve: ParsableCommand {
         do {
             try await server.run()
         } catch {
+            removeOfflineKeyPlaylists()
             logger.critical("\(error)")
             throw ExitCode(Exit.failure)
         }
+        removeOfflineKeyPlaylists()
         // Stopped in order: playback ended, listeners drained, the log written (one write(2) per
         // line, nothing buffered). The process ends here, without the exit-time destructors of
         // the C libraries it loaded (Mesa and LLVM through EGL, libva), which ran while threads

@@ -121,11 +121,12 @@ import Testing
     @Test func aClearKeyMP4DownloadedThroughTheAPIPlaysFromTheStore() async throws {
         let publisher = try await TokenPublisher()
         let stranger = try await TokenPublisher()
-        let token = try await publisher.token()
-        let wrong = try await stranger.token()
+        let key = Self.random16()
+        let kid = Self.hex(Self.random16())
+        // The token names the key it may be handed (a key goes only to a token for its content).
+        let token = try await publisher.token(kids: [kid])
+        let wrong = try await stranger.token(kids: [kid])
         try await offPool {
-            let key = Self.random16()
-            let kid = Self.hex(Self.random16())
             let conf = try Scratch()
             try JSONSerialization.data(withJSONObject: ["keys": [kid: Self.hex(key)]]).write(to: URL(fileURLWithPath: conf.path("licence-keys.json")))
             let config = try OfflineServeTests.config(conf, ["stateDir": conf.path("state"),

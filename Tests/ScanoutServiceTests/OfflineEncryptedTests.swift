@@ -17,8 +17,11 @@ import Testing
         let config = try OfflineServeTests.config(conf, ["stateDir": conf.path("state"),
                                                          "offline": ["minFreeBytes": 0, "licenceKeys": conf.path("licence-keys.json")]])
         let server = try ServeProcess(arguments: ["--config", config, "--output", "headless", "--keys", publisher.keyFile])
-        let token = try await publisher.token()
-        let wrong = try await stranger.token()
+        // The token names the key it may be handed and the server that hands it: the playlist's
+        // key URI is on another origin than the playlist, where the token goes only when it names it.
+        let keyServer = "http://127.0.0.1:\(server.port)/licence/{kid}"
+        let token = try await publisher.token(keyServer: keyServer, kids: ["kid1"])
+        let wrong = try await stranger.token(keyServer: keyServer, kids: ["kid1"])
 
         // The endpoint: the key for a valid token only.
         #expect(try server.request("GET", "/licence/kid1").status == 401)
@@ -42,10 +45,10 @@ import Testing
         let h = try OfflineStoreTests.Harness()
         // Refused: no token, a token the endpoint does not accept, SAMPLE-AES.
         await h.expectRefused([(DownloadRequest(source: http.url("enc.m3u8")), "give the content token"),
-                               (DownloadRequest(source: http.url("enc.m3u8"), token: wrong), "403"),
-                               (DownloadRequest(source: http.url("sample.m3u8"), token: token), "SAMPLE-AES")])
+                               (DownloadRequest(source: http.url("enc.m3u8"), token: wrong, keyServer: keyServer), "403"),
+                               (DownloadRequest(source: http.url("sample.m3u8"), token: token, keyServer: keyServer), "SAMPLE-AES")])
 
-        let added = try await h.manager.add(DownloadRequest(source: http.url("enc.m3u8"), token: token))
+        let added = try await h.manager.add(DownloadRequest(source: http.url("enc.m3u8"), token: token, keyServer: keyServer))
         _ = try await h.wait(added.record.id, for: .completed)
         let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get().source
         #expect(local.hasPrefix("/dev/shm/"), "\(local)")

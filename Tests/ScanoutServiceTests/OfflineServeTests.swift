@@ -9,7 +9,17 @@ import Glibc
 /// with the network gone, a kill -9 mid-download, a full disk.
 @Suite(.serialized) struct OfflineServeTests {
     /// A config file in `scratch` with `json`.
+    /// What `offline.allowedHosts` names so that downloads reach the tests' loopback servers.
+    static let loopback = ["127.0.0.1", "::1"]
+
+    /// A config file with `json`; its `offline` object (made when absent) allows loopback hosts,
+    /// where the tests' servers listen.
     static func config(_ scratch: Scratch, _ json: [String: Any]) throws -> String {
+        var json = json
+        var offline: [String: Any] = json["offline"] as? [String: Any] ?? [:]
+        if let keepAll = json["offline"] as? Bool { offline["keepAll"] = keepAll }
+        if offline["allowedHosts"] == nil { offline["allowedHosts"] = loopback }
+        json["offline"] = offline
         let path = scratch.path("scanout.json")
         try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
         return path

@@ -21,6 +21,8 @@ import Testing
             var settings = OfflineSettings()
             settings.minFreeBytes = 0
             settings.readTimeout = 5
+            // The tests' servers listen on loopback, which downloads reach only when allowed.
+            settings.allowedHosts = try HostAllowance(OfflineServeTests.loopback)
             configure(&settings)
             var logger = Logger(label: "test")
             logger.logLevel = .critical

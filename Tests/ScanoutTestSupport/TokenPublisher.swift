@@ -8,6 +8,7 @@ private struct PublisherClaims: JWTPayload {
     var policy: [String: String]
     var licence: LicenceClaim?
     var keyServer: String?
+    var kids: [String]?
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
@@ -43,13 +44,13 @@ public struct TokenPublisher: Sendable {
 
     /// A token for `url` (none: the input names the media) under the policy given, expiring
     /// `expiresIn` seconds from now (negative: already expired); `keyServer`: the claim naming
-    /// where content keys are fetched.
+    /// where content keys are fetched; `kids`: the claim naming the content keys it may be handed.
     public func token(url: String? = nil, externalOutput: String = "allow", hdcp: String = "none", capture: String = "allow",
-                      expiresIn: Int = 3600, licence: LicenceClaim? = nil, keyServer: String? = nil) async throws -> String {
+                      expiresIn: Int = 3600, licence: LicenceClaim? = nil, keyServer: String? = nil, kids: [String]? = nil) async throws -> String {
         let exp = Int(Date().timeIntervalSince1970) + expiresIn
         return try await keys.sign(PublisherClaims(url: url, exp: exp,
                                                    policy: ["externalOutput": externalOutput, "hdcp": hdcp, "capture": capture],
-                                                   licence: licence, keyServer: keyServer),
+                                                   licence: licence, keyServer: keyServer, kids: kids),
                                    kid: "k1")
     }
 }
