@@ -15,6 +15,20 @@ import CFFmpeg
 /// time is the first packet handed out: variants whose keyframes align (the same GOP, segment
 /// boundaries at keyframes) change with no frame lost or repeated.
 ///
+/// **Abandoning a segment.** While a lower variant exists, the packets of the group of pictures
+/// being read are held back until the next keyframe (or the end) shows that group whole; only
+/// whole groups are handed out. When the selector decides, mid-segment, that the rest of the
+/// segment would come after the buffer ran dry (`VariantSelector.duringSegment`), the change
+/// joins the lower variant at the held group's keyframe (the last keyframe before which every
+/// packet came from the old variant), and the held packets are dropped, never decoded: the old
+/// context, and with it the slow download, is closed. The cost: one group of pictures more
+/// between the network and the decoder.
+///
+/// **The buffer level** in the decisions is `bufferedSeconds` when set (a read-ahead's level);
+/// without it, the media handed out ahead of a clock that runs at 1x from the first packet
+/// handed out (after the opening, a seek): what a player that starts at once and never pauses
+/// would have buffered.
+///
 /// Used by the thread that owns its `Demuxer`.
 final class AdaptiveHLS {
     let meter: SegmentMeter
@@ -27,14 +41,29 @@ final class AdaptiveHLS {
     private(set) var switches: [VariantSwitch]
     /// Segments measured since the start.
     private(set) var segmentsMeasured = 0
+    /// Segments abandoned mid-download since the start.
+    private(set) var abandonedSegments = 0
     /// Why the last change that was decided did not happen (the new context failed to open).
     private(set) var lastRefusal: String?
+    /// The media seconds buffered ahead of playback, from whoever knows (a read-ahead); called on
+    /// the reading thread before each decision. Nil: the demuxer's own estimate.
+    var bufferedSeconds: (@Sendable () -> Double)?
+    /// The buffer level the last decision used, seconds.
+    private(set) var lastBuffered: Double?
     /// A change decided, waiting for the next keyframe of the current variant.
     private var pending: (to: HLSVariant, reason: String, bandwidth: Double)?
     /// A change under way: packets of the new variant are dropped until its keyframe at `boundary`.
-    private var joining: (to: HLSVariant, reason: String, bandwidth: Double, boundary: Int64)?
-    /// The highest presentation timestamp handed out.
+    private var joining: (to: HLSVariant, reason: String, bandwidth: Double, boundary: Int64, abandoned: Bool)?
+    /// The highest presentation timestamp read.
     private var lastPts: Int64?
+    /// The group of pictures being read, from its keyframe on: held until it is whole.
+    private var held: [Packet] = []
+    /// Packets of whole groups, handed out in order.
+    private var ready: [Packet] = []
+    /// The default buffer level's clock: the first packet handed out and when.
+    private var clockStart: (pts: Int64, nanoseconds: UInt64)?
+    /// The end of what was handed out (the highest presentation timestamp).
+    private var handedOutEnd: Int64?
 
     init(meter: SegmentMeter, variants: [HLSVariant], selector: VariantSelector, start: HLSVariant, estimate: Double) {
         self.meter = meter
@@ -44,52 +73,157 @@ final class AdaptiveHLS {
         switches = [VariantSwitch(from: nil, to: start, bandwidth: estimate, reason: "start: the initial bandwidth estimate", pts: nil)]
         // Opening probes every variant at once; only segments of the variant played are measured.
         _ = meter.takeSamples()
+        meter.estimator.reset()
     }
 
+    /// The smoothed throughput estimate, bits a second; nil before enough was measured.
+    var estimate: Double? { meter.estimator.estimate }
+
     /// After a seek: a change decided or under way is dropped (the next segments measured decide
-    /// again), and keyframes count from where reading starts.
+    /// again), what was held is dropped, and keyframes count from where reading starts.
     func restart() {
         if let j = joining {
             // The new variant's context is already the one read.
-            switches.append(VariantSwitch(from: current, to: j.to, bandwidth: j.bandwidth, reason: j.reason, pts: nil))
+            switches.append(VariantSwitch(from: current, to: j.to, bandwidth: j.bandwidth, reason: j.reason, pts: nil, abandonedSegment: j.abandoned))
             current = j.to
         }
         pending = nil
         joining = nil
         lastPts = nil
+        held = []
+        ready = []
+        clockStart = nil
+        handedOutEnd = nil
         _ = meter.takeSamples()
     }
 
-    /// Whether `packet`, of the active stream, is handed out; may change the demuxer's context
-    /// (the next read then comes from the new variant).
+    /// Moves the next packet to hand out into `packet` (empty); false when none is ready.
+    func takeReady(into packet: Packet) -> Bool {
+        guard !ready.isEmpty else { return false }
+        let next = ready.removeFirst()
+        withExtendedLifetime(next) { av_packet_move_ref(packet.pointer, next.pointer) }
+        handedOut(packet)
+        return true
+    }
+
+    /// At the end of the input the group held is whole: it is handed out (the first of it into
+    /// `packet`, empty). False when nothing was held.
+    func endOfInput(into packet: Packet) -> Bool {
+        ready += held
+        held = []
+        return takeReady(into: packet)
+    }
+
+    /// Takes `packet`, just read from the active stream, and may change the demuxer's context
+    /// (the next read then comes from the new variant). True when `packet` now holds the next
+    /// packet to hand out (not necessarily the one read: that may be held); false when nothing
+    /// is ready (read on).
     func admit(_ packet: Packet, demuxer: Demuxer) throws -> Bool {
         if let j = joining {
             guard packet.isKeyframe, let pts = packet.pts, pts >= j.boundary else { return false }
             joining = nil
-            switches.append(VariantSwitch(from: current, to: j.to, bandwidth: j.bandwidth, reason: j.reason, pts: pts))
+            switches.append(VariantSwitch(from: current, to: j.to, bandwidth: j.bandwidth, reason: j.reason, pts: pts, abandonedSegment: j.abandoned))
             current = j.to
             lastPts = pts
-            return true
+            return keep(packet)
         }
+        let tick = demuxer.video.timeBase.doubleValue
         for sample in meter.takeSamples() {
             segmentsMeasured += 1
             throughput = sample.throughput
-            if let (to, reason) = selector.next(current: current, throughput: sample.throughput) {
-                pending = (to, reason, sample.throughput)
+            let bandwidth = estimate ?? sample.throughput
+            if let (to, reason) = selector.next(current: current, throughput: bandwidth, buffered: buffered(tick: tick)) {
+                pending = (to, reason, bandwidth)
             }
         }
         if let p = pending, packet.isKeyframe, let pts = packet.pts, pts > (lastPts ?? .min) {
             pending = nil
+            // The group before this keyframe is whole.
+            ready += held
+            held = []
             do {
                 try demuxer.join(p.to, at: pts)
-                joining = (p.to, p.reason, p.bandwidth, pts)
-                return false
+                joining = (p.to, p.reason, p.bandwidth, pts, false)
+                packet.unref()
+                return takeReady(into: packet)
             } catch {
                 lastRefusal = "\(error)"
             }
         }
         if let pts = packet.pts { lastPts = max(lastPts ?? pts, pts) }
-        return true
+        let out = keep(packet)
+        // Ready packets are of whole groups: abandoning drops only what is held.
+        checkSegment(demuxer: demuxer, tick: tick)
+        return out
+    }
+
+    /// Whether packets are held until their group is whole: while a lower variant could take
+    /// over a late segment.
+    private var holdsBack: Bool { selector.options.abandonSegments && selector.ladder.first != current }
+
+    /// Adds `packet` (of the current variant, admitted) to what is held or ready, and puts the
+    /// next packet to hand out into it; false when none is ready.
+    private func keep(_ packet: Packet) -> Bool {
+        if packet.isKeyframe || !holdsBack {
+            // The group before a keyframe is whole; with nothing to abandon for, nothing is held.
+            ready += held
+            held = []
+        }
+        if !holdsBack, ready.isEmpty {
+            handedOut(packet)
+            return true
+        }
+        let kept = Packet()
+        av_packet_move_ref(kept.pointer, packet.pointer)
+        if holdsBack { held.append(kept) } else { ready.append(kept) }
+        return takeReady(into: packet)
+    }
+
+    /// The mid-segment decision: a change after the segment, or the segment abandoned (the held
+    /// group dropped, the demuxer reading the lower variant from the group's keyframe).
+    private func checkSegment(demuxer: Demuxer, tick: Double) {
+        guard pending == nil, joining == nil, let progress = meter.progress else { return }
+        let level = buffered(tick: tick)
+        switch selector.duringSegment(current: current, progress: progress, estimate: estimate, buffered: level) {
+        case nil:
+            return
+        case .downAfter(let to, let bandwidth, let reason):
+            if to != current { pending = (to, reason, bandwidth) }
+        case .abandon(let to, let bandwidth, let reason):
+            // The held group starts at the last keyframe before which everything came whole.
+            guard holdsBack, let first = held.first, first.isKeyframe, let boundary = first.pts else { return }
+            do {
+                try demuxer.join(to, at: boundary)
+            } catch {
+                lastRefusal = "\(error)"
+                return
+            }
+            held = []
+            joining = (to, reason, bandwidth, boundary, true)
+            lastPts = boundary
+            abandonedSegments += 1
+        }
+    }
+
+    /// The media seconds ahead of playback now: `bufferedSeconds`, or the default estimate.
+    private func buffered(tick: Double) -> Double {
+        let level: Double
+        if let bufferedSeconds {
+            level = bufferedSeconds()
+        } else if let start = clockStart, let end = handedOutEnd {
+            let played = Double(monotonicNanoseconds() - start.nanoseconds) / 1e9
+            level = max(Double(end - start.pts) * tick - played, 0)
+        } else {
+            level = 0
+        }
+        lastBuffered = level
+        return level
+    }
+
+    private func handedOut(_ packet: Packet) {
+        guard let pts = packet.pts else { return }
+        if clockStart == nil { clockStart = (pts, monotonicNanoseconds()) }
+        handedOutEnd = max(handedOutEnd ?? pts, pts + max(packet.duration, 0))
     }
 }
 
@@ -102,6 +236,22 @@ extension Demuxer {
     public var variantSwitches: [VariantSwitch] { adaptive?.switches ?? [] }
     /// The last HLS segment's measured throughput in bits a second; nil before the first.
     public var segmentThroughput: Double? { adaptive?.throughput }
+    /// The smoothed throughput estimate that the variant choice uses, bits a second, measured
+    /// while segments download (`ThroughputEstimator`); nil before enough was measured.
+    public var throughputEstimate: Double? { adaptive?.estimate }
+    /// Segments abandoned mid-download for a lower variant since the start.
+    public var abandonedSegments: Int { adaptive?.abandonedSegments ?? 0 }
+    /// The buffer level the last variant decision used, seconds; nil before the first.
+    public var adaptiveBufferedSeconds: Double? { adaptive?.lastBuffered }
+
+    /// The seconds of media buffered ahead of playback, as the variant choice of an HLS master
+    /// playlist should see them (a read-ahead's level); called on the thread that reads, before
+    /// each decision (after every packet), so it must be cheap. Nil (the default): the media read
+    /// ahead of a clock that runs at 1x from the first packet read. Ignored for other inputs.
+    public var bufferedSeconds: (@Sendable () -> Double)? {
+        get { adaptive?.bufferedSeconds }
+        set { adaptive?.bufferedSeconds = newValue }
+    }
 
     /// The variants `ctx` (libavformat's `hls` demuxer) made programs of: each program's video
     /// stream and its `variant_bitrate`. Empty for other formats.
@@ -130,6 +280,10 @@ extension Demuxer {
     /// closed). Throws, leaving the demuxer as it was, when that fails.
     func join(_ variant: HLSVariant, at pts: Int64) throws {
         guard let meter = adaptive?.meter else { return }
+        // What opening reads (the first segment of every variant) is no sample of the network
+        // the variant will be read over.
+        meter.measuring = false
+        defer { meter.measuring = true }
         let ctx = Self.allocateContext(deadline: deadline, errorLines: errorLines)
         meter.hook(ctx)
         var dict = Self.openDictionary(input: input, options: options)

@@ -13,18 +13,29 @@ public struct AdaptiveOptions: Sendable, Equatable {
     /// ...for this many segments in a row. Down happens at once, on one segment measured below
     /// the current variant's bitrate.
     public var upSegments: Int = 2
+    /// No change up while less than this many seconds of media are buffered ahead of playback.
+    public var minBufferForUp: Double = 8
+    /// A segment is late when its rest would arrive later than the buffered seconds less this.
+    public var starvationMargin: Double = 0.5
+    /// Whether a late segment is abandoned mid-download for the same time range of a lower
+    /// variant (false: the change waits for the segment's end).
+    public var abandonSegments: Bool = true
     /// Where a live playlist starts: the segment this many from the live edge (negative, from the
     /// end of the window; libavformat's `live_start_index`).
     public var liveStartIndex: Int = -3
 
     public init(initialBandwidth: Int = 2_000_000, maxHeight: Int? = nil, maxBitrate: Int? = nil,
-                upFactor: Double = 1.3, upSegments: Int = 2, liveStartIndex: Int = -3) {
+                upFactor: Double = 1.3, upSegments: Int = 2, liveStartIndex: Int = -3,
+                minBufferForUp: Double = 8, starvationMargin: Double = 0.5, abandonSegments: Bool = true) {
         self.initialBandwidth = initialBandwidth
         self.maxHeight = maxHeight
         self.maxBitrate = maxBitrate
         self.upFactor = upFactor
         self.upSegments = upSegments
         self.liveStartIndex = liveStartIndex
+        self.minBufferForUp = minBufferForUp
+        self.starvationMargin = starvationMargin
+        self.abandonSegments = abandonSegments
     }
 }
 
@@ -62,51 +73,10 @@ public struct VariantSwitch: Sendable, Equatable {
     public var reason: String
     /// Presentation timestamp of the first packet of `to`, in the stream's time base (nil for the start).
     public var pts: Int64?
-}
+    /// Whether a segment of `from` was abandoned mid-download for this change (its time range
+    /// fetched again from `to`).
+    public var abandonedSegment = false
 
-/// Picks variants from measured throughput, with hysteresis: down at once when a segment came
-/// slower than the current variant's bitrate (to the highest variant the throughput carries),
-/// up one step when `upSegments` segments in a row came faster than `upFactor` times the next
-/// variant's bitrate. Pure logic; `Demuxer` carries out what it decides.
-public struct VariantSelector: Sendable {
-    /// The variants the caps allow, by ascending bitrate; when the caps allow none, the lowest.
-    public let ladder: [HLSVariant]
-    public let options: AdaptiveOptions
-    private var fastSegments = 0
-
-    public init(variants: [HLSVariant], options: AdaptiveOptions) {
-        let sorted = variants.sorted { ($0.bitrate, $0.height) < ($1.bitrate, $1.height) }
-        let allowed = sorted.filter { v in
-            (options.maxHeight.map { v.height <= $0 } ?? true) && (options.maxBitrate.map { v.bitrate <= $0 } ?? true)
-        }
-        ladder = allowed.isEmpty ? Array(sorted.prefix(1)) : allowed
-        self.options = options
-    }
-
-    /// The highest variant whose bitrate `bandwidth` carries, or the lowest.
-    public func carried(by bandwidth: Double) -> HLSVariant {
-        ladder.last { Double($0.bitrate) <= bandwidth } ?? ladder[0]
-    }
-
-    /// The variant to change to after a segment came at `throughput` bits a second while playing
-    /// `current`, and why; nil to stay.
-    public mutating func next(current: HLSVariant, throughput: Double) -> (HLSVariant, String)? {
-        guard let i = ladder.firstIndex(of: current) else {
-            fastSegments = 0
-            return (carried(by: throughput), "variant not allowed")
-        }
-        if throughput < Double(current.bitrate) {
-            fastSegments = 0
-            let target = carried(by: throughput)
-            return target == current ? nil : (target, "throughput below the current variant's bitrate")
-        }
-        guard i + 1 < ladder.count, throughput > options.upFactor * Double(ladder[i + 1].bitrate) else {
-            fastSegments = 0
-            return nil
-        }
-        fastSegments += 1
-        guard fastSegments >= max(1, options.upSegments) else { return nil }
-        fastSegments = 0
-        return (ladder[i + 1], "throughput above \(options.upFactor)x the next variant's bitrate for \(max(1, options.upSegments)) segments")
-    }
+    /// How the reason of a change that abandoned a segment begins.
+    public static let abandonedPrefix = "segment abandoned: "
 }

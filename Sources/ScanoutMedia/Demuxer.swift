@@ -469,6 +469,8 @@ public final class Demuxer {
     public func read(into packet: Packet) throws -> Bool {
         while true {
             packet.unref()
+            // An adaptive HLS input hands out packets it held until their group was whole.
+            if let adaptive, adaptive.takeReady(into: packet) { return try handOut(packet) }
             deadline.arm(seconds: options.timeoutSeconds, reportingStalls: true)
             let r = av_read_frame(context, packet.pointer)
             deadline.disarm()
@@ -488,6 +490,7 @@ public final class Demuxer {
                 throw MediaError.readFailed(input: input, reason: "the server ignores byte ranges and the index is at the end of the file, after the data (serve it with byte ranges, or move the index to the front: ffmpeg -i IN -c copy -movflags +faststart OUT)")
             }
             if r == SCANOUT_AVERROR_EOF {
+                if let adaptive, adaptive.endOfInput(into: packet) { return try handOut(packet) }
                 reachedEnd = true
                 return false
             }
@@ -505,21 +508,26 @@ public final class Demuxer {
             if audioOnly, !sinksPaused { sinks[packet.streamIndex]?(packet) }
             // Before the damage check: packets a change of variant drops are never decoded.
             if let adaptive, try !adaptive.admit(packet, demuxer: self) { continue }
-            if packet.isCorrupt, isHTTP {
-                // A connection that broke inside a packet and could not be reopened: libavformat
-                // hands out the part it has. Decoded, it would show wrong pictures (concealed from
-                // stale references); the source is given up instead.
-                if readInterrupted { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading") }
-                throw MediaError.readFailed(input: input, reason: "the connection broke inside a packet and reconnecting did not resume it")
-            }
-            if packet.isCorrupt { corruptPackets += 1 }
-            if locateStartInIndex {
-                locateStartInIndex = false
-                packetsBeforeStart = indexPosition(ofDecodingTimestamp: packet.dts)
-            }
-            packetsRead += 1
-            return true
+            return try handOut(packet)
         }
+    }
+
+    /// The checks and counts of a video packet `read` hands out.
+    private func handOut(_ packet: Packet) throws -> Bool {
+        if packet.isCorrupt, isHTTP {
+            // A connection that broke inside a packet and could not be reopened: libavformat
+            // hands out the part it has. Decoded, it would show wrong pictures (concealed from
+            // stale references); the source is given up instead.
+            if readInterrupted { throw MediaError.timedOut(input: input, seconds: options.timeoutSeconds, during: "reading") }
+            throw MediaError.readFailed(input: input, reason: "the connection broke inside a packet and reconnecting did not resume it")
+        }
+        if packet.isCorrupt { corruptPackets += 1 }
+        if locateStartInIndex {
+            locateStartInIndex = false
+            packetsBeforeStart = indexPosition(ofDecodingTimestamp: packet.dts)
+        }
+        packetsRead += 1
+        return true
     }
 
     /// What a read to the end found wrong with the container: fewer packets than its index lists

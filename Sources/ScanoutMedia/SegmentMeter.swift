@@ -11,6 +11,29 @@ public struct SegmentSample: Sendable, Equatable {
     public var throughput: Double { seconds > 0 ? Double(bytes * 8) / seconds : .infinity }
 }
 
+/// The segment being downloaded now, as far as it got: what its reads brought and how long they
+/// blocked so far, and its length when the server announced one.
+public struct SegmentProgress: Sendable, Equatable {
+    public var url: String
+    public var bytes: Int
+    /// Seconds the reads of this segment blocked so far.
+    public var seconds: Double
+    /// The segment's length (the server's `Content-Length`); nil when not announced.
+    public var expectedBytes: Int?
+
+    public init(url: String, bytes: Int, seconds: Double, expectedBytes: Int?) {
+        self.url = url
+        self.bytes = bytes
+        self.seconds = seconds
+        self.expectedBytes = expectedBytes
+    }
+
+    /// Bits a second so far; nil before any blocking was measured.
+    public var throughput: Double? { seconds > 0 ? Double(bytes * 8) / seconds : nil }
+    /// Bytes still to come; nil when the length is unknown.
+    public var remainingBytes: Int? { expectedBytes.map { max($0 - bytes, 0) } }
+}
+
 /// Measures the throughput of each segment libavformat's `hls` demuxer reads.
 ///
 /// The demuxer opens every playlist and segment through its format context's `io_open` callback;
@@ -21,6 +44,11 @@ public struct SegmentSample: Sendable, Equatable {
 /// inside the reads measures the network. Only segments read to their end are counted (the
 /// demuxer reads a few kilobytes of segments it probes at opening).
 ///
+/// While a segment downloads, every read is also a sample of `estimator` (bytes, blocked
+/// seconds), and `progress` says how far the segment being read got: the adaptive choice sees a
+/// slow segment before it ends (`AdaptiveHLS`). Reads while `measuring` is off (a change of
+/// variant opening its context, which probes segments) are not samples.
+///
 /// Owns each segment's outer `AVIOContext` and its buffer (freed when the demuxer closes the
 /// segment, or when the meter goes); the inner one is opened and closed by libavformat's own
 /// `io_open`/`io_close2`. Used on the thread that owns the demuxer (libavformat calls it from
@@ -29,6 +57,18 @@ final class SegmentMeter {
     /// Samples not taken yet.
     private var samples: [SegmentSample] = []
     private var open: [UnsafeMutableRawPointer: MeteredSegment] = [:]
+    /// The segment whose read came last, while it is open and not read to its end.
+    private var reading: MeteredSegment?
+    /// The smoothed throughput of every read while `measuring`.
+    var estimator = ThroughputEstimator()
+    /// Whether reads are samples of `estimator` and set `progress`.
+    var measuring = true
+
+    /// How far the segment being downloaded got; nil between segments.
+    var progress: SegmentProgress? {
+        guard let r = reading else { return nil }
+        return SegmentProgress(url: r.url, bytes: r.bytes, seconds: Double(r.waitNanoseconds) / 1e9, expectedBytes: r.expectedBytes)
+    }
 
     /// Gives `ctx` the metering callbacks. `unhook` before the context is freed.
     func hook(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
@@ -78,12 +118,20 @@ final class SegmentMeter {
 
     private func wrap(_ inner: UnsafeMutablePointer<AVIOContext>, url: String,
                       close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?) -> UnsafeMutablePointer<AVIOContext> {
-        let segment = MeteredSegment(inner: inner, url: url, close: close)
+        let segment = MeteredSegment(inner: inner, url: url, close: close, meter: self)
         open[UnsafeMutableRawPointer(segment.outer)] = segment
         return segment.outer
     }
 
+    /// Called by `segment` after each read of its inner context.
+    fileprivate func didRead(_ segment: MeteredSegment, bytes: Int, nanoseconds: UInt64) {
+        guard measuring else { return }
+        estimator.add(bytes: bytes, seconds: Double(nanoseconds) / 1e9)
+        reading = segment.reachedEnd ? nil : segment
+    }
+
     private func finish(_ segment: MeteredSegment, context: UnsafeMutablePointer<AVFormatContext>) {
+        if reading === segment { reading = nil }
         if segment.reachedEnd, segment.bytes > 0 {
             samples.append(SegmentSample(url: segment.url, bytes: segment.bytes, seconds: Double(segment.waitNanoseconds) / 1e9))
             if samples.count > 64 { samples.removeFirst() }
@@ -130,16 +178,24 @@ private final class MeteredSegment {
     let url: String
     let inner: UnsafeMutablePointer<AVIOContext>
     let close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?
+    /// The meter that made it (and outlives it: it frees what is left open in its `deinit`).
+    private unowned let meter: SegmentMeter
+    /// The length the server announced; nil when unknown.
+    let expectedBytes: Int?
     private(set) var outer: UnsafeMutablePointer<AVIOContext>!
     private(set) var bytes = 0
     private(set) var waitNanoseconds: UInt64 = 0
     private(set) var reachedEnd = false
 
     init(inner: UnsafeMutablePointer<AVIOContext>, url: String,
-         close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?) {
+         close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?,
+         meter: SegmentMeter) {
         self.inner = inner
         self.url = url
         self.close = close
+        self.meter = meter
+        let length = avio_size(inner)
+        expectedBytes = length > 0 ? Int(length) : nil
         let size: Int32 = 32768
         guard let buffer = av_malloc(Int(size)),
               let ctx = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, Unmanaged.passUnretained(self).toOpaque(),
@@ -160,13 +216,13 @@ private final class MeteredSegment {
     private func read(_ buf: UnsafeMutablePointer<UInt8>, _ size: Int32) -> Int32 {
         let start = monotonicNanoseconds()
         let n = avio_read_partial(inner, buf, size)
-        waitNanoseconds += monotonicNanoseconds() - start
+        let waited = monotonicNanoseconds() - start
+        waitNanoseconds += waited
         if n > 0 { bytes += Int(n) }
-        if n == SCANOUT_AVERROR_EOF || (n == 0 && avio_feof(inner) != 0) {
-            reachedEnd = true
-            return SCANOUT_AVERROR_EOF
-        }
-        return n
+        let ended = n == SCANOUT_AVERROR_EOF || (n == 0 && avio_feof(inner) != 0)
+        if ended { reachedEnd = true }
+        meter.didRead(self, bytes: max(Int(n), 0), nanoseconds: waited)
+        return ended ? SCANOUT_AVERROR_EOF : n
     }
 
     private func seek(_ offset: Int64, _ whence: Int32) -> Int64 {

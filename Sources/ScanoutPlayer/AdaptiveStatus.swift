@@ -1,7 +1,7 @@
 import ScanoutMedia
 
 /// Where an adaptive HLS item stands: its variants, the one played, the last measured segment
-/// throughput and the changes so far.
+/// throughput, the changes and the segments abandoned so far.
 public struct AdaptiveStatus: Sendable, Equatable {
     public var variants: [HLSVariant]
     public var variant: HLSVariant
@@ -9,6 +9,9 @@ public struct AdaptiveStatus: Sendable, Equatable {
     public var throughput: Double?
     /// Changes of variant since the item opened (the start not counted).
     public var switches: Int
+    /// Segments abandoned mid-download for the same time range of a lower variant since the item
+    /// opened (each one of the `switches`).
+    public var abandonedSegments: Int
 
     /// Nil when `reader` is not reading an HLS stream. (Through the reader: while a read-ahead
     /// reads the demuxer on its own thread, its copy is the one to ask.)
@@ -18,6 +21,7 @@ public struct AdaptiveStatus: Sendable, Equatable {
         variant = a.current
         throughput = a.throughput
         switches = a.switches.count - 1
+        abandonedSegments = a.switches.filter(\.abandonedSegment).count
     }
 }
 

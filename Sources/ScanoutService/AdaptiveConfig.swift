@@ -4,12 +4,19 @@ import ScanoutMedia
 extension ServiceConfig {
     /// The adaptive HLS fields: `maxHeight` (pixels) and `maxBitrate` (bits a second) cap the
     /// variants played (null: no cap); `initialBandwidth` (bits a second) picks the start variant;
-    /// `liveStartIndex` (segments from the live edge, negative) is where live playlists start.
+    /// `liveStartIndex` (segments from the live edge, negative) is where live playlists start;
+    /// `minBufferForUp` (seconds buffered before any change up), `starvationMargin` (seconds:
+    /// a segment is late when its rest would come later than the buffer less this) and
+    /// `abandonSegments` (whether a late segment is abandoned for a lower variant's) steer the
+    /// choice.
     mutating func applyAdaptive(_ o: inout JSONObject) throws(APIError) {
         if let v = try Self.cap(&o, "maxHeight", range: 1...16384) { adaptive.maxHeight = v }
         if let v = try Self.cap(&o, "maxBitrate", range: 1...1_000_000_000) { adaptive.maxBitrate = v }
         if let v = try o.int("initialBandwidth", range: 1...1_000_000_000) { adaptive.initialBandwidth = v }
         if let v = try o.int("liveStartIndex", range: -1000...1000) { adaptive.liveStartIndex = v }
+        if let v = try o.double("minBufferForUp", range: 0...3600) { adaptive.minBufferForUp = v }
+        if let v = try o.double("starvationMargin", range: 0...60) { adaptive.starvationMargin = v }
+        if let v = try o.bool("abandonSegments") { adaptive.abandonSegments = v }
     }
 
     /// A cap: absent (nil), null (no cap: .some(nil)) or a number in `range`.
@@ -22,10 +29,13 @@ extension ServiceConfig {
         return .some(try o.int(key, range: range))
     }
 
-    static let adaptiveKeys: Set<String> = ["maxHeight", "maxBitrate", "initialBandwidth", "liveStartIndex"]
+    static let adaptiveKeys: Set<String> = ["maxHeight", "maxBitrate", "initialBandwidth", "liveStartIndex",
+                                            "minBufferForUp", "starvationMargin", "abandonSegments"]
 
     var adaptiveJSON: [String: Any] {
         ["maxHeight": adaptive.maxHeight ?? NSNull(), "maxBitrate": adaptive.maxBitrate ?? NSNull(),
-         "initialBandwidth": adaptive.initialBandwidth, "liveStartIndex": adaptive.liveStartIndex]
+         "initialBandwidth": adaptive.initialBandwidth, "liveStartIndex": adaptive.liveStartIndex,
+         "minBufferForUp": adaptive.minBufferForUp, "starvationMargin": adaptive.starvationMargin,
+         "abandonSegments": adaptive.abandonSegments]
     }
 }

@@ -58,7 +58,7 @@ enum WireFormat {
             } ?? NSNull(),
             "adaptive": s.adaptive.map { a -> [String: Any] in
                 ["variant": variantJSON(a.variant), "variants": a.variants.map(variantJSON),
-                 "throughput": a.throughput ?? NSNull(), "switches": a.switches]
+                 "throughput": a.throughput ?? NSNull(), "switches": a.switches, "abandonedSegments": a.abandonedSegments]
             } ?? NSNull(),
         ]
     }

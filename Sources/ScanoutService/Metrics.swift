@@ -25,6 +25,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
     let serviceUp: Gauge
     let playing: Gauge
     let variantSwitches: Counter
+    let segmentsAbandoned: Counter
     let variantBitrate: Gauge
     let firstFrameTime: DurationHistogram
     let channelChanges: Counter
@@ -53,6 +54,8 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
                                                      helpText: "The running build: its version and the libavcodec it links (always 1)."),
                     labels: [("version", ScanoutVersion.string), ("libavcodec", libavcodecVersion)]).set(to: 1)
         variantSwitches = r.makeCounter(descriptor: name("hls_variant_switches", "total", "Changes of variant of adaptive HLS streams (count)."))
+        segmentsAbandoned = r.makeCounter(descriptor: name("hls_segments_abandoned", "total",
+                                                           "HLS segments abandoned mid-download for the same time range of a lower variant (count)."))
         variantBitrate = r.makeGauge(descriptor: name("hls_variant_bitrate", "bytes_per_second",
                                                       "Advertised bitrate of the HLS variant played (its BANDWIDTH / 8), 0 when none (bytes per second)."))
         let tuneBuckets: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(300), .milliseconds(500),
@@ -109,8 +112,9 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         case .serviceState(let up, _): serviceUp.set(to: up ? 1 : 0)
         case .stateChanged(_, let to): playing.set(to: to == .playing || to == .buffering ? 1 : 0)
         case .discontinuity(let source, _, let cc, let disc, let lost, _): countTransport(source: source, cc: cc, discontinuities: disc, lost: lost)
-        case .variantSwitch(_, let from, let to, _, _, _, _):
+        case .variantSwitch(_, let from, let to, _, let reason, _, _):
             if from != nil { variantSwitches.increment() }
+            if from != nil, reason.hasPrefix(VariantSwitch.abandonedPrefix) { segmentsAbandoned.increment() }
             variantBitrate.set(to: Double(to.bitrate) / 8)
         case .itemChanged: variantBitrate.set(to: 0)
         case .firstFrame(_, _, .some(let seconds), _): firstFrameTime.recordNanoseconds(Int64(seconds * 1e9))

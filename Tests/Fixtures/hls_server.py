@@ -17,6 +17,10 @@ Control paths (GET):
                                       close the connection (an interrupted transfer)
   /_control/bearer?prefix=P&token=T   paths starting with P are answered only to Authorization:
                                       Bearer T (a licence server): 401 without one, 403 otherwise
+  /_control/trickle?prefix=P&rate=B&after=N  answers for paths starting with P send their first N
+                                      bytes (default 0) as they would otherwise, then the rest at B
+                                      bytes a second: a network that slows mid-transfer (rate=0
+                                      lifts it; the longest matching prefix wins)
 Files are served with byte ranges (Range: bytes=A- or A-B answers 206 with Content-Range) and to
 HEAD requests.
 
@@ -38,6 +42,7 @@ throttles = {}
 lies = {}   # prefix -> [delta, times]
 cuts = {}   # prefix -> [at, times]
 bearers = {}  # prefix -> token
+trickles = {}  # prefix -> (rate, after)
 served = []
 frozen_at = None
 start = time.monotonic()
@@ -98,6 +103,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     lies[q.get("prefix", "/")] = [int(q.get("delta", "0")), int(q.get("times", "1"))]
                 elif path == "/_control/cut":
                     cuts[q.get("prefix", "/")] = [int(q.get("at", "0")), int(q.get("times", "1"))]
+                elif path == "/_control/trickle":
+                    rate = float(q.get("rate", "0"))
+                    if rate > 0:
+                        trickles[q.get("prefix", "/")] = (rate, int(q.get("after", "0")))
+                    else:
+                        trickles.pop(q.get("prefix", "/"), None)
                 elif path == "/_control/bearer":
                     bearers[q.get("prefix", "/")] = q.get("token", "")
                 elif path == "/_control/log":
@@ -119,6 +130,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             matches = [p for p in throttles if path.startswith(p)]
             rate = throttles[max(matches, key=len)] if matches else None
             lie = take(lies, path)
+            slowing = [p for p in trickles if path.startswith(p)]
+            trickle = trickles[max(slowing, key=len)] if slowing else None
             cut = take(cuts, path)
         data = open(full, "rb").read()
         kind = "video/mp2t"
@@ -140,7 +153,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             announced = max(0, len(data) + lie)
             if lie > 0:
                 cut = len(data)
-        self.reply(code, data, kind, rate, announced, cut, extra)
+        self.reply(code, data, kind, rate, announced, cut, extra, trickle=trickle)
 
     def do_HEAD(self):
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
@@ -149,7 +162,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, b"", "text/plain", head=True)
         self.reply(200, b"", "video/mp2t", announced=os.path.getsize(full), head=True)
 
-    def reply(self, code, body, kind, rate=None, announced=None, cut=None, extra={}, head=False):
+    def reply(self, code, body, kind, rate=None, announced=None, cut=None, extra={}, head=False, trickle=None):
         self.send_response(code)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body) if announced is None else announced))
@@ -163,6 +176,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if cut is not None:
             body = body[:cut]
+        if trickle is not None:
+            slow_rate, after = trickle
+            self.send(body[:after], rate)
+            self.send(body[after:], slow_rate)
+            return
+        self.send(body, rate)
+
+    def send(self, body, rate):
         if not rate:
             self.wfile.write(body)
             return

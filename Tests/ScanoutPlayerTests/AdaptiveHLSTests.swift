@@ -54,8 +54,10 @@ import Testing
 
     @Test func throttlingForcesDownThenUpWithEveryFrameOnce() async throws {
         try await offPool {
-            // 60 kB/s (480 kb/s) carries 288x216 (330 kb/s) but not 320x240 (660 kb/s).
-            let (server, reader) = try Self.throttled("hls3", "/v2/", rate: 60000, AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 1))
+            // 60 kB/s (480 kb/s) carries 288x216 (330 kb/s) but not 320x240 (660 kb/s). The segment
+            // is finished (no abandoning), and up needs no buffer (the clip is shorter than 8 s).
+            let (server, reader) = try Self.throttled("hls3", "/v2/", rate: 60000,
+                                                      AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 1, minBufferForUp: 0, abandonSegments: false))
             #expect(reader.demuxer.currentVariant?.height == 240)
             var lifted = false
             let shown = try Self.read(reader) { reader in
@@ -82,7 +84,8 @@ import Testing
 
     @Test func twoVariantsDownWhenTheTopIsSlow() async throws {
         try await offPool {
-            let (server, reader) = try Self.throttled("hls2", "/v1/", rate: 40000, AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99))
+            let (server, reader) = try Self.throttled("hls2", "/v1/", rate: 40000,
+                                                      AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99, abandonSegments: false))
             let shown = try withExtendedLifetime(server) { try Self.read(reader) }
             #expect(shown.map(\.code) == Array(0..<150))
             #expect(reader.demuxer.variantSwitches.map(\.to.width) == [320, 256])
@@ -95,7 +98,7 @@ import Testing
             let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
             // From the lowest variant up, one step a segment on loopback's throughput.
             let reader = try FrameReader(input: server.url("master.m3u8"),
-                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 100_000, upSegments: 1)))
+                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 100_000, upSegments: 1, minBufferForUp: 0)))
             let frame = VideoFrame()
             var pts: [Int: Int64] = [:]
             for _ in 0..<100 {
@@ -143,7 +146,8 @@ import Testing
             let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"), options: ["--live", "1", "--window", "4"])
             try server.control("throttle?prefix=/v1/&rate=70000")
             let reader = try FrameReader(input: server.url("master.m3u8"),
-                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99, liveStartIndex: -2)))
+                                         demuxerOptions: Self.options(AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99, liveStartIndex: -2,
+                                                                                      abandonSegments: false)))
             let shown = try Self.read(reader)
             #expect(reader.demuxer.variantSwitches.map(\.to.width) == [320, 256])
             let first = try #require(shown.first?.code)
