@@ -453,6 +453,9 @@ public final class PlaybackSession {
     /// Nil when the frame can be decoded; `.buffering` (after a short wait for data) while the
     /// read-ahead is dry and until it holds enough again, the timeline stopped meanwhile.
     private func waitForBuffer(_ buffer: PacketReadAhead) -> PlaybackStep? {
+        // The first frame of a timeline (a start, a seek, a resume) is decoded whatever is held,
+        // as mpv does not wait for its cache before the first frame: a start waits only for it.
+        if forcePresent, !gate.isWaiting { return nil }
         let level = buffer.level
         switch gate.check(level, resumeSeconds: buffer.options.resumeSeconds, now: clock.now()) {
         case .go:
