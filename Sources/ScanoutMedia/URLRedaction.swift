@@ -27,7 +27,8 @@ public enum URLRedaction {
                     if bytes[end] == UInt8(ascii: "@") { at = end }
                     end += 1
                 }
-                if let at {
+                // An empty userinfo (`udp://@239.0.0.1:1234`, a multicast listen) hides nothing.
+                if let at, at > start {
                     out.append(contentsOf: Array(mask.utf8))
                     out.append(contentsOf: bytes[at..<end])
                 } else {

@@ -98,6 +98,10 @@ public struct HostAllowance: Sendable, Equatable {
 public struct HostAllowanceError: Error, Equatable, CustomStringConvertible {
     public var index: Int
     public var entry: String
+    public init(index: Int, entry: String) {
+        self.index = index
+        self.entry = entry
+    }
     public var description: String { "\"\(entry)\" is not a host name, an IP address or a CIDR range (such as 10.0.0.0/8)" }
 }
 

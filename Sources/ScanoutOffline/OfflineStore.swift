@@ -22,6 +22,11 @@ public final class OfflineStore: Sendable {
         self.logger = logger
         try PrivateFiles.directory(directory)
         try PrivateFiles.directory(directory + "/offline")
+        // Assets kept by a version that left them readable to all.
+        for id in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/offline")) ?? [] {
+            PrivateFiles.narrow(directory + "/offline/" + id, to: 0o700)
+            PrivateFiles.narrow(directory + "/offline/" + id + "/asset.json", to: 0o600)
+        }
         let file = directory + "/offline.db"
         do {
             db = try Self.open(file)

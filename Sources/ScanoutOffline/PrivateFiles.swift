@@ -17,11 +17,13 @@ enum PrivateFiles {
         narrow(path, to: 0o700)
     }
 
-    /// Sets `path`'s mode to `mode` when it is a file or directory of this user's with more
-    /// permissions than that.
+    /// Sets `path`'s mode to `mode` when it is a file or directory (not a link) of this user's
+    /// with other permissions than that.
     static func narrow(_ path: String, to mode: mode_t) {
         var st = stat()
         guard lstat(path, &st) == 0, st.st_uid == getuid(), st.st_mode & 0o777 != mode else { return }
+        let kind = st.st_mode & S_IFMT
+        guard kind == (mode == 0o700 ? S_IFDIR : S_IFREG) else { return }
         _ = chmod(path, mode)
     }
 

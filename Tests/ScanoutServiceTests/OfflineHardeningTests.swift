@@ -184,6 +184,20 @@ import Testing
         _ = try await allowed.wait(added.record.id, for: .completed)
     }
 
+    @Test func anAllowListMatchesNamesAddressesAndRanges() throws {
+        let list = try HostAllowance(["cdn.example", "10.0.0.0/8", "fd00::/8", "192.0.2.7", "127.0.0.1"])
+        for allowed in ["https://CDN.example./a.m3u8", "http://10.200.3.4:8080/x", "http://[fd12::1]/x", "http://192.0.2.7/x",
+                        "http://[::ffff:10.0.0.1]/x", "http://127.0.0.1:9/x", "http://2130706433/x"] {
+            #expect(list.refusal(of: allowed) == nil, "\(allowed)")
+        }
+        for refused in ["http://11.0.0.1/x", "http://192.0.2.8/x", "http://[fe00::1]/x", "http://127.0.0.2/x", "http://[::1]/x"] {
+            #expect(list.refusal(of: refused)?.contains("is not in offline.allowedHosts") == true, "\(refused)")
+        }
+        #expect(HostAllowance().refusal(of: "http://192.0.2.7/x") == nil)
+        #expect(HostAllowance().refusal(of: "http:///x") == "http:///x names no host")
+        #expect(throws: HostAllowanceError(index: 1, entry: "a b")) { try HostAllowance(["ok.example", "a b"]) }
+    }
+
     @Test func theAllowListIsCheckedInTheConfig() throws {
         let scratch = try Scratch()
         let path = scratch.path("scanout.json")
