@@ -180,3 +180,41 @@ extension ServiceConfig {
 
     public static let defaultStateDirectory = "/var/lib/scanout"
 }
+
+/// The state directory's `channel.json`: the id of the channel tuned last (`POST /channel`, next,
+/// previous), so that `serve --channels` starts on it again. Written as `position.json` is
+/// (`ResumeStore.atomicWrite`), on a queue of its own: a tune does not wait for the disk.
+public struct TunedChannelFile: Sendable {
+    public let file: String
+    private static let queue = DispatchQueue(label: "scanout-tuned-channel")
+
+    public init(directory: String) {
+        file = directory + "/channel.json"
+    }
+
+    /// The saved channel id; nil when none was saved. Throws when the file exists and cannot be used.
+    public func read() throws(ResumeStateError) -> String? {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            if access(file, F_OK) != 0 && errno == ENOENT { return nil }
+            throw .unreadable(file: file, errno: errno == 0 ? EIO : errno)
+        }
+        guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw .corrupt("not a JSON object") }
+        guard let id = o["id"] as? String, !id.isEmpty else { throw .corrupt("id is missing") }
+        return id
+    }
+
+    /// Saves `id` (on the file's queue, in the order of the calls); a write that fails goes to `onFailure`.
+    public func record(_ id: String, onFailure: @escaping @Sendable (ResumeStateError) -> Void) {
+        let file = file
+        Self.queue.async {
+            do {
+                let data = try JSONSerialization.data(withJSONObject: ["id": id, "version": 1], options: [.sortedKeys])
+                try ResumeStore.atomicWrite(file, data)
+            } catch let e as ResumeStateError {
+                onFailure(e)
+            } catch {
+                onFailure(.unwritable(file: file, step: "encoding", errno: EINVAL))
+            }
+        }
+    }
+}

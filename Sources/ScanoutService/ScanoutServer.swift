@@ -101,6 +101,9 @@ public struct ScanoutServer: Sendable {
                 logger.error("initial playlist: \(error)")
                 readiness?.playbackStarted()
             }
+        } else {
+            // No playlist: a channel list starts on a channel (the one tuned last), not idle.
+            await api.tuneAtStart(autoplay: config.autoplay)
         }
         return (player, api)
     }

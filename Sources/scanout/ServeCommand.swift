@@ -23,7 +23,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Config file (JSON).") var config: String?
     @Option(help: "UDP/RTP inputs: the interface to join multicast groups on (a name or an IPv4 address).") var interface: String?
     @Option(help: "UDP/RTP inputs: seconds without a packet before the service reports the source gone.") var liveTimeout: Double?
-    @Option(help: "Channel list: an M3U playlist (a file or an http(s) URL), served by GET /channels and tuned by POST /channel.") var channels: String?
+    @Option(help: "Channel list: an M3U playlist (a file or an http(s) URL), served by GET /channels and tuned by POST /channel. With no playlist the service starts on the channel tuned last (kept in the state directory), else the list's first.") var channels: String?
     @Flag(help: "Add the sessions announced over SAP (224.2.127.254:9875) to the channel list.") var sap = false
     @Option(help: "HLS: play no variant taller than this many pixels.") var maxHeight: Int?
     @Option(help: "HLS: play no variant whose advertised bitrate exceeds this many bits a second.") var maxBitrate: Int?
@@ -49,7 +49,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Hardware decoder for hw: auto (VA-API, else NVDEC), vaapi or nvdec.") var hwBackend: HardwareBackend?
     @Option(help: "Key file that verifies the items' content tokens (default: the config's keys, else $SCANOUT_KEYS).") var keys: String?
     @Flag(help: "Load the playlist without starting it.") var paused = false
-    @Option(help: "Directory the playlist position is kept in, to resume at the same item after a restart (default: $STATE_DIRECTORY, else /var/lib/scanout when writable).")
+    @Option(help: "Directory the playlist position (and the channel tuned last) is kept in, to resume at the same item after a restart (default: $STATE_DIRECTORY, else /var/lib/scanout when writable).")
     var stateDir: String?
     @OptionGroup var overlay: OverlayOptions
 
