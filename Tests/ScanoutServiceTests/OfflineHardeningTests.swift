@@ -184,6 +184,45 @@ import Testing
         _ = try await allowed.wait(added.record.id, for: .completed)
     }
 
+    /// A loopback server that answers every request with `302 Location: target + path`.
+    static func redirector(to target: String, in dir: Scratch) throws -> (BackgroundProcess, UInt16) {
+        let script = dir.path("redirect.py")
+        try """
+            import http.server, sys
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(302)
+                    self.send_header("Location", sys.argv[2] + self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                do_HEAD = do_GET
+                def log_message(self, *args): pass
+            http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let port = try refusedLoopbackPort()
+        let process = try BackgroundProcess("python3", [script, String(port), target])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if (try? HTTPTestClient.request(.tcp(host: "127.0.0.1", port: port), "HEAD", "/ready"))?.status == 302 { return (process, port) }
+            usleep(50_000)
+        }
+        throw SupportError("the redirecting server did not start")
+    }
+
+    @Test func aRedirectIsFollowedOnlyToAnAllowedHost() async throws {
+        let clip = try Scratch()
+        let http = try Self.clipServer(clip)
+        let (toOther, otherPort) = try Self.redirector(to: "http://127.0.0.2:\(http.port)", in: clip)
+        let (toClip, clipPort) = try Self.redirector(to: "http://127.0.0.1:\(http.port)", in: clip)
+        let h = try OfflineStoreTests.Harness { $0.allowedHosts = try! HostAllowance(["127.0.0.1"]) }
+        await h.expectRefused([(DownloadRequest(source: "http://127.0.0.1:\(otherPort)/counter.mp4"),
+                                "http://127.0.0.2:\(http.port)/counter.mp4: refused: 127.0.0.2 (127.0.0.2) is not in offline.allowedHosts")])
+        #expect(!(try http.control("log")).contains("/counter.mp4"), "the refused host was asked")
+        let added = try await h.manager.add(DownloadRequest(source: "http://127.0.0.1:\(clipPort)/counter.mp4"))
+        _ = try await h.wait(added.record.id, for: .completed)
+        withExtendedLifetime((toOther, toClip)) {}
+    }
+
     @Test func anAllowListMatchesNamesAddressesAndRanges() throws {
         let list = try HostAllowance(["cdn.example", "10.0.0.0/8", "fd00::/8", "192.0.2.7", "127.0.0.1"])
         for allowed in ["https://CDN.example./a.m3u8", "http://10.200.3.4:8080/x", "http://[fd12::1]/x", "http://192.0.2.7/x",
