@@ -156,7 +156,7 @@ public final class ControlAPI: Sendable {
         router.get("/metrics") { [self] _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render(player.snapshot))))
         }
         router.get("/events") { [self] request, _ in events(lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]) }
 

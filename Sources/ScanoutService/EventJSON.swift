@@ -26,6 +26,7 @@ enum WireFormat {
                 ["item": f.item ?? NSNull(), "source": f.source ?? NSNull(), "message": f.message, "skipped": f.skipped]
             } ?? NSNull(),
         ]
+        o["buffer"] = s.buffer.map(bufferJSON) ?? NSNull()
         o["subtitles"] = s.subtitles.map(SubtitleFields.status) ?? NSNull()
         let listed = s.tracks.filter { $0.kind == .audio || $0.kind == .subtitle }
         o["tracks"] = listed.map { trackJSON($0, selected: s.selectedTracks.contains($0.index)) }
@@ -51,6 +52,7 @@ enum WireFormat {
             "transfers": ["downloads": s.transfers.downloads, "uploads": s.transfers.uploads,
                           "gpuCopies": s.transfers.gpuCopies, "imports": s.transfers.imports],
             "transport": s.transport.mapValues(transportJSON),
+            "buffer": s.buffer.map(bufferJSON) ?? NSNull(),
             "audio": s.audioOutput.map { a -> [String: Any] in
                 ["device": a.device, "sampleRate": a.format.sampleRate, "channels": a.format.channels,
                  "bufferFrames": a.bufferFrames, "periodFrames": a.periodFrames, "framesPlayed": a.framesPlayed,
@@ -61,6 +63,24 @@ enum WireFormat {
                  "throughput": a.throughput ?? NSNull(), "switches": a.switches, "abandonedSegments": a.abandonedSegments]
             } ?? NSNull(),
         ]
+    }
+
+    /// How the current item's source is buffered: the policy (`pause`: read ahead, the clock
+    /// waits when it runs dry; `slip`: live; `direct`: a local file), the read-ahead's level,
+    /// and the waits so far.
+    static func bufferJSON(_ b: BufferStatus) -> [String: Any] {
+        var o: [String: Any] = ["policy": b.policy.rawValue, "waits": b.waits, "waitSeconds": b.waitSeconds,
+                                "networkLateFrames": b.networkLateFrames]
+        if let l = b.level {
+            o["seconds"] = l.seconds
+            o["bytes"] = l.bytes
+            o["packets"] = l.packets
+            o["ended"] = l.ended
+            o["inputBytesPerSecond"] = l.inputBytesPerSecond ?? NSNull()
+        } else {
+            for k in ["seconds", "bytes", "packets", "ended", "inputBytesPerSecond"] { o[k] = NSNull() }
+        }
+        return o
     }
 
     /// One audio or subtitle track of the current item.

@@ -29,6 +29,9 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
     let variantBitrate: Gauge
     let firstFrameTime: DurationHistogram
     let channelChanges: Counter
+    let bufferingWaits: Counter
+    let bufferSeconds: Gauge
+    let bufferBytes: Gauge
     let process: ProcessMetrics
 
     public init() {
@@ -64,6 +67,10 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
                                                                   "Time from a command that makes an item current (load, channel change, next, jump, retry) to its first frame on screen (seconds)."),
                                                  buckets: tuneBuckets)
         channelChanges = r.makeCounter(descriptor: name("channel_changes", "total", "Channels tuned through the channel list (count)."))
+        bufferingWaits = r.makeCounter(descriptor: name("buffering_waits", "total",
+                                                         "Times playback waited for its source: a read-ahead run dry, a stalled read, a silent live input (count)."))
+        bufferSeconds = r.makeGauge(descriptor: name("buffer_level", "seconds", "Media time the current network source's read-ahead holds (seconds)."))
+        bufferBytes = r.makeGauge(descriptor: name("buffer_level", "bytes", "Compressed bytes the current network source's read-ahead holds (bytes)."))
         process = ProcessMetrics(registry: r)
         serviceUp.set(to: 0)
         playing.set(to: 0)
@@ -119,13 +126,17 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         case .itemChanged: variantBitrate.set(to: 0)
         case .firstFrame(_, _, .some(let seconds), _): firstFrameTime.recordNanoseconds(Int64(seconds * 1e9))
         case .channelChanged: channelChanges.increment()
+        case .buffering(true, _): bufferingWaits.increment()
         default: break
         }
     }
 
-    /// The exposition text, with the process metrics read now.
-    public func render() -> String {
+    /// The exposition text, with the process metrics and the read-ahead's level read now.
+    public func render(_ snapshot: PlayerSnapshot? = nil) -> String {
         process.update()
+        let level = snapshot?.buffer?.level
+        bufferSeconds.set(to: level?.seconds ?? 0)
+        bufferBytes.set(to: Double(level?.bytes ?? 0))
         return registry.emitToString()
     }
 }

@@ -92,6 +92,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var channels = ChannelsConfig()
     /// How HLS variants are chosen (`maxHeight`, `maxBitrate`, `initialBandwidth`, `liveStartIndex`).
     public var adaptive = AdaptiveOptions()
+    /// How network inputs with an end are read ahead (`buffering`).
+    public var readAhead = ReadAheadOptions()
     public var playerType: PlayerType = .auto
     public var hwBackend: HardwareBackend = .auto
     /// The directory the playlist position is kept in across restarts; nil: `stateDirectory(environment:)`.
@@ -213,6 +215,7 @@ public struct ServiceConfig: Sendable, Equatable {
         try applyLive(&o)
         try applyChannels(&o)
         try applyAdaptive(&o)
+        try applyBuffering(&o)
         try applyAudio(&o)
         if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
         if let v = try o.string("stateDir") {
@@ -228,7 +231,7 @@ public struct ServiceConfig: Sendable, Equatable {
     static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "mode", "capture", "playlist", "repeat", "autoplay",
                                        "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
                                        "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels", "offline", "limits"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
+                                       "channels", "offline", "limits", "buffering"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -240,6 +243,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.overlay = overlay
         p.subtitles = subtitles
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live, adaptive: adaptive)
+        p.demuxer.readAhead = readAhead
         p.timeshift = timeshift
         p.audio = audio
         p.audio.failWritesAfter = faults.audioLostAt
@@ -267,6 +271,7 @@ public struct ServiceConfig: Sendable, Equatable {
             "channels": channels.json,
             "offline": offlineJSON,
             "limits": limitsJSON,
+            "buffering": bufferingJSON,
         ]
         return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }.merging(subtitlesJSON) { a, _ in a }
     }
