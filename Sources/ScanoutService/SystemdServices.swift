@@ -156,6 +156,8 @@ final class ConfigReloader: Sendable {
         // The channel playlist is read again (its file or URL may have changed, or only its
         // content); where SAP is listened to needs a restart.
         if fresh.channels.sap != (lastRead ?? current).channels.sap { needRestart.append("channels.sap") }
+        // The listeners were built with the connection bound and timeouts.
+        if fresh.limits != (lastRead ?? current).limits { needRestart.append("limits") }
         next.channels.m3u = fresh.channels.m3u
         api.channels.reloadPlaylist(next.channels, timeout: current.timeout)
         let updated = next

@@ -180,6 +180,35 @@ struct ConnectionLimitTests {
         #expect(later.contains { $0.event == "position" })
     }
 
+    @Test("limits: bounds derived from the file limit keep a reserve; bad values are refused naming the field")
+    func limitsConfig() throws {
+        let defaults = ServiceLimits()
+        #expect(defaults.resolved(fileLimit: 1024) == .init(connections: 736, eventStreams: 368, reserve: 256))
+        #expect(defaults.resolved(fileLimit: 65536) == .init(connections: 16384, eventStreams: 8192, reserve: 8192))
+        var set = ServiceLimits()
+        set.connections = 5000
+        set.eventStreams = 9000
+        // Configured bounds past what the file limit holds are cut to it; streams never exceed connections.
+        #expect(set.resolved(fileLimit: 1024) == .init(connections: 736, eventStreams: 736, reserve: 256))
+        #expect(set.resolved(fileLimit: 65536) == .init(connections: 5000, eventStreams: 5000, reserve: 8192))
+        var c = ServiceConfig()
+        var o = try JSONObject.parse(Data(#"{"limits": {"connections": 10, "headerTimeout": 2.5}}"#.utf8))
+        try c.apply(&o, runtimeOnly: false)
+        #expect(c.limits.connections == 10 && c.limits.headerTimeout == 2.5 && c.limits.idleTimeout == 60)
+        func refusal(_ text: String, runtimeOnly: Bool = false) throws -> APIError? {
+            var o = try JSONObject.parse(Data(text.utf8))
+            var config = ServiceConfig()
+            do { try config.apply(&o, runtimeOnly: runtimeOnly); try o.rejectUnknown() } catch { return error }
+            return nil
+        }
+        for (text, field) in [(#"{"limits": {"connections": 0}}"#, "limits.connections"), (#"{"limits": {"idleTimeout": "x"}}"#, "limits.idleTimeout"),
+                              (#"{"limits": {"streams": 3}}"#, "limits.streams"), (#"{"limits": null}"#, "limits")] {
+            #expect(try refusal(text)?.field == field, "\(text)")
+        }
+        let runtime = try refusal(#"{"limits": {"connections": 10}}"#, runtimeOnly: true)
+        #expect(runtime?.field == "limits" && runtime?.message.contains("restart") == true, "\(String(describing: runtime))")
+    }
+
     @Test("the soft file limit is raised to the hard one (FileDescriptorLimit.raiseToHard)")
     func fileLimitRaised() throws {
         let start = try FileDescriptorLimit.current()
