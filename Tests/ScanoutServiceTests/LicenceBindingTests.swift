@@ -113,4 +113,23 @@ import Testing
         #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
         try await h.manager.remove(added.record.id)
     }
+
+    @Test func theTokenIsNotCarriedOnARedirectToAnotherOrigin() async throws {
+        let media = try Scratch()
+        let http = try HTTPFileServer.hls(directory: media.url.path)
+        try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
+        try Data(Self.random16()).write(to: URL(fileURLWithPath: media.path("keys/k1")))
+        try "\(http.url("keys/k1"))\n\(media.path("keys/k1"))\n".write(toFile: media.path("keyinfo"), atomically: true, encoding: .utf8)
+        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+                             "-hls_key_info_file", media.path("keyinfo"), media.path("enc.m3u8")])
+        let token = try await TokenPublisher().token()
+        try http.control("bearer?prefix=/keys&token=\(token)")
+        // The key server the token names sends the request on to another origin.
+        let (redirector, port) = try OfflineHardeningTests.redirector(to: "http://127.0.0.1:\(http.port)", in: media)
+        let h = try OfflineStoreTests.Harness()
+        await h.expectRefused([(DownloadRequest(source: http.url("enc.m3u8"), token: token, keyServer: "http://127.0.0.1:\(port)/keys/{kid}"),
+                                "HTTP 401")])
+        #expect(try http.control("log").contains("/keys/k1"))
+        withExtendedLifetime(redirector) {}
+    }
 }
