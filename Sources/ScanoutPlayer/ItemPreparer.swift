@@ -32,15 +32,8 @@ public final class PreparedItem {
                                    decoder: reader.decoderOpenSeconds, firstDecode: decodeSeconds)
     }
 
-    /// Opens `item` and decodes its first frame; a network input with an end is then read ahead
-    /// (`PacketReadAhead`) from the packet after it on. Typed failure: the item's `MediaError`.
+    /// Opens `item` and decodes its first frame. Typed failure: the item's `MediaError`.
     static func open(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) -> Result<PreparedItem, MediaError> {
-        let opened = openFirstFrame(item, index: index, demuxer: demuxer, decoder: decoder)
-        if case .success(let prepared) = opened { prepared.reader.readAhead(demuxer.readAhead) }
-        return opened
-    }
-
-    private static func openFirstFrame(_ item: PlaylistItem, index: Int, demuxer: DemuxerOptions, decoder: DecoderOptions) -> Result<PreparedItem, MediaError> {
         do {
             var decoder = decoder
             if let type = item.playerType { decoder.playerType = type }
@@ -81,6 +74,13 @@ public final class PreparedItem {
         let s = try FrameSeeker(input: item.source, demuxerOptions: demuxerOptions, decoderOptions: decoder)
         seeker = s
         return s
+    }
+
+    /// From now on a network input with an end is read ahead (`PacketReadAhead`), from the
+    /// packet after the first frame on: when the item becomes current, not while it waits as
+    /// the next one, so that it takes no bandwidth from the item playing.
+    func startReadAhead() {
+        reader.readAhead(demuxerOptions.readAhead)
     }
 
     func useSeekerReader() {

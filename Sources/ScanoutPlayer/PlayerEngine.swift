@@ -780,6 +780,7 @@ public final class PlayerEngine {
         if configuration.timeshift.seconds > 0, LiveInputOptions.handles(p.item.source) {
             p.startTimeshift(configuration.timeshift, audioTrack: PlayerAudio.track(of: p.reader, item: p.item, settings: configuration.audio)?.index)
         }
+        p.startReadAhead()
         resumeMedia = nil
         seekedInItem = false
         session.layout = layout(for: p)
