@@ -139,7 +139,14 @@ def figures(run, info, kind, server_log):
         variant_of = lambda f: by_height.get(f[2], {}).get("id")  # noqa: E731
         rate_of = lambda f: by_height.get(f[2], {}).get("bitrate")  # noqa: E731
     gaps = [b[0] - a[0] for a, b in zip(frames, frames[1:])]
-    freeze = float(sum(g - interval for g in gaps if g > 2 * interval))
+    # The picture also stands still from the last frame shown until playback ends (a player that
+    # skipped the rest of the clip ends soon after it showed its last frame, not at once).
+    end = run.get("endSeconds")
+    tail = end - frames[-1][0] if frames and end is not None else 0.0
+    # (A player ends a frame or two after its last frame: it shows it for its duration, then says
+    # so; the tail counts beyond 3 intervals.)
+    frozen = [g for g in gaps if g > 2 * interval] + ([tail] if tail > 3 * interval else [])
+    freeze = float(sum(g - interval for g in frozen))
     rates = [r for r in map(rate_of, frames) if r is not None]
     variants = [v for v in map(variant_of, frames) if v is not None]
     switches = sum(1 for a, b in zip(variants, variants[1:]) if a != b)
@@ -152,7 +159,9 @@ def figures(run, info, kind, server_log):
         "decoded": c.get("decoded"),
         "missing": clip["frames"] - (c.get("shown") if c.get("shown") is not None else len(frames)),
         "freezeSeconds": round(freeze, 3),
-        "longestFreezeSeconds": round(max([g for g in gaps if g > 2 * interval], default=0.0), 3),
+        "longestFreezeSeconds": round(max(frozen, default=0.0), 3),
+        "tailSeconds": round(tail, 3),
+        "endSeconds": round(end, 3) if end is not None else None,
         "startupSeconds": round(frames[0][0], 3) if frames else None,
         "lastFrameSeconds": round(frames[-1][0], 3) if frames else None,
         "meanBitrateShown": round(sum(rates) / len(rates)) if rates else None,
@@ -239,7 +248,7 @@ def main():
         "media": info,
         "profiles": [PROFILES[p].to_json() for p in o.profiles],
         "definitions": {
-            "freezeSeconds": "sum over consecutive frames shown of (gap - 1 frame interval) for each gap > 2 frame intervals",
+            "freezeSeconds": "sum over consecutive frames shown of (gap - 1 frame interval) for each gap > 2 frame intervals, and the same from the last frame shown to the end of playback when that is > 3 frame intervals",
             "startupSeconds": "from the request (process start; POST /load for serve) to the first frame shown",
             "meanBitrateShown": "bitrate of the variant (nominal) of each frame shown, averaged over the frames",
             "missing": "frames of the clip that were not shown",

@@ -72,14 +72,15 @@ def scanout_play(scanout, url, deadline, workdir):
     log = os.path.join(workdir, "present.log")
     request, status, timed_out, out, err = run_process(
         [scanout, "play", url, "--output", "headless", "--present-log", log, "-q"], deadline)
-    counters = {}
-    for _, line in out:
+    counters, ended = {}, None
+    for arrived, line in out:
         m = SUMMARY.search(line)
         if m:
             counters = {"shown": int(m.group(1)), "dropped": int(m.group(2)), "decoded": int(m.group(3))}
+            ended = (arrived - request) / 1e9  # printed when playback has ended (the pipe is read at exit)
     notes = [line for _, line in err if "warning" in line or "error" in line or "stall" in line][:5]
     return record("scanout-play", present_log(log, request), counters, status, timed_out, notes,
-                  {"summary": [line for _, line in out]})
+                  {"summary": [line for _, line in out], "endSeconds": ended})
 
 
 def free_port():
@@ -196,12 +197,13 @@ def scanout_serve(scanout, url, deadline, workdir):
             f[2] = [h for s, h in switches if s <= f[1] + 1e-3][-1:] or [switches[0][1]]
             f[2] = f[2][0]
     counters = {"shown": stats.get("framesPresented"), "dropped": stats.get("framesDropped"), "decoded": stats.get("framesDecoded")}
+    ended = next((e["t"] for e in events if e.get("type") == "ended"), None)
     first = next((e for e in events if e.get("type") == "firstFrame"), None)
     buffering = [e for e in events if e.get("type") == "buffering"]
     warnings = [e.get("message") for e in events if e.get("type") in ("warning", "error")]
     notes += [w for w in warnings if w][:5]
     return record("scanout-serve", frames, counters, status, timed_out, notes,
-                  {"stats": stats, "firstFrameSinceRequest": first.get("sinceRequest") if first else None,
+                  {"endSeconds": ended, "stats": stats, "firstFrameSinceRequest": first.get("sinceRequest") if first else None,
                    "bufferingEvents": [{"t": e["t"], "buffering": e.get("buffering"), "reason": e.get("reason")} for e in buffering],
                    "events": [e for e in events if e.get("type") != "position"]})
 
@@ -210,7 +212,7 @@ def mpv(url, deadline, workdir, fps):
     script = os.path.join(HERE, "mpv-frames.lua")
     request, status, timed_out, out, err = run_process(
         ["mpv", "--no-config", "--really-quiet", "--vo=null", "--ao=null", "--script=" + script, url], deadline)
-    raw, counters, cache = [], {}, []
+    raw, counters, cache, ended = [], {}, [], None
     for arrived, line in err:
         parts = line.split()
         if line.startswith("netbench-frame ") and len(parts) == 4:
@@ -218,6 +220,7 @@ def mpv(url, deadline, workdir, fps):
         elif line.startswith("netbench-cache ") and len(parts) == 3:
             cache.append((arrived, float(parts[1]), parts[2]))
         elif line.startswith("netbench-end "):
+            ended = (arrived - request) / 1e9
             kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
             dropped = int(kv.get("dropped", 0)) + int(kv.get("decoder-dropped", 0))
             counters = {"dropped": dropped, "voDropped": int(kv.get("dropped", 0)),
@@ -238,7 +241,7 @@ def mpv(url, deadline, workdir, fps):
     counters["decoded"] = counters["shown"] + counters.get("voDropped", 0)
     waits = [round(t + offset - request / 1e9, 3) for _, t, v in cache if v == "yes"]
     notes = [line for _, line in err if not line.startswith("netbench-")][:5]
-    return record("mpv", frames, counters, status, timed_out, notes, {"cachePauses": waits})
+    return record("mpv", frames, counters, status, timed_out, notes, {"cachePauses": waits, "endSeconds": ended})
 
 
 def python_with_gst():
@@ -258,8 +261,8 @@ def python_with_gst():
 def gstreamer(url, deadline, workdir, python):
     request, status, timed_out, out, err = run_process(
         [python, os.path.join(HERE, "gst_player.py"), url, str(deadline - 5)], deadline)
-    frames, counters, buffering, elements, end = [], {}, [], [], None
-    for _, line in out:
+    frames, counters, buffering, elements, end, ended = [], {}, [], [], None, None
+    for arrived, line in out:
         parts = line.split()
         if parts[:1] == ["frame"] and len(parts) == 4:
             frames.append([(int(parts[1]) - request) / 1e9, float(parts[2]), int(parts[3])])
@@ -269,6 +272,7 @@ def gstreamer(url, deadline, workdir, python):
             elements.append(parts[1])
         elif parts[:1] == ["end"]:
             end = " ".join(parts[1:])
+            ended = (arrived - request) / 1e9
         elif parts[:1] == ["stats"]:
             kv = dict(p.split("=", 1) for p in parts[1:])
             sink, dec = int(kv["dropped"]), int(kv["decoder-dropped"])
@@ -281,4 +285,4 @@ def gstreamer(url, deadline, workdir, python):
     notes = [line for _, line in err][:5]
     demuxers = [e for e in elements if "demux" in e]
     return record("gstreamer", frames, counters, status, timed_out, notes,
-                  {"bufferingMessages": buffering, "elements": sorted(set(demuxers))})
+                  {"bufferingMessages": buffering, "elements": sorted(set(demuxers)), "endSeconds": ended})
