@@ -26,11 +26,11 @@ public struct VariantPin: Sendable, Equatable {
             }
             return v
         }
-        guard caps.maxHeight != nil || caps.maxBitrate != nil else { return ordered.first }
+        guard !ordered.isEmpty else { return nil }
+        guard caps.maxHeight != nil || caps.maxBitrate != nil else { return ordered[0] }
         let allowed = ordered.filter { v in
             (caps.maxHeight.map { v.height <= $0 } ?? true) && (caps.maxBitrate.map { v.bitrate <= $0 } ?? true)
         }
-        guard !ordered.isEmpty else { return nil }
         // The tallest allowed, the costliest of equally tall ones, the first of equal ones.
         guard let best = allowed.max(by: { ($0.height, $0.bitrate, $1.id) < ($1.height, $1.bitrate, $0.id) }) else {
             throw MediaError.openFailed(input: input, reason: "no variant within --max-height/--max-bitrate: the master playlist lists \(Self.list(ordered))")
