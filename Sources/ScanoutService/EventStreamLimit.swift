@@ -46,7 +46,8 @@ struct EventStreamLimit: RouterMiddleware {
     static let retryAfterSeconds = 5
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.method == .get, request.uri.path == "/events" else { return try await next(request, context) }
+        // By its components, as the router matches it ("/events/" and "//events" are the same route).
+        guard request.method == .get, request.uri.path.split(separator: "/") == ["events"] else { return try await next(request, context) }
         guard let slot = slots.take() else {
             var response = jsonResponse(["error": "eventStreams: \(slots.capacity) event streams are open, the most served at once (limits.eventStreams); retry in \(Self.retryAfterSeconds) s",
                                          "field": "limits.eventStreams"], status: .serviceUnavailable)
