@@ -149,10 +149,11 @@ public final class ChannelDirectory: Sendable {
         return ![.idle, .stopped, .ended, .error].contains(s.state)
     }
 
-    /// `channel` as JSON; `current` when it is the tuned channel and its stream is the current item.
+    /// `channel` as JSON (the userinfo of its URLs redacted); `current` when it is the tuned channel and its stream is the current item.
     func json(_ c: Channel, snapshot s: PlayerSnapshot, tuned: String?) -> [String: Any] {
         let current = c.id == tuned && s.index.map { s.playlist.indices.contains($0) && s.playlist[$0].source == c.url } == true
-        return ["id": c.id, "name": c.name, "group": c.group ?? NSNull(), "logo": c.logo ?? NSNull(), "url": c.url,
+        return ["id": c.id, "name": c.name, "group": c.group ?? NSNull(), "logo": c.logo.map(URLRedaction.redact) ?? NSNull(),
+                "url": URLRedaction.redact(c.url),
                 "origin": c.origin.rawValue, "current": current]
     }
 }

@@ -18,7 +18,7 @@ public struct ChannelsConfig: Sendable, Equatable {
 
     var json: Any {
         guard !isEmpty else { return NSNull() }
-        return ["m3u": m3u ?? NSNull(),
+        return ["m3u": m3u.map(URLRedaction.redact) ?? NSNull(),
                 "sap": sap.map { s -> Any in ["address": s.address, "port": s.port, "interface": s.interface ?? NSNull(),
                                               "timeout": s.timeout ?? NSNull()] } ?? false] as [String: Any]
     }

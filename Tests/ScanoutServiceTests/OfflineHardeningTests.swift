@@ -47,7 +47,9 @@ import Testing
         let http = try Self.clipServer(clip)
             let source = "http://viewer:secretpass@127.0.0.1:\(http.port)/counter.mp4"
             let conf = try Scratch()
-            let config = try OfflineServeTests.config(conf, ["stateDir": conf.path("state"), "offline": ["minFreeBytes": 0]])
+            try "#EXTM3U\n#EXTINF:-1 tvg-id=\"one\",One\n\(source)\n".write(toFile: conf.path("channels.m3u"), atomically: true, encoding: .utf8)
+            let config = try OfflineServeTests.config(conf, ["stateDir": conf.path("state"), "offline": ["minFreeBytes": 0],
+                                                             "channels": ["m3u": conf.path("channels.m3u")]])
             let server = try ServeProcess(arguments: ["--config", config, "--output", "headless"])
             let added = try server.request("POST", "/downloads", body: #"{"source": "\#(source)"}"#)
             #expect(added.status == 201 && !added.text.contains("secretpass"), "\(added.text)")
@@ -57,7 +59,7 @@ import Testing
             #expect(done["mediaURL"] as? String == "http://***@127.0.0.1:\(http.port)/counter.mp4", "\(done)")
             let put = try server.request("PUT", "/playlist", body: #"{"items": [{"source": "\#(source)"}], "autoplay": false}"#)
             #expect(put.status == 200, "\(put.text)")
-            for path in ["/downloads", "/downloads/\(id)", "/state", "/playlist"] {
+            for path in ["/downloads", "/downloads/\(id)", "/state", "/playlist", "/channels"] {
                 let answer = try server.request("GET", path)
                 #expect(answer.status == 200 && !answer.text.contains("secretpass") && answer.text.contains("***@127.0.0.1"), "\(path): \(answer.text)")
             }
