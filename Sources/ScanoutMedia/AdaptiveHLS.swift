@@ -60,6 +60,8 @@ final class AdaptiveHLS {
     private var held: [Packet] = []
     /// Packets of whole groups, handed out in order.
     private var ready: [Packet] = []
+    /// Whether the group being read is held (decided at its keyframe).
+    private var holdingGroup = false
     /// The default buffer level's clock: the first packet handed out and when.
     private var clockStart: (pts: Int64, nanoseconds: UInt64)?
     /// The end of what was handed out (the highest presentation timestamp).
@@ -92,6 +94,7 @@ final class AdaptiveHLS {
         lastPts = nil
         held = []
         ready = []
+        holdingGroup = false
         clockStart = nil
         handedOutEnd = nil
         _ = meter.takeSamples()
@@ -158,40 +161,50 @@ final class AdaptiveHLS {
     }
 
     /// Whether packets are held until their group is whole: while a lower variant could take
-    /// over a late segment.
-    private var holdsBack: Bool { selector.options.abandonSegments && selector.ladder.first != current }
+    /// over a late segment, once the first group since the opening or a seek was handed out (it
+    /// goes out as it comes: the first picture waits for no whole group).
+    private var holdsBack: Bool {
+        selector.options.abandonSegments && selector.ladder.first != current && handedOutEnd != nil
+    }
 
     /// Adds `packet` (of the current variant, admitted) to what is held or ready, and puts the
     /// next packet to hand out into it; false when none is ready.
     private func keep(_ packet: Packet) -> Bool {
-        if packet.isKeyframe || !holdsBack {
-            // The group before a keyframe is whole; with nothing to abandon for, nothing is held.
+        if packet.isKeyframe {
+            // The group before a keyframe is whole.
             ready += held
             held = []
+            holdingGroup = holdsBack
         }
-        if !holdsBack, ready.isEmpty {
+        if !holdingGroup, ready.isEmpty {
             handedOut(packet)
             return true
         }
         let kept = Packet()
         av_packet_move_ref(kept.pointer, packet.pointer)
-        if holdsBack { held.append(kept) } else { ready.append(kept) }
+        if holdingGroup { held.append(kept) } else { ready.append(kept) }
         return takeReady(into: packet)
     }
 
     /// The mid-segment decision: a change after the segment, or the segment abandoned (the held
     /// group dropped, the demuxer reading the lower variant from the group's keyframe).
     private func checkSegment(demuxer: Demuxer, tick: Double) {
-        guard pending == nil, joining == nil, let progress = meter.progress else { return }
+        guard joining == nil, let progress = meter.progress else { return }
         let level = buffered(tick: tick)
         switch selector.duringSegment(current: current, progress: progress, estimate: estimate, buffered: level) {
         case nil:
             return
         case .downAfter(let to, let bandwidth, let reason):
-            if to != current { pending = (to, reason, bandwidth) }
+            if pending == nil, to != current { pending = (to, reason, bandwidth) }
         case .abandon(let to, let bandwidth, let reason):
             // The held group starts at the last keyframe before which everything came whole.
-            guard holdsBack, let first = held.first, first.isKeyframe, let boundary = first.pts else { return }
+            guard holdingGroup, let first = held.first, first.isKeyframe, let boundary = first.pts else {
+                // Nothing held to drop (the first group): the change waits for the next keyframe.
+                if pending == nil {
+                    pending = (selector.carried(by: bandwidth), "throughput below the current variant's bitrate: the first segment came late", bandwidth)
+                }
+                return
+            }
             do {
                 try demuxer.join(to, at: boundary)
             } catch {
@@ -199,6 +212,8 @@ final class AdaptiveHLS {
                 return
             }
             held = []
+            // A change decided for the next keyframe gives way.
+            pending = nil
             joining = (to, reason, bandwidth, boundary, true)
             lastPts = boundary
             abandonedSegments += 1
