@@ -135,7 +135,10 @@ final class AdaptiveHLS {
             segmentsMeasured += 1
             throughput = sample.throughput
             let bandwidth = estimate ?? sample.throughput
-            if let (to, reason) = selector.next(current: current, throughput: bandwidth, buffered: buffered(tick: tick)) {
+            // A live window bounds what can be buffered (the distance to the live edge): there
+            // the way up does not wait for the buffer.
+            let level = demuxer.hasKnownEnd ? buffered(tick: tick) : nil
+            if let (to, reason) = selector.next(current: current, throughput: bandwidth, buffered: level) {
                 pending = (to, reason, bandwidth)
             }
         }

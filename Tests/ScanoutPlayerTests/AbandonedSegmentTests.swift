@@ -66,6 +66,21 @@ import Testing
         }
     }
 
+    @Test("a live window bounds the buffer: there the way up does not wait for it")
+    func liveGoesUpWithoutWaitingForTheBuffer() async throws {
+        try await offPool {
+            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"), options: ["--live", "1", "--window", "4"])
+            let reader = try FrameReader(input: server.url("master.m3u8"),
+                                         demuxerOptions: AdaptiveHLSTests.options(AdaptiveOptions(initialBandwidth: 100_000, upSegments: 1, liveStartIndex: -4,
+                                                                                                  minBufferForUp: 8)))
+            let shown = try AdaptiveHLSTests.read(reader)
+            let first = try #require(shown.first?.code)
+            #expect(shown.map(\.code) == Array(first..<150))
+            #expect(reader.demuxer.variantSwitches.count > 1, "\(reader.demuxer.variantSwitches)")
+            #expect(Set(shown.map(\.width)).count > 1)
+        }
+    }
+
     @Test("with abandoning off, a late segment is finished and the change down decided while it downloads")
     func lateSegmentFinishedWithAbandoningOff() async throws {
         try await offPool {
