@@ -73,6 +73,9 @@ final class ReadAheadState: @unchecked Sendable {
     /// Starts the thread that reads `demuxer` from now on.
     func start(demuxer: Demuxer) {
         let handOff = ReadAheadHandOff(demuxer: demuxer)
+        // An adaptive stream's choice of variant weighs what is held here (asked from inside the
+        // filling thread's reads, without the lock held there).
+        demuxer.bufferedSeconds = { [weak self] in self?.condition.withLock { self?.heldSeconds } ?? 0 }
         condition.withLock {
             windowStart = monotonicNanoseconds()
             adaptive = demuxer.adaptiveReading
