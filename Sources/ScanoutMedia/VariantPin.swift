@@ -22,7 +22,7 @@ public struct VariantPin: Sendable, Equatable {
                 throw MediaError.openFailed(input: input, reason: "variant \(index) asked for, but the input is not an HLS playlist with variants")
             }
             guard let v = ordered.first(where: { $0.id == index }) else {
-                throw MediaError.openFailed(input: input, reason: "no variant \(index): the master playlist lists \(Self.list(ordered))")
+                throw MediaError.openFailed(input: input, reason: "no variant \(index): the playlist lists \(Self.list(ordered))")
             }
             return v
         }
@@ -33,14 +33,14 @@ public struct VariantPin: Sendable, Equatable {
         }
         // The tallest allowed, the costliest of equally tall ones, the first of equal ones.
         guard let best = allowed.max(by: { ($0.height, $0.bitrate, $1.id) < ($1.height, $1.bitrate, $0.id) }) else {
-            throw MediaError.openFailed(input: input, reason: "no variant within --max-height/--max-bitrate: the master playlist lists \(Self.list(ordered))")
+            throw MediaError.openFailed(input: input, reason: "no variant within --max-height/--max-bitrate: the playlist lists \(Self.list(ordered))")
         }
         return best
     }
 
     /// "0: 256x192 165 kb/s, 1: ..." for an error message.
     private static func list(_ variants: [HLSVariant]) -> String {
-        variants.map { "\($0.id): \($0.width)x\($0.height) \(kilobits($0.bitrate)) kb/s" }.joined(separator: ", ")
+        variants.map { "\($0.id): \($0.width)x\($0.height)" + ($0.bitrate > 0 ? " \(kilobits($0.bitrate)) kb/s" : "") }.joined(separator: ", ")
     }
 
     static func kilobits(_ bitrate: Int) -> Int { Int((Double(bitrate) / 1000).rounded()) }
@@ -51,8 +51,9 @@ public struct KeptVariant: Sendable, Equatable, CustomStringConvertible {
     public var variant: HLSVariant
     public var count: Int
 
-    /// "variant 0 of 3: 256x192, 165 kb/s"
+    /// "variant 0 of 3: 256x192, 165 kb/s" (no rate for a variant that states none).
     public var description: String {
-        "variant \(variant.id) of \(count): \(variant.width)x\(variant.height), \(VariantPin.kilobits(variant.bitrate)) kb/s"
+        let rate = variant.bitrate > 0 ? ", \(VariantPin.kilobits(variant.bitrate)) kb/s" : ""
+        return "variant \(variant.id) of \(count): \(variant.width)x\(variant.height)\(rate)"
     }
 }

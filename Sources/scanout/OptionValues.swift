@@ -64,9 +64,10 @@ struct VariantOptions: ParsableArguments {
         return options
     }
 
-    /// Says on stderr which variant `demuxer` keeps ("variant 0 of 3: 256x192, 165 kb/s"), unless quiet.
+    /// Says on stderr which variant `demuxer` keeps ("variant 0 of 3: 256x192, 165 kb/s"), unless
+    /// quiet or the playlist has no other.
     func announce(_ demuxer: Demuxer, quiet: Bool) {
-        guard !quiet, let kept = demuxer.keptVariant else { return }
+        guard !quiet, let kept = demuxer.keptVariant, kept.count > 1 else { return }
         StandardError.write("\(kept)\n")
     }
 }

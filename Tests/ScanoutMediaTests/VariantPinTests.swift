@@ -25,7 +25,7 @@ import Testing
         do {
             _ = try VariantPin(index: 3).choose(from: Self.ladder, caps: AdaptiveOptions(), input: "m")
         } catch {
-            #expect("\(error)".contains("no variant 3: the master playlist lists 0: 256x192 165 kb/s, 1: 288x216 330 kb/s, 2: 320x240 660 kb/s"), "\(error)")
+            #expect("\(error)".contains("no variant 3: the playlist lists 0: 256x192 165 kb/s, 1: 288x216 330 kb/s, 2: 320x240 660 kb/s"), "\(error)")
         }
     }
 }
