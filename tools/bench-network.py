@@ -12,7 +12,8 @@ between consecutive frames shown).
 
 Usage: tools/bench-network.py [--scanout BINARY] [--profiles stall,trickle,...] [--media mp4,hls]
                               [--players scanout-play,scanout-serve,mpv,gstreamer] [--tiny] [--out DIR]
-Prints one table; writes DIR/bench-network.json (default DIR: out/bench-network). The media are made
+Prints one table; writes DIR/bench-network.json (default DIR: out/bench-network); `--report JSON`
+prints the table of a saved run again. The media are made
 with ffmpeg into DIR/media (DIR/media-tiny with --tiny) the first time. Peers that are not installed
 are skipped, with a line saying so (tools/setup-bench.sh installs them)."""
 import argparse
@@ -54,6 +55,7 @@ def arguments():
     a.add_argument("--tiny", action="store_true", help="a tiny clip set (4 s, 320x240): the self-check")
     a.add_argument("--out", default=os.path.join(ROOT, "out", "bench-network"), help="where the JSON and the media go")
     a.add_argument("--keep-frames", action="store_true", help="keep every frame's times in the JSON")
+    a.add_argument("--report", metavar="JSON", help="print the table of a JSON written with --keep-frames (figures computed again); run nothing")
     o = a.parse_args()
     o.profiles = [p for p in o.profiles.split(",") if p]
     o.media = [m for m in o.media.split(",") if m]
@@ -151,6 +153,9 @@ def figures(run, info, kind, server_log):
     variants = [v for v in map(variant_of, frames) if v is not None]
     switches = sum(1 for a, b in zip(variants, variants[1:]) if a != b)
     c = run["counters"]
+    if run["player"] == "mpv" and c.get("end") == "eof" and c.get("decoded") is None:
+        # mpv reached the end: it decoded every frame but those its decoder skipped.
+        c["decoded"] = clip["frames"] - c.get("decoderDropped", 0)
     return {
         "clipFrames": clip["frames"],
         "shown": c.get("shown") if c.get("shown") is not None else len(frames),
@@ -222,8 +227,21 @@ def scanout_version(binary):
         return None
 
 
+def report(path):
+    with open(path) as f:
+        saved = json.load(f)
+    print("  ".join(n.ljust(w) if w else n for n, w in COLUMNS))
+    for run in saved["runs"]:
+        if isinstance(run["frames"], list):
+            run["figures"] = figures(run, saved["media"], run["media"], run["serverLog"])
+        print(row(run))
+
+
 def main():
     o = arguments()
+    if o.report:
+        report(o.report)
+        return
     started = time.time()
     media_dir = os.path.join(o.out, "media-tiny" if o.tiny else "media")
     info = media.make(media_dir, media.TINY if o.tiny else media.FULL)

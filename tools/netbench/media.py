@@ -26,7 +26,7 @@ def source(size, fps, seconds):
     return f"testsrc2=size={size}:rate={fps},noise=alls=12:allf=t,format=yuv420p,trim=duration={seconds}"
 
 
-def x264(bitrate, gop, index=""):
+def x264(bitrate, index=""):
     b = str(bitrate)
     return [f"-b:v{index}", b, f"-minrate:v{index}", b, f"-maxrate:v{index}", b, f"-bufsize:v{index}", str(bitrate // 2)]
 
@@ -52,7 +52,7 @@ def make(directory, spec):
               "-bf", "2", "-x264-params", "open-gop=0:scenecut=0:nal-hrd=cbr", "-pix_fmt", "yuv420p"]
     m = spec["mp4"]
     mp4 = os.path.join(directory, "vod.mp4")
-    run(["-f", "lavfi", "-i", source(m["size"], fps, m["seconds"])] + common + x264(m["bitrate"], gop)
+    run(["-f", "lavfi", "-i", source(m["size"], fps, m["seconds"])] + common + x264(m["bitrate"])
         + ["-movflags", "+faststart", mp4])
     h = spec["hls"]
     ladder = os.path.join(directory, "ladder")
@@ -61,7 +61,7 @@ def make(directory, spec):
     for i, (size, rate) in enumerate(h["variants"]):
         inputs += ["-f", "lavfi", "-i", source(size, fps, h["seconds"])]
         maps += ["-map", f"{i}:v"]
-        rates += x264(rate, gop, f":{i}")
+        rates += x264(rate, f":{i}")
         streams.append(f"v:{i}")
     run(inputs + maps + common + rates + ["-f", "hls", "-hls_time", str(h["segment"]), "-hls_playlist_type", "vod",
                                           "-hls_segment_filename", os.path.join(ladder, "v%v/seg%d.ts"),

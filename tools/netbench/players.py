@@ -143,32 +143,43 @@ class EventStream:
         self.conn.close()
 
 
-def scanout_serve(scanout, url, deadline, workdir):
-    log = os.path.join(workdir, "present.log")
+def start_serve(scanout, workdir):
+    """`scanout serve` headless on a free loopback port, once it answers /version: (process, port)."""
     state = os.path.join(workdir, "state")
     os.makedirs(state, exist_ok=True)
     port = free_port()
-    err_path = os.path.join(workdir, "serve.stderr")
-    with open(err_path, "w") as err:
+    with open(os.path.join(workdir, "serve.stderr"), "w") as err:
         p = subprocess.Popen([scanout, "serve", "--output", "headless", "--host", "127.0.0.1", "--port", str(port), "--no-socket",
-                              "--state-dir", state, "--present-log", log], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=err, start_new_session=True)
+                              "--state-dir", state, "--present-log", os.path.join(workdir, "present.log")],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    up = time.monotonic() + 20
+    while time.monotonic() < up and p.poll() is None:
+        try:
+            if http_json(port, "GET", "/version", timeout=1)[0] == 200:
+                return p, port
+        except OSError:
+            pass
+        time.sleep(0.05)
+    stop(p)
+    raise RuntimeError(f"scanout serve did not answer /version in 20 s (exit {p.returncode})")
+
+
+def stop(p):
+    """SIGTERM, then SIGKILL after 10 s; the exit status."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            return p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+    return p.wait()
+
+
+def scanout_serve(scanout, url, deadline, workdir):
+    log = os.path.join(workdir, "present.log")
+    p, port = start_serve(scanout, workdir)
     notes, stats, events, timed_out, status = [], {}, [], False, None
     try:
-        up = time.monotonic() + 20
-        while time.monotonic() < up:
-            try:
-                if http_json(port, "GET", "/version", timeout=1)[0] == 200:
-                    break
-            except OSError:
-                pass
-            if p.poll() is not None:
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("scanout serve did not answer /version in 20 s")
-        if p.poll() is not None:
-            raise RuntimeError(f"scanout serve exited ({p.returncode}) before answering")
         stream = EventStream(port)
         time.sleep(0.2)  # the stream is open before the item is loaded
         request = time.monotonic_ns()
@@ -181,21 +192,13 @@ def scanout_serve(scanout, url, deadline, workdir):
         events = [{"t": round((ns - request) / 1e9, 3), **e} for ns, e in stream.events if ns >= request]
         frames = present_log(log, request)
     finally:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                status = p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                status = p.wait()
-        else:
-            status = p.returncode
+        status = stop(p)
     # The variant of each frame: the last switch at or before its media time.
     switches = sorted(((e.get("seconds") or 0.0), e["to"]["height"]) for e in events if e.get("type") == "variantSwitch")
     if switches:
         for f in frames:
-            f[2] = [h for s, h in switches if s <= f[1] + 1e-3][-1:] or [switches[0][1]]
-            f[2] = f[2][0]
+            before = [h for s, h in switches if s <= f[1] + 1e-3]
+            f[2] = before[-1] if before else switches[0][1]
     counters = {"shown": stats.get("framesPresented"), "dropped": stats.get("framesDropped"), "decoded": stats.get("framesDecoded")}
     ended = next((e["t"] for e in events if e.get("type") == "ended"), None)
     first = next((e for e in events if e.get("type") == "firstFrame"), None)
@@ -238,7 +241,7 @@ def mpv(url, deadline, workdir, fps):
         counters["shown"] = max(len(frames), span - counters.get("dropped", 0))
     else:
         counters["shown"] = 0
-    counters["decoded"] = counters["shown"] + counters.get("voDropped", 0)
+    counters["decoded"] = None  # mpv does not count them; see figures() in bench-network.py
     waits = [round(t + offset - request / 1e9, 3) for _, t, v in cache if v == "yes"]
     notes = [line for _, line in err if not line.startswith("netbench-")][:5]
     return record("mpv", frames, counters, status, timed_out, notes, {"cachePauses": waits, "endSeconds": ended})
