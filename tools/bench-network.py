@@ -243,6 +243,7 @@ def main():
         report(o.report)
         return
     started = time.time()
+    load_before = os.getloadavg()
     media_dir = os.path.join(o.out, "media-tiny" if o.tiny else "media")
     info = media.make(media_dir, media.TINY if o.tiny else media.FULL)
     ready, skipped, gst_python = available_players(o)
@@ -260,7 +261,8 @@ def main():
     result = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "seconds": round(time.time() - started, 1),
-        "machine": {"host": platform.node(), "cpus": os.cpu_count(), "loadAverageAtEnd": [round(x, 2) for x in load]},
+        "machine": {"host": platform.node(), "cpus": os.cpu_count(), "loadAverageAtStart": [round(x, 2) for x in load_before],
+                    "loadAverageAtEnd": [round(x, 2) for x in load]},
         "scanout": {"binary": o.scanout, "version": scanout_version(o.scanout) if o.scanout else None},
         "skipped": skipped,
         "media": info,
