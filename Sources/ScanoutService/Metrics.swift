@@ -106,7 +106,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
                                   ("ts_discontinuities", "MPEG-TS discontinuity indicators of live inputs, by source (count).", discontinuities),
                                   ("rtp_packets_lost", "RTP packets missing from the sequence of live inputs, by source (count).", lost)] {
             let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "scanout", metricName: metric, unitName: "total", helpText: help),
-                                         labels: [("source", source)])
+                                         labels: [("source", URLRedaction.redact(source))])
             if n > 0 { c.increment(by: Int64(n)) }
         }
     }

@@ -67,6 +67,10 @@ public struct ScanoutServer: Sendable {
         }
         let store = resumeStore(player: player)
         let (offline, offlineOff) = offlineManager(player: player, authorizer: authorizer)
+        if let offline {
+            // A stop with nothing after it releases the decrypting playlist of the item it stopped.
+            player.events.addListener { n in if case .stop = n.event { offline.played(source: "") } }
+        }
         _ = try await player.perform { engine in
             engine.session.observer = metrics
             let pipeline = slot.take()

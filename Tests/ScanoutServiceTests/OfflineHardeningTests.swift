@@ -130,7 +130,15 @@ import Testing
         try await h.manager.remove(added.record.id)
     }
 
-    @Test func theServiceRemovesItsKeyPlaylistsWhenItStops() async throws {
+    /// What keeps an encrypted download playing in a service: the media and its server, the
+    /// service, and the decrypting playlist it wrote.
+    struct PlayingEncrypted {
+        let media: Scratch, http: HTTPFileServer, conf: Scratch, server: ServeProcess, written: String
+    }
+
+    /// Downloads an AES-128 HLS VOD with its key and plays it in `serve`: its decrypting playlist
+    /// is written under /dev/shm.
+    func playingEncrypted() async throws -> PlayingEncrypted {
         let media = try Scratch()
         let http = try HTTPFileServer.hls(directory: media.url.path)
         try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
@@ -141,7 +149,7 @@ import Testing
         let publisher = try await TokenPublisher()
         let source = http.url("enc.m3u8")
         let token = try await publisher.token(url: source)
-        try await offPool {
+        return try await offPool {
             let conf = try Scratch()
             let config = try OfflineServeTests.config(conf, ["stateDir": conf.path("state"), "offline": ["minFreeBytes": 0]])
             let server = try ServeProcess(arguments: ["--config", config, "--output", "headless", "--keys", publisher.keyFile])
@@ -155,8 +163,25 @@ import Testing
             _ = events.read(timeout: 20) { $0.event == "prepared" }
             let written = "/dev/shm/scanout-\(getuid())/\(server.pid)/\(id).m3u8"
             #expect(FileManager.default.fileExists(atPath: written))
-            #expect(server.terminate() == 0)
-            #expect(!FileManager.default.fileExists(atPath: written) && !FileManager.default.fileExists(atPath: "/dev/shm/scanout-\(getuid())/\(server.pid)"))
+            return PlayingEncrypted(media: media, http: http, conf: conf, server: server, written: written)
+        }
+    }
+
+    @Test func theServiceRemovesItsKeyPlaylistsWhenItStops() async throws {
+        let p = try await playingEncrypted()
+        try await offPool {
+            #expect(p.server.terminate() == 0)
+            #expect(!FileManager.default.fileExists(atPath: p.written) && !FileManager.default.fileExists(atPath: "/dev/shm/scanout-\(getuid())/\(p.server.pid)"))
+        }
+    }
+
+    @Test func aStopWithNothingAfterItRemovesTheKeyPlaylist() async throws {
+        let p = try await playingEncrypted()
+        try await offPool {
+            let stopped = try p.server.request("POST", "/stop")
+            #expect(stopped.status == 200)
+            #expect(!FileManager.default.fileExists(atPath: p.written))
+            #expect(p.server.terminate() == 0)
         }
     }
 
