@@ -11,7 +11,7 @@ struct NetworkBenchTests {
 
     private func bench(_ scratch: Scratch, _ options: [String], python: String = "python3",
                        environment: [String: String]? = nil) throws -> (ProcResult, [String: Any]) {
-        let r = try Proc.run(python, [Self.script, "--tiny", "--profiles", "quick-stall", "--media", "mp4", "--out", scratch.url.path] + options,
+        let r = try Proc.run(python, [Self.script, "--tiny", "--profiles", "quick-stall", "--out", scratch.url.path] + options,
                              timeout: 90, environment: environment)
         #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
         let data = try Data(contentsOf: scratch.url.appendingPathComponent("bench-network-tiny.json"))
@@ -21,7 +21,7 @@ struct NetworkBenchTests {
     @Test("play and serve through a stall: frames shown + dropped = the clip's, as the present log and the summary say")
     func scanoutThroughStall() throws {
         let scratch = try Scratch()
-        let (r, root) = try bench(scratch, ["--players", "scanout-play,scanout-serve", "--scanout", try CLI.binary.get(), "--keep-frames"])
+        let (r, root) = try bench(scratch, ["--media", "mp4", "--players", "scanout-play,scanout-serve", "--scanout", try CLI.binary.get(), "--keep-frames"])
         let runs = try #require(root["runs"] as? [[String: Any]])
         #expect(runs.map { $0["player"] as? String } == ["scanout-play", "scanout-serve"])
         // One table row per run on stdout.
@@ -65,6 +65,30 @@ struct NetworkBenchTests {
         #expect(serve["exitStatus"] as? Int == 0, "serve did not stop cleanly on SIGTERM")
     }
 
+    @Test("serve on the HLS ladder: each frame shown has the variant its variantSwitch events say, and a bitrate of the ladder")
+    func serveLadderVariants() throws {
+        let scratch = try Scratch()
+        let (_, root) = try bench(scratch, ["--media", "hls", "--players", "scanout-serve", "--scanout", try CLI.binary.get(), "--keep-frames"])
+        let run = try #require((root["runs"] as? [[String: Any]])?.first)
+        let f = try #require(run["figures"] as? [String: Any])
+        let frames = try #require(run["frames"] as? [[Any]])
+        let shown = try #require(f["shown"] as? Int), dropped = try #require(f["dropped"] as? Int)
+        #expect(shown + dropped == 100 && frames.count == shown, "\(shown) shown + \(dropped) dropped, \(frames.count) logged")
+        let events = try #require(run["events"] as? [[String: Any]])
+        let switches = events.filter { $0["type"] as? String == "variantSwitch" }
+        let heights = Set(switches.compactMap { ($0["to"] as? [String: Any])?["height"] as? Int })
+        #expect(!switches.isEmpty && heights.isSubset(of: [240, 192, 120]))
+        // Every frame's variant is one serve announced; the changes between frames shown are
+        // no more than the switches announced after the start.
+        let variants = frames.compactMap { $0.count > 2 ? $0[2] as? Int : nil }
+        #expect(variants.count == frames.count && Set(variants).isSubset(of: heights), "\(Set(variants)) not in \(heights)")
+        let changes = zip(variants, variants.dropFirst()).filter { $0 != $1 }.count
+        #expect(f["switches"] as? Int == changes && changes <= switches.filter { $0["from"] is [String: Any] }.count)
+        let mean = try #require(f["meanBitrateShown"] as? Int)
+        #expect((100_000...400_000).contains(mean))
+        #expect(run["timedOut"] as? Bool == false)
+    }
+
     @Test("a peer that is not installed is skipped, and the output says so")
     func missingPeerSkipped() throws {
         let scratch = try Scratch()
@@ -76,7 +100,7 @@ struct NetworkBenchTests {
         try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("ffmpeg").path, withDestinationPath: try Proc.which("ffmpeg"))
         var env = ProcessInfo.processInfo.environment
         env["PATH"] = bin.path
-        let (r, root) = try bench(scratch, ["--players", "mpv"], python: python, environment: env)
+        let (r, root) = try bench(scratch, ["--media", "mp4", "--players", "mpv"], python: python, environment: env)
         #expect(r.stderrText.contains("mpv: not installed, skipped"), "\(r.stderrText)")
         #expect((root["runs"] as? [Any])?.isEmpty == true)
         #expect((root["skipped"] as? [String])?.first?.hasPrefix("mpv: not installed") == true)
