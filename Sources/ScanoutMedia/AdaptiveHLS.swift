@@ -62,6 +62,11 @@ final class AdaptiveHLS {
     private var ready: [Packet] = []
     /// Whether the group being read is held (decided at its keyframe).
     private var holdingGroup = false
+    /// `meter.segmentsOpened` when the held group's keyframe was read: the group can be dropped
+    /// for a late segment only while that segment is the one its keyframe came from (a segment
+    /// begun after it holds none of its packets: the demuxer only needed its first bytes to
+    /// see where the previous packet ended).
+    private var groupSegment = 0
     /// The default buffer level's clock: the first packet handed out and when.
     private var clockStart: (pts: Int64, nanoseconds: UInt64)?
     /// The end of what was handed out (the highest presentation timestamp).
@@ -178,6 +183,7 @@ final class AdaptiveHLS {
             ready += held
             held = []
             holdingGroup = holdsBack
+            groupSegment = meter.segmentsOpened
         }
         if !holdingGroup, ready.isEmpty {
             handedOut(packet)
@@ -186,6 +192,14 @@ final class AdaptiveHLS {
         let kept = Packet()
         av_packet_move_ref(kept.pointer, packet.pointer)
         if holdingGroup { held.append(kept) } else { ready.append(kept) }
+        if holdingGroup, groupSegment != meter.segmentsOpened || meter.lastEndedSegment >= groupSegment {
+            // The group's segment was read to its end (what the demuxer still holds of it, its
+            // last packets, came whole): what is held can no longer be dropped for a late
+            // segment, so it waits no longer.
+            ready += held
+            held = []
+            holdingGroup = false
+        }
         return takeReady(into: packet)
     }
 
@@ -201,10 +215,11 @@ final class AdaptiveHLS {
             if pending == nil, to != current { pending = (to, reason, bandwidth) }
         case .abandon(let to, let bandwidth, let reason):
             // The held group starts at the last keyframe before which everything came whole.
-            guard holdingGroup, let first = held.first, first.isKeyframe, let boundary = first.pts else {
-                // Nothing held to drop (the first group): the change waits for the next keyframe.
+            guard holdingGroup, groupSegment == meter.segmentsOpened, let first = held.first, first.isKeyframe, let boundary = first.pts else {
+                // Nothing of the late segment held (the first group, or a segment whose first
+                // packet is not read yet): the change waits for the next keyframe.
                 if pending == nil {
-                    pending = (selector.carried(by: bandwidth), "throughput below the current variant's bitrate: the first segment came late", bandwidth)
+                    pending = (selector.carried(by: bandwidth), "throughput below the current variant's bitrate: a segment came late", bandwidth)
                 }
                 return
             }

@@ -63,6 +63,11 @@ final class SegmentMeter {
     var estimator = ThroughputEstimator()
     /// Whether reads are samples of `estimator` and set `progress`.
     var measuring = true
+    /// Segments opened while `measuring`, since the start: which segment a packet read came from
+    /// can be told apart (`AdaptiveHLS`).
+    private(set) var segmentsOpened = 0
+    /// The ordinal (in `segmentsOpened`) of the last segment read to its end.
+    private(set) var lastEndedSegment = 0
 
     /// How far the segment being downloaded got; nil between segments.
     var progress: SegmentProgress? {
@@ -119,6 +124,8 @@ final class SegmentMeter {
     private func wrap(_ inner: UnsafeMutablePointer<AVIOContext>, url: String,
                       close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?) -> UnsafeMutablePointer<AVIOContext> {
         let segment = MeteredSegment(inner: inner, url: url, close: close, meter: self)
+        if measuring { segmentsOpened += 1 }
+        segment.ordinal = segmentsOpened
         open[UnsafeMutableRawPointer(segment.outer)] = segment
         return segment.outer
     }
@@ -128,6 +135,7 @@ final class SegmentMeter {
         guard measuring else { return }
         estimator.add(bytes: bytes, seconds: Double(nanoseconds) / 1e9)
         reading = segment.reachedEnd ? nil : segment
+        if segment.reachedEnd { lastEndedSegment = max(lastEndedSegment, segment.ordinal) }
     }
 
     private func finish(_ segment: MeteredSegment, context: UnsafeMutablePointer<AVFormatContext>) {
@@ -182,6 +190,8 @@ private final class MeteredSegment {
     private unowned let meter: SegmentMeter
     /// The length the server announced; nil when unknown.
     let expectedBytes: Int?
+    /// Its place among the segments the meter opened.
+    var ordinal = 0
     private(set) var outer: UnsafeMutablePointer<AVIOContext>!
     private(set) var bytes = 0
     private(set) var waitNanoseconds: UInt64 = 0
