@@ -16,13 +16,15 @@ import CFFmpeg
 /// boundaries at keyframes) change with no frame lost or repeated.
 ///
 /// **Abandoning a segment.** While a lower variant exists, the packets of the group of pictures
-/// being read are held back until the next keyframe (or the end) shows that group whole; only
-/// whole groups are handed out. When the selector decides, mid-segment, that the rest of the
-/// segment would come after the buffer ran dry (`VariantSelector.duringSegment`), the change
-/// joins the lower variant at the held group's keyframe (the last keyframe before which every
-/// packet came from the old variant), and the held packets are dropped, never decoded: the old
-/// context, and with it the slow download, is closed. The cost: one group of pictures more
-/// between the network and the decoder.
+/// being read are held back while the segment it began in downloads; they go out once the next
+/// keyframe comes or that segment was read to its end (the first group after the opening or a
+/// seek is not held: the first picture waits for nothing). When the selector decides,
+/// mid-segment, that the rest of the segment would come after the buffer ran dry
+/// (`VariantSelector.duringSegment`), the change joins the lower variant at the held group's
+/// keyframe (the last keyframe before which every packet came whole from the old variant), and
+/// the held packets are dropped, never decoded: the old context, and with it the slow download,
+/// is closed. A late segment none of whose packets came yet changes at its keyframe instead
+/// (`pending`). The cost: up to one group of pictures more between the network and the decoder.
 ///
 /// **The buffer level** in the decisions is `bufferedSeconds` when set (a read-ahead's level);
 /// without it, the media handed out ahead of a clock that runs at 1x from the first packet
