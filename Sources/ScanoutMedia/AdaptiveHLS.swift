@@ -69,6 +69,11 @@ final class AdaptiveHLS {
     /// begun after it holds none of its packets: the demuxer only needed its first bytes to
     /// see where the previous packet ended).
     private var groupSegment = 0
+    /// An abandon decided while a read blocked (`shouldStop`), which stopped that read: carried
+    /// out when the read returns.
+    private var stopRequest: (to: HLSVariant, bandwidth: Double, reason: String)?
+    /// Whether the demuxer's deadline asks `shouldStop` while reads block.
+    private var stopInstalled = false
     /// The default buffer level's clock: the first packet handed out and when.
     private var clockStart: (pts: Int64, nanoseconds: UInt64)?
     /// The end of what was handed out (the highest presentation timestamp).
@@ -102,6 +107,7 @@ final class AdaptiveHLS {
         held = []
         ready = []
         holdingGroup = false
+        stopRequest = nil
         clockStart = nil
         handedOutEnd = nil
         _ = meter.takeSamples()
@@ -138,6 +144,10 @@ final class AdaptiveHLS {
             return keep(packet)
         }
         let tick = demuxer.video.timeBase.doubleValue
+        if !stopInstalled {
+            stopInstalled = true
+            demuxer.deadline.stopReading = { [weak self] in self?.shouldStop(tick: tick) ?? false }
+        }
         for sample in meter.takeSamples() {
             segmentsMeasured += 1
             throughput = sample.throughput
@@ -166,7 +176,7 @@ final class AdaptiveHLS {
         if let pts = packet.pts { lastPts = max(lastPts ?? pts, pts) }
         let out = keep(packet)
         // Ready packets are of whole groups: abandoning drops only what is held.
-        checkSegment(demuxer: demuxer, tick: tick)
+        try checkSegment(demuxer: demuxer, tick: tick)
         return out
     }
 
@@ -207,7 +217,15 @@ final class AdaptiveHLS {
 
     /// The mid-segment decision: a change after the segment, or the segment abandoned (the held
     /// group dropped, the demuxer reading the lower variant from the group's keyframe).
-    private func checkSegment(demuxer: Demuxer, tick: Double) {
+    private func checkSegment(demuxer: Demuxer, tick: Double) throws {
+        if let stop = stopRequest {
+            // The read that came back with this packet was stopped: the old context cannot read on.
+            stopRequest = nil
+            guard try abandon(for: stop.to, bandwidth: stop.bandwidth, reason: stop.reason, demuxer: demuxer) else {
+                throw MediaError.readFailed(input: demuxer.input, reason: "abandoning a late segment for \(stop.to): no group of pictures to drop")
+            }
+            return
+        }
         guard joining == nil, let progress = meter.progress else { return }
         let level = buffered(tick: tick)
         switch selector.duringSegment(current: current, progress: progress, estimate: estimate, buffered: level) {
@@ -216,27 +234,60 @@ final class AdaptiveHLS {
         case .downAfter(let to, let bandwidth, let reason):
             if pending == nil, to != current { pending = (to, reason, bandwidth) }
         case .abandon(let to, let bandwidth, let reason):
-            // The held group starts at the last keyframe before which everything came whole.
-            guard holdingGroup, groupSegment == meter.segmentsOpened, let first = held.first, first.isKeyframe, let boundary = first.pts else {
+            if !canAbandon, pending == nil {
                 // Nothing of the late segment held (the first group, or a segment whose first
                 // packet is not read yet): the change waits for the next keyframe.
-                if pending == nil {
-                    pending = (selector.carried(by: bandwidth), "throughput below the current variant's bitrate: a segment came late", bandwidth)
-                }
-                return
+                pending = (selector.carried(by: bandwidth), "throughput below the current variant's bitrate: a segment came late", bandwidth)
             }
-            do {
-                try demuxer.join(to, at: boundary)
-            } catch {
-                lastRefusal = "\(error)"
-                return
-            }
-            held = []
-            // A change decided for the next keyframe gives way.
-            pending = nil
-            joining = (to, reason, bandwidth, boundary, true)
-            lastPts = boundary
-            abandonedSegments += 1
+            _ = try? abandon(for: to, bandwidth: bandwidth, reason: reason, demuxer: demuxer)
+        }
+    }
+
+    /// Whether a late segment can be abandoned now: a group of pictures is held whose keyframe
+    /// came from the segment being downloaded.
+    private var canAbandon: Bool {
+        holdingGroup && groupSegment == meter.segmentsOpened && held.first?.isKeyframe == true && held.first?.pts != nil
+    }
+
+    /// Abandons the segment being downloaded: joins `to` at the held group's keyframe (the last
+    /// keyframe before which everything came whole) and drops the group. False when nothing can
+    /// be abandoned; throws when the new context fails to open (`lastRefusal` says why).
+    private func abandon(for to: HLSVariant, bandwidth: Double, reason: String, demuxer: Demuxer) throws -> Bool {
+        guard canAbandon, let boundary = held.first?.pts else { return false }
+        do {
+            try demuxer.join(to, at: boundary)
+        } catch {
+            lastRefusal = "\(error)"
+            throw error
+        }
+        held = []
+        // A change decided for the next keyframe gives way.
+        pending = nil
+        joining = (to, reason, bandwidth, boundary, true)
+        lastPts = boundary
+        abandonedSegments += 1
+        return true
+    }
+
+    /// Asked by the demuxer's deadline while a read blocks: true (and the read is stopped) when
+    /// the segment being downloaded should be abandoned now, not once its next packet came.
+    private func shouldStop(tick: Double) -> Bool {
+        guard stopRequest == nil, joining == nil, canAbandon, let progress = meter.progress else { return false }
+        let level = buffered(tick: tick)
+        guard case .abandon(let to, let bandwidth, let reason)? = selector.duringSegment(current: current, progress: progress, estimate: estimate, buffered: level) else {
+            return false
+        }
+        stopRequest = (to, bandwidth, reason)
+        return true
+    }
+
+    /// After a read `shouldStop` stopped came back with no packet: the abandon is carried out
+    /// (the old context cannot read on).
+    func abandonStopped(demuxer: Demuxer) throws {
+        guard let stop = stopRequest else { return }
+        stopRequest = nil
+        guard try abandon(for: stop.to, bandwidth: stop.bandwidth, reason: stop.reason, demuxer: demuxer) else {
+            throw MediaError.readFailed(input: demuxer.input, reason: "abandoning a late segment for \(stop.to): no group of pictures to drop")
         }
     }
 

@@ -474,6 +474,12 @@ public final class Demuxer {
             deadline.arm(seconds: options.timeoutSeconds, reportingStalls: true)
             let r = av_read_frame(context, packet.pointer)
             deadline.disarm()
+            // An adaptive HLS input stopped the read to abandon a late segment (`AdaptiveHLS`);
+            // a packet of another track the read still gave comes again from the new variant.
+            if deadline.stopped, let adaptive, r < 0 || packet.streamIndex != activeStreamIndex {
+                try adaptive.abandonStopped(demuxer: self)
+                continue
+            }
             // The interrupt can fire inside a read that still returns a packet (the demuxer hands
             // out what its parser held); the following read then fails with the stored error.
             if deadline.fired { readInterrupted = true } else if r >= 0 { readInterrupted = false }
@@ -689,9 +695,16 @@ final class Deadline {
     private var stallAfter: UInt64 = 0
     var stallThreshold: UInt64 = 0
     var onStall: ((Double) -> Void)?
+    /// Reads only: asked while a read blocks; true stops the read (`stopped`), which is no
+    /// timeout: an adaptive HLS input abandoning a late segment (`AdaptiveHLS`).
+    var stopReading: (() -> Bool)?
+    private var mayStop = false
+    private(set) var stopped = false
 
     func arm(seconds: Double, reportingStalls: Bool = false) {
         fired = false
+        stopped = false
+        mayStop = reportingStalls
         armedAt = monotonicNanoseconds()
         limit = armedAt + UInt64(max(seconds, 0.001) * 1e9)
         stallAfter = reportingStalls && onStall != nil ? stallThreshold : 0
@@ -701,13 +714,15 @@ final class Deadline {
 
     var expired: Bool {
         guard limit != 0 else { return false }
+        if stopped { return true }
         let now = monotonicNanoseconds()
         if now >= limit { fired = true }
         if stallAfter > 0, now - armedAt >= stallAfter, !fired {
             stallAfter = 0
             onStall?(Double(now - armedAt) / 1e9)
         }
-        return fired
+        if !fired, mayStop, let stopReading, stopReading() { stopped = true }
+        return fired || stopped
     }
 }
 

@@ -72,7 +72,9 @@ final class SegmentMeter {
     /// How far the segment being downloaded got; nil between segments.
     var progress: SegmentProgress? {
         guard let r = reading else { return nil }
-        return SegmentProgress(url: r.url, bytes: r.bytes, seconds: Double(r.waitNanoseconds) / 1e9, expectedBytes: r.expectedBytes)
+        // A read blocked now counts for what it waited so far.
+        let blocked = r.readStartedAt == 0 ? 0 : monotonicNanoseconds() - r.readStartedAt
+        return SegmentProgress(url: r.url, bytes: r.bytes, seconds: Double(r.waitNanoseconds + blocked) / 1e9, expectedBytes: r.expectedBytes)
     }
 
     /// Gives `ctx` the metering callbacks. `unhook` before the context is freed.
@@ -196,6 +198,8 @@ private final class MeteredSegment {
     private(set) var bytes = 0
     private(set) var waitNanoseconds: UInt64 = 0
     private(set) var reachedEnd = false
+    /// When the read in progress began; 0 between reads.
+    private(set) var readStartedAt: UInt64 = 0
 
     init(inner: UnsafeMutablePointer<AVIOContext>, url: String,
          close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?,
@@ -225,7 +229,9 @@ private final class MeteredSegment {
 
     private func read(_ buf: UnsafeMutablePointer<UInt8>, _ size: Int32) -> Int32 {
         let start = monotonicNanoseconds()
+        readStartedAt = start
         let n = avio_read_partial(inner, buf, size)
+        readStartedAt = 0
         let waited = monotonicNanoseconds() - start
         waitNanoseconds += waited
         if n > 0 { bytes += Int(n) }

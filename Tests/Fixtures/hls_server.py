@@ -9,6 +9,8 @@ Control paths (GET):
                                       (rate=0 lifts it; the longest matching prefix wins)
   /_control/freeze                    live mode: the media playlists stop changing
   /_control/log                       the paths served so far, one a line, in order
+  /_control/sent                      for each answer so far, in order: its path and the bytes of
+                                      its body written to the client (fewer when it went away)
   /_control/lie?prefix=P&delta=D&times=N  the next N answers (default 1) for paths starting with P
                                       announce D bytes more (D > 0: the body then stops short and
                                       the connection closes) or fewer (D < 0: the whole file is sent)
@@ -43,6 +45,7 @@ lies = {}   # prefix -> [delta, times]
 cuts = {}   # prefix -> [at, times]
 bearers = {}  # prefix -> token
 trickles = {}  # prefix -> (rate, after)
+sent = []  # [path, bytes written]
 served = []
 frozen_at = None
 start = time.monotonic()
@@ -113,6 +116,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     bearers[q.get("prefix", "/")] = q.get("token", "")
                 elif path == "/_control/log":
                     body = ("\n".join(served) + "\n").encode()
+                elif path == "/_control/sent":
+                    body = "".join("%s %d\n" % (p, n) for p, n in sent).encode()
             return self.reply(200, body, "text/plain")
         full = os.path.realpath(os.path.join(o.dir, path.lstrip("/")))
         if not full.startswith(os.path.realpath(o.dir)) or not os.path.isfile(full):
@@ -176,6 +181,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if cut is not None:
             body = body[:cut]
+        self.tally = [urllib.parse.unquote(urllib.parse.urlsplit(self.path).path), 0]
+        if not self.tally[0].startswith("/_control/"):
+            with lock:
+                sent.append(self.tally)
         if trickle is not None:
             slow_rate, after = trickle
             self.send(body[:after], rate)
@@ -186,12 +195,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def send(self, body, rate):
         if not rate:
             self.wfile.write(body)
+            self.tally[1] += len(body)
             return
         chunk = max(1, int(rate / 20))
         for i in range(0, len(body), chunk):
             t = time.monotonic()
             self.wfile.write(body[i:i + chunk])
             self.wfile.flush()
+            self.tally[1] += len(body[i:i + chunk])
             time.sleep(max(0.0, len(body[i:i + chunk]) / rate - (time.monotonic() - t)))
 
 

@@ -42,6 +42,30 @@ import Testing
         }
     }
 
+    @Test("a segment slowing to 2 kB/s is abandoned while a read waits for it, not after the read timed out")
+    func slowTrickleIsAbandonedInsideTheBlockedRead() async throws {
+        try await offPool {
+            let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
+            // libavformat's hls demuxer reads a segment 32 KiB at a time: after 40 kB at once, the
+            // next read waits for 25 kB more, 12 s at 2 kB/s, past the 10 s timeout.
+            try server.control("trickle?prefix=/v2/seg2.ts&rate=2000&after=40000")
+            let reader = try FrameReader(input: server.url("master.m3u8"),
+                                         demuxerOptions: AdaptiveHLSTests.options(AdaptiveOptions(initialBandwidth: 10_000_000, upSegments: 99)))
+            let shown = try AdaptiveHLSTests.read(reader)
+            #expect(shown.map(\.code) == Array(0..<150), "frames: \(shown.map(\.code))")
+            #expect(reader.demuxer.abandonedSegments == 1)
+            let change = try #require(reader.demuxer.variantSwitches.last)
+            #expect(change.abandonedSegment && change.to.width < 320, "\(change)")
+            #expect(shown.filter { $0.code < 60 }.allSatisfy { $0.width == 320 })
+            #expect(shown.filter { $0.code >= 60 }.allSatisfy { $0.width == change.to.width })
+            // The connection was dropped inside that read: well before its 32 KiB (to 65 536 bytes)
+            // had come.
+            let sent = try server.control("sent").split(separator: "\n").map { $0.split(separator: " ") }
+            let written = try #require(sent.first { $0.first == "/v2/seg2.ts" }.flatMap { Int($0[1]) })
+            #expect(written >= 40_000 && written < 55_000, "\(written) bytes of /v2/seg2.ts sent")
+        }
+    }
+
     @Test func noChangeUpWhileTheBufferIsLow() async throws {
         try await offPool {
             let server = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
