@@ -105,6 +105,8 @@ public final class ControlAPI: Sendable {
     private let rateLimiter: RateLimiter?
     /// Event streams open at once, over every router made (`limits.eventStreams`).
     let eventStreams: StreamSlots
+    /// Each event's SSE message, encoded once for all the streams.
+    private let sseMessages = SSEMessageCache()
     /// The largest request body accepted.
     static let maxBodyBytes = 1 << 20
 
@@ -344,24 +346,25 @@ public final class ControlAPI: Sendable {
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         let keepAlive = self.keepAlive
+        let encoded = sseMessages
         let stream = resumed.stream
         let first = opening
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             try await writer.write(ByteBuffer(string: first))
-            // Events and keep-alive ticks merged into one stream of messages, written in order.
-            let (messages, feed) = AsyncStream<String>.makeStream()
+            // Events and keep-alive ticks merged in order; what queued up is written at once.
+            let outbox = SSEOutbox()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await n in stream { feed.yield(WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n))) }
-                    feed.finish()
+                    for await n in stream { outbox.post(encoded.message(for: n)) }
+                    outbox.finish()
                 }
                 group.addTask {
                     while !Task.isCancelled {
                         try await Task.sleep(for: keepAlive)
-                        feed.yield(": keep-alive\n\n")
+                        outbox.post(": keep-alive\n\n")
                     }
                 }
-                for await text in messages { try await writer.write(ByteBuffer(string: text)) }
+                try await outbox.drain { try await writer.write(ByteBuffer(string: $0)) }
                 group.cancelAll()
             }
             try await writer.finish(nil)
