@@ -161,7 +161,8 @@ async def run(args, port):
 def probe(port, seconds):
     """GET /health on a new connection every 100 ms for `seconds`: (latencies in s, answers not 200)."""
     latencies, bad = [], 0
-    end = time.monotonic() + seconds
+    first = time.monotonic()
+    end = first + seconds
     while time.monotonic() < end:
         start = time.monotonic()
         try:
@@ -171,6 +172,8 @@ def probe(port, seconds):
                 while chunk := s.recv(65536):
                     data += chunk
             latencies.append(time.monotonic() - start)
+            if os.environ.get("SCANOUT_LOAD_TRACE") and latencies[-1] > 0.1:
+                print(f"  slow /health: {latencies[-1] * 1000:.0f} ms at +{start - first:.2f} s", file=sys.stderr)
             if not data.startswith(b"HTTP/1.1 200"):
                 bad += 1
         except OSError:
