@@ -445,6 +445,8 @@ public final class PlaybackSession {
     /// player says `buffering` and holds the sound meanwhile.
     public var onBuffering: ((_ waiting: Bool, _ level: BufferLevel) -> Void)?
     private var gate = BufferingGate()
+    /// Whether the read-ahead held a packet since the timeline started (`waitForBuffer`).
+    private var bufferPrimed = false
     /// Whether the frame being stepped had a read wait for the network.
     private var waitedForNetwork = false
     /// Whether the timeline waits for the network now.
@@ -457,6 +459,12 @@ public final class PlaybackSession {
         // as mpv does not wait for its cache before the first frame: a start waits only for it.
         if forcePresent, !gate.isWaiting { return nil }
         let level = buffer.level
+        // Nor does a timeline wait before its read-ahead has held anything (mpv's
+        // `cache-pause-initial=no`): right after a start or a seek the decoder waits for the first
+        // packets in its read, a frame that comes late for it moves the timeline back, and only
+        // a read-ahead that ran dry after holding something pauses the clock for `resumeSeconds`.
+        if level.packets > 0 || level.ended { bufferPrimed = true }
+        if !bufferPrimed, !gate.isWaiting { return nil }
         switch gate.check(level, resumeSeconds: buffer.options.resumeSeconds, now: clock.now()) {
         case .go:
             return nil
@@ -623,6 +631,7 @@ public final class PlaybackSession {
     /// on the new one, not one frame after the last frame shown before the pause.
     public func rebase(atMedia media: Double? = nil) {
         endBufferingWait()
+        bufferPrimed = false
         anchorTime = nil
         anchorMedia = media
         forcePresent = true
