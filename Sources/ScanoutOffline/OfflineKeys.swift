@@ -112,6 +112,7 @@ extension OfflineManager {
         guard let k else { return LocalInput(source: dir + "/index.m3u8") }
         let key = try DeviceKey(directory: store.directory).unseal(k.sealed)
         let iv = k.iv.map { ",IV=" + $0 } ?? ""
+        keyedPlaylists.withLock { _ = $0.insert(r.id) }
         return LocalInput(source: try KeyedPlaylists.write(id: r.id, text: { line in
             HLSPlaylist.localText(segments, key: (line + iv, k.mediaSequence), directory: dir)
         }, key: key))

@@ -116,11 +116,16 @@ extension OfflineManager {
     }
 
     /// Called when `source` starts playing: the playlists naming the keys of the items that
-    /// played before go (`KeyedPlaylists.release`); a rental kept offline that was never played
+    /// played before go (those this manager wrote); a rental kept offline that was never played
     /// starts its play window now.
     public func played(source: String) {
         let current = try? store.playable(source: source)
-        KeyedPlaylists.release(keeping: Set([current?.record.id].compactMap { $0 }))
+        let keep = Set([current?.record.id].compactMap { $0 })
+        let gone = keyedPlaylists.withLock { written in
+            defer { written = written.intersection(keep) }
+            return written.subtracting(keep)
+        }
+        for id in gone { KeyedPlaylists.remove(id: id) }
         guard let (r, _) = current, let l = try? store.licence(of: r.id),
               l.kind == .rental, l.firstPlay == nil, let now = try? licenceNow() else { return }
         do {

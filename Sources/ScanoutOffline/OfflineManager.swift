@@ -55,6 +55,9 @@ public final class OfflineManager: Sendable {
     /// Failures the store could not record (a full disk fails the database's writes too): shown
     /// until the download is resumed; after a restart the download resumes by itself.
     private let unrecorded = Mutex<[String: String]>([:])
+    /// The assets whose decrypting playlists this manager wrote (`KeyedPlaylists`): the ones it
+    /// releases, whatever another manager of the process wrote.
+    let keyedPlaylists = Mutex<Set<String>>([])
 
     /// A download with a slot: its task and what it measured.
     private struct Running {

@@ -8,6 +8,19 @@ import Testing
 /// the key server the token names or to the playlist's own origin.
 @Suite(.serialized) struct LicenceBindingTests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    /// counter.mp4 as an AES-128 HLS VOD (`enc.m3u8`, 1 s segments) with its key at `keys/k1`, in a
+    /// scratch folder served over loopback.
+    static func encryptedHLS() throws -> (media: Scratch, http: HTTPFileServer) {
+        let media = try Scratch()
+        let http = try HTTPFileServer.hls(directory: media.url.path)
+        try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
+        try Data(random16()).write(to: URL(fileURLWithPath: media.path("keys/k1")))
+        try "\(http.url("keys/k1"))\n\(media.path("keys/k1"))\n".write(toFile: media.path("keyinfo"), atomically: true, encoding: .utf8)
+        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+                             "-hls_key_info_file", media.path("keyinfo"), media.path("enc.m3u8")])
+        return (media, http)
+    }
+
     static func random16() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
 
     @Test func theLicenceEndpointHandsAKeyOnlyToATokenForItsContent() async throws {
@@ -115,13 +128,7 @@ import Testing
     }
 
     @Test func theTokenIsNotCarriedOnARedirectToAnotherOrigin() async throws {
-        let media = try Scratch()
-        let http = try HTTPFileServer.hls(directory: media.url.path)
-        try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
-        try Data(Self.random16()).write(to: URL(fileURLWithPath: media.path("keys/k1")))
-        try "\(http.url("keys/k1"))\n\(media.path("keys/k1"))\n".write(toFile: media.path("keyinfo"), atomically: true, encoding: .utf8)
-        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
-                             "-hls_key_info_file", media.path("keyinfo"), media.path("enc.m3u8")])
+        let (media, http) = try Self.encryptedHLS()
         let token = try await TokenPublisher().token()
         try http.control("bearer?prefix=/keys&token=\(token)")
         // The key server the token names sends the request on to another origin.

@@ -105,13 +105,8 @@ import Testing
         let stale = root + "/\(dead.processIdentifier)/gone.m3u8", legacy = root + "/legacy-\(UUID().uuidString).m3u8"
         for f in [stale, legacy] { #expect(FileManager.default.createFile(atPath: f, contents: Data("#EXTM3U\n".utf8))) }
 
-        let media = try Scratch()
-        let http = try HTTPFileServer.hls(directory: media.url.path)
-        try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
-        try Data(LicenceBindingTests.random16()).write(to: URL(fileURLWithPath: media.path("keys/k1")))
-        try "\(http.url("keys/k1"))\n\(media.path("keys/k1"))\n".write(toFile: media.path("keyinfo"), atomically: true, encoding: .utf8)
-        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
-                             "-hls_key_info_file", media.path("keyinfo"), media.path("enc.m3u8")])
+        let (media, http) = try LicenceBindingTests.encryptedHLS()
+        defer { withExtendedLifetime(media) {} }
 
         let h = try OfflineStoreTests.Harness()
         #expect(!FileManager.default.fileExists(atPath: stale) && !FileManager.default.fileExists(atPath: root + "/\(dead.processIdentifier)"))
@@ -139,13 +134,7 @@ import Testing
     /// Downloads an AES-128 HLS VOD with its key and plays it in `serve`: its decrypting playlist
     /// is written under /dev/shm.
     func playingEncrypted() async throws -> PlayingEncrypted {
-        let media = try Scratch()
-        let http = try HTTPFileServer.hls(directory: media.url.path)
-        try FileManager.default.createDirectory(atPath: media.path("keys"), withIntermediateDirectories: true)
-        try Data(LicenceBindingTests.random16()).write(to: URL(fileURLWithPath: media.path("keys/k1")))
-        try "\(http.url("keys/k1"))\n\(media.path("keys/k1"))\n".write(toFile: media.path("keyinfo"), atomically: true, encoding: .utf8)
-        _ = try Proc.ffmpeg(["-i", try Fixtures.path("counter.mp4"), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
-                             "-hls_key_info_file", media.path("keyinfo"), media.path("enc.m3u8")])
+        let (media, http) = try LicenceBindingTests.encryptedHLS()
         let publisher = try await TokenPublisher()
         let source = http.url("enc.m3u8")
         let token = try await publisher.token(url: source)
