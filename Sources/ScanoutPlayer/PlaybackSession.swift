@@ -447,6 +447,8 @@ public final class PlaybackSession {
     private var gate = BufferingGate()
     /// Whether the read-ahead held a packet since the timeline started (`waitForBuffer`).
     private var bufferPrimed = false
+    /// `stats.framesPresented` when the timeline last started.
+    private var timelineStartFrames = 0
     /// Whether the frame being stepped had a read wait for the network.
     private var waitedForNetwork = false
     /// Whether the timeline waits for the network now.
@@ -459,11 +461,14 @@ public final class PlaybackSession {
         // as mpv does not wait for its cache before the first frame: a start waits only for it.
         if forcePresent, !gate.isWaiting { return nil }
         let level = buffer.level
-        // Nor does a timeline wait before its read-ahead has held anything (mpv's
-        // `cache-pause-initial=no`): right after a start or a seek the decoder waits for the first
-        // packets in its read, a frame that comes late for it moves the timeline back, and only
-        // a read-ahead that ran dry after holding something pauses the clock for `resumeSeconds`.
-        if level.packets > 0 || level.ended { bufferPrimed = true }
+        // Nor does a timeline wait while its read-ahead fills for the first time (mpv's
+        // `cache-pause-initial=no`): right after a start or a seek the decoder waits for packets
+        // in its read, and a frame that comes late for it moves the timeline back. The clock
+        // pauses for `resumeSeconds` only once the read-ahead has held that much, or the
+        // timeline has played that much (a link slower than the media from the start).
+        let resume = buffer.options.resumeSeconds
+        let played = Double(stats.framesPresented - timelineStartFrames) * frameInterval / 1e9
+        if level.seconds >= resume || level.ended || level.full || played >= resume { bufferPrimed = true }
         if !bufferPrimed, !gate.isWaiting { return nil }
         switch gate.check(level, resumeSeconds: buffer.options.resumeSeconds, now: clock.now()) {
         case .go:
@@ -632,6 +637,7 @@ public final class PlaybackSession {
     public func rebase(atMedia media: Double? = nil) {
         endBufferingWait()
         bufferPrimed = false
+        timelineStartFrames = stats.framesPresented
         anchorTime = nil
         anchorMedia = media
         forcePresent = true

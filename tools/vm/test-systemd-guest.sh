@@ -55,6 +55,7 @@ echo "start-frames: $(presented)"
 echo "start-health: $(health)"
 echo "start-state: $(prop ActiveState)/$(prop SubState) in $(((t1 - t0) / 1000000)) ms"
 echo "start-status-text: $(prop StatusText)"
+echo "start-journal: $(journalctl -u $unit -b --no-pager -o cat | grep -v "^ " | tail -n 8 | paste -sd "|")"
 echo "start-user: $(ps -o user= -p "$(prop MainPID)")"
 
 # ---- 2. the hardened service: its exposure as systemd rates the running unit, and it plays on vkms
