@@ -249,7 +249,6 @@ public final class PlaybackSession {
             media = next.media
         } else {
             if timed, let buffer = reader?.readAheadSource, let wait = waitForBuffer(buffer) { return wait }
-            let waitsBefore = reader?.readAheadSource?.waits.nanoseconds
             guard let (frame, m, seconds) = try decodeOne() else {
                 refreshReaderStats()
                 return .ended
@@ -259,9 +258,12 @@ public final class PlaybackSession {
             }
             f = frame
             media = m
-            if let before = waitsBefore, let after = reader?.readAheadSource?.waits.nanoseconds, after > before {
-                waitedForNetwork = true
-            }
+        }
+        // A read waited for the network since the last step (for this frame, or for one decoded
+        // ahead of it in the last wait, which may be this one): lateness now is the network's.
+        if let waits = reader?.readAheadSource?.waits.nanoseconds {
+            if waits > networkWaitsSeen { waitedForNetwork = true }
+            networkWaitsSeen = waits
         }
         defer {
             recycle(f)
@@ -291,9 +293,10 @@ public final class PlaybackSession {
             if !late { masterDrops = 0 }
             // Timed by the audio, a late live frame is dropped as any other: the audio plays the
             // packets the buffer already holds, so the frames after it are there to catch up with.
-            if late, waitedForNetwork {
+            if late, waitedForNetwork || (reader?.readAheadSource != nil && !bufferPrimed) {
                 // The frame is late because its read waited for the network (the read-ahead
-                // held part of what it needed): the time lost is the network's, and the
+                // held part of what it needed), or while the read-ahead fills for the first time
+                // (the network paces decoding then): the time lost is the network's, and the
                 // timeline moves back to this frame instead of dropping it.
                 stats.networkLateFrames += 1
                 rebaseHere(media: media, now: now)
@@ -451,6 +454,8 @@ public final class PlaybackSession {
     private var timelineStartFrames = 0
     /// Whether the frame being stepped had a read wait for the network.
     private var waitedForNetwork = false
+    /// The read-ahead's total wait for the network at the last step (nanoseconds).
+    private var networkWaitsSeen: UInt64 = 0
     /// Whether the timeline waits for the network now.
     public var isWaitingForBuffer: Bool { gate.isWaiting }
 
@@ -665,6 +670,11 @@ public final class PlaybackSession {
     public func continueWith(_ reader: FrameReader, firstFrame: VideoFrame?, originPts: Int64?, gapless: Bool) {
         let previousInterval = frameInterval
         endBufferingWait()
+        // A new input's read-ahead fills from nothing: its first fill is not waited for either,
+        // gapless or not.
+        bufferPrimed = false
+        timelineStartFrames = stats.framesPresented
+        networkWaitsSeen = 0
         retireReader()
         flushAhead()
         self.reader = reader
@@ -687,6 +697,7 @@ public final class PlaybackSession {
     /// keeping the origin.
     public func replaceReader(_ reader: FrameReader) {
         endBufferingWait()
+        if reader !== self.reader { networkWaitsSeen = 0 }
         flushAhead()
         if reader !== self.reader { retireReader() }
         self.reader = reader

@@ -174,10 +174,12 @@ import Testing
         try hls.control("throttle?prefix=/v1/&rate=40000")
         let h = try Harness()
         let id = try await h.started(hls.url("master.m3u8"))
-        try await Task.sleep(for: .milliseconds(800))
+        // Some bytes first (a loaded machine may take longer than usual to start the download).
+        let deadline = Date().addingTimeInterval(10)
+        while try h.manager.status(id).bytes == 0, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let paused = try h.manager.pause(id)
         #expect(paused.record.state == .paused)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(600))
         let held = try h.manager.status(id).bytes
         try await Task.sleep(for: .milliseconds(500))
         #expect(try h.manager.status(id).bytes == held && held > 0)
