@@ -261,14 +261,12 @@ public final class PlaybackSession {
         }
         // A read waited for the network since the last step (for this frame, or for one decoded
         // ahead of it in the last wait, which may be this one): lateness now is the network's.
+        var waitedForNetwork = false
         if let waits = reader?.readAheadSource?.waits.nanoseconds {
-            if waits > networkWaitsSeen { waitedForNetwork = true }
+            waitedForNetwork = waits > networkWaitsSeen
             networkWaitsSeen = waits
         }
-        defer {
-            recycle(f)
-            waitedForNetwork = false
-        }
+        defer { recycle(f) }
         stats.mediaSeconds = max(stats.mediaSeconds, media)
         if anchorTime == nil || lastStepStalled {
             if timed, !lastStepStalled {
@@ -452,8 +450,6 @@ public final class PlaybackSession {
     private var bufferPrimed = false
     /// `stats.framesPresented` when the timeline last started.
     private var timelineStartFrames = 0
-    /// Whether the frame being stepped had a read wait for the network.
-    private var waitedForNetwork = false
     /// The read-ahead's total wait for the network at the last step (nanoseconds).
     private var networkWaitsSeen: UInt64 = 0
     /// Whether the timeline waits for the network now.
@@ -475,7 +471,7 @@ public final class PlaybackSession {
         let played = Double(stats.framesPresented - timelineStartFrames) * frameInterval / 1e9
         if level.seconds >= resume || level.ended || level.full || played >= resume { bufferPrimed = true }
         if !bufferPrimed, !gate.isWaiting { return nil }
-        switch gate.check(level, resumeSeconds: buffer.options.resumeSeconds, now: clock.now()) {
+        switch gate.check(level, resumeSeconds: resume, now: clock.now()) {
         case .go:
             return nil
         case .startWait:

@@ -556,7 +556,7 @@ public final class PlayerEngine {
     /// The warning after a stall: which item, its source, and how long it gave nothing.
     private func warnStalled() {
         guard let i = index else { return }
-        let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+        let source = listedSource(i)
         let waited = String(format: "%.1f", session.lastStallSeconds)
         emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (no data from it); playback goes on from the frame that came"))
     }
@@ -565,7 +565,7 @@ public final class PlayerEngine {
     /// player says it is buffering now, not only once the data has come (or the timeout ended it).
     private func readStalling(_ seconds: Double) {
         guard state == .playing, bufferingReason == nil, !stallAnnounced, let i = index else { return }
-        let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+        let source = listedSource(i)
         let reason = "no data from \(source) for \(String(format: "%.1f", seconds)) s"
         stallAnnounced = true
         bufferingReason = reason
@@ -580,7 +580,7 @@ public final class PlayerEngine {
     private func networkBuffering(_ waiting: Bool, level: BufferLevel) {
         if waiting {
             guard state == .playing, let i = index else { return }
-            let source = playlist.indices.contains(i) ? playlist[i].source : "?"
+            let source = listedSource(i)
             let reason = level.waitReason(source: URLRedaction.redact(source))
             bufferingReason = reason
             networkWaitStarted = clock.now()
@@ -592,7 +592,7 @@ public final class PlayerEngine {
             bufferingReason = nil
             networkWaitStarted = nil
             if let i = index {
-                let source = URLRedaction.redact(playlist.indices.contains(i) ? playlist[i].source : "?")
+                let source = URLRedaction.redact(listedSource(i))
                 let waited = String(format: "%.1f", Double(clock.now() &- started) / 1e9)
                 emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (its read-ahead ran dry); playback paused meanwhile and goes on with no frame lost"))
             }
@@ -603,6 +603,9 @@ public final class PlayerEngine {
             emit(.buffering(false))
         }
     }
+
+    /// Item `i`'s source as the playlist names it ("?" past its end), for messages.
+    private func listedSource(_ i: Int) -> String { playlist.indices.contains(i) ? playlist[i].source : "?" }
 
     /// When the current wait for the read-ahead started (clock time).
     private var networkWaitStarted: UInt64?
