@@ -69,15 +69,12 @@ public final class PacketReadAhead: PacketSource {
     public var sinksPaused = false
     public let seeksByPresentationTime: Bool
     public var transportCounts: TSCounts? { nil }
-    /// The input it reads, for messages.
-    public let input: String
 
     /// Starts reading `demuxer` ahead on a thread of its own.
     public init(demuxer: Demuxer, options: ReadAheadOptions) {
         self.options = options
-        input = demuxer.input
         seeksByPresentationTime = demuxer.seeksByPresentationTime
-        shared = ReadAheadState(options: options, timeBase: demuxer.video.timeBase, input: demuxer.input)
+        shared = ReadAheadState(options: options, timeBase: demuxer.video.timeBase)
         shared.start(demuxer: demuxer)
     }
 

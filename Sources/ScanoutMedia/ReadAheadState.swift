@@ -36,7 +36,6 @@ final class ReadAheadState: @unchecked Sendable {
 
     let options: ReadAheadOptions
     let timeBase: Rational
-    let input: String
 
     private let condition = NSCondition()
     /// Entries from `head` on are held; the ones before it were taken (nil, compacted now and then).
@@ -62,10 +61,9 @@ final class ReadAheadState: @unchecked Sendable {
     private var waitCount = 0
     private var waitNanoseconds: UInt64 = 0
 
-    init(options: ReadAheadOptions, timeBase: Rational, input: String) {
+    init(options: ReadAheadOptions, timeBase: Rational) {
         self.options = options
         self.timeBase = timeBase
-        self.input = input
     }
 
     // MARK: The filling thread
@@ -106,8 +104,7 @@ final class ReadAheadState: @unchecked Sendable {
             condition.unlock()
             do {
                 if try demuxer.read(into: packet) {
-                    let reading = demuxer.currentVariant == nil ? nil : demuxer.adaptiveReading
-                    append(video: packet.clone(), adaptive: reading)
+                    append(video: packet.clone(), adaptive: demuxer.adaptiveReading)
                 } else {
                     finish(nil)
                 }

@@ -452,8 +452,6 @@ public final class PlaybackSession {
     private var timelineStartFrames = 0
     /// The read-ahead's total wait for the network at the last step (nanoseconds).
     private var networkWaitsSeen: UInt64 = 0
-    /// Whether the timeline waits for the network now.
-    public var isWaitingForBuffer: Bool { gate.isWaiting }
 
     /// Nil when the frame can be decoded; `.buffering` (after a short wait for data) while the
     /// read-ahead is dry and until it holds enough again, the timeline stopped meanwhile.
