@@ -6,7 +6,10 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "scanout", targets: ["scanout"]),
-        .library(name: "ScanoutMedia", targets: ["ScanoutMedia"]),
+        .library(name: "ScanoutCore", targets: ["ScanoutCore"]),
+        .library(name: "ScanoutDemux", targets: ["ScanoutDemux"]),
+        .library(name: "ScanoutDecode", targets: ["ScanoutDecode"]),
+        .library(name: "ScanoutAudio", targets: ["ScanoutAudio"]),
         .library(name: "ScanoutRender", targets: ["ScanoutRender"]),
         .library(name: "ScanoutKMS", targets: ["ScanoutKMS"]),
         .library(name: "ScanoutDisplay", targets: ["ScanoutDisplay"]),
@@ -47,12 +50,19 @@ let package = Package(
         // The little real C that is needed (the va_list log callback).
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
-        .target(name: "ScanoutMedia", dependencies: ["CFFmpeg", "CScanoutShims", "CVAAPI", "CALSA"]),
-        .target(name: "ScanoutRender", dependencies: ["ScanoutMedia", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims", "CASS"]),
+        // Values every stage shares, with no C library behind them: the clock, orientation, threads.
+        .target(name: "ScanoutCore"),
+        // libavformat: inputs, packets, tracks; live UDP/RTP, SAP, timeshift, adaptive HLS, read-ahead.
+        .target(name: "ScanoutDemux", dependencies: ["ScanoutCore", "CFFmpeg", "CScanoutShims"]),
+        // libavcodec, VA-API and NVDEC: decoders, their selection and fallback, frames, subtitles.
+        .target(name: "ScanoutDecode", dependencies: ["ScanoutCore", "ScanoutDemux", "CFFmpeg", "CScanoutShims", "CVAAPI"]),
+        // ALSA: audio decoding, tempo, the output thread and its clock.
+        .target(name: "ScanoutAudio", dependencies: ["ScanoutCore", "ScanoutDemux", "CFFmpeg", "CALSA"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims", "CASS"]),
         // Atomic KMS in Swift values: the device protocol, libdrm, modes, properties, output filters.
         .target(name: "ScanoutKMS", dependencies: ["CDRM"]),
-        .target(name: "ScanoutDisplay", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender"]),
-        .target(name: "ScanoutPlayer", dependencies: ["ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
+        .target(name: "ScanoutDisplay", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender"]),
+        .target(name: "ScanoutPlayer", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender", "ScanoutDisplay"]),
         // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.
         // It links neither FFmpeg nor EGL: the display asks it through `OutputFilter`.
         .target(name: "ScanoutPolicy", dependencies: [
@@ -60,10 +70,10 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // The pipeline `play`, `render` and `serve` share: display, decoder options, content policy.
-        .target(name: "ScanoutPipeline", dependencies: ["ScanoutPlayer", "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutRender"]),
+        .target(name: "ScanoutPipeline", dependencies: ["ScanoutPlayer", "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender"]),
         // The offline store: downloads (HLS variant or file) into a GRDB database and a media directory.
         .target(name: "ScanoutOffline", dependencies: [
-            "ScanoutMedia", "ScanoutPolicy",
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutPolicy",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -71,7 +81,8 @@ let package = Package(
         ]),
         // The daemon: HTTP/JSON control API, event stream, metrics, runtime configuration.
         .target(name: "ScanoutService", dependencies: [
-            "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutMedia", "ScanoutDisplay", "ScanoutRender", "ScanoutOffline",
+            "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio",
+            "ScanoutDisplay", "ScanoutRender", "ScanoutOffline",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),   // SIGHUP: reload
@@ -83,28 +94,31 @@ let package = Package(
         .target(name: "ScanoutLoopback"),
         // Test doubles for every layer's tests (and for users' own): FakeKMSDevice, ManualClock,
         // MemoryScanoutRenderer.
-        .target(name: "ScanoutTesting", dependencies: ["ScanoutKMS", "ScanoutMedia", "ScanoutRender", "ScanoutDisplay"]),
+        .target(name: "ScanoutTesting", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay"]),
         .executableTarget(name: "scanout", dependencies: [
-            "ScanoutMedia", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutLoopback",
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay",
+            "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutLoopback",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Fixtures, subprocesses, scratch directories and frame checksums for every test target.
         .target(name: "ScanoutTestSupport", dependencies: [
-            "ScanoutMedia", "ScanoutLoopback", .product(name: "JWTKit", package: "jwt-kit"),
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutLoopback", .product(name: "JWTKit", package: "jwt-kit"),
         ], path: "Tests/ScanoutTestSupport"),
-        .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutMedia", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutMedia", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutPlayerTests", dependencies: ["ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTesting", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutPlayerTests", dependencies: [
+            "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTesting", "ScanoutTestSupport",
+        ]),
         .testTarget(name: "ScanoutPolicyTests", dependencies: [
-            "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutMedia", "ScanoutTesting", "ScanoutTestSupport",
+            "ScanoutPolicy", "ScanoutKMS", "ScanoutDisplay", "ScanoutCore", "ScanoutDecode", "ScanoutTesting", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
         ]),
         .testTarget(name: "ScanoutServiceTests", dependencies: [
             "ScanoutService", "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutTesting", "ScanoutTestSupport",
-            "ScanoutOffline",
+            "ScanoutOffline", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
         .testTarget(name: "ScanoutCLITests", dependencies: [
@@ -124,7 +138,7 @@ if Context.environment["SCANOUT_BENCHMARKS"] != nil {
         name: "ScanoutBenchmarks",
         dependencies: [
             .product(name: "Benchmark", package: "benchmark"),
-            "ScanoutMedia", "ScanoutRender",
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutRender",
         ],
         path: "Benchmarks/ScanoutBenchmarks",
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

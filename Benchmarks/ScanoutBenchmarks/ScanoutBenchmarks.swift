@@ -6,7 +6,9 @@
 // Allocation counts include FFmpeg's own mallocs (av_read_frame allocates each packet's data).
 import Benchmark
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// The benchmark clip (1080p H.264), found from the package root.

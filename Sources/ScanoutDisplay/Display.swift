@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// Somewhere frames are shown: a KMS screen, or nothing physical at all (headless).

@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// The output for machines with no screen: each presented frame is drawn by a `HeadlessRenderer`

@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// Who draws a headless display's frames: the CPU into an RGB image in memory, or GLES into an

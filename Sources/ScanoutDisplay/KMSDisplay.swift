@@ -1,5 +1,7 @@
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// Which way a frame reached the screen.

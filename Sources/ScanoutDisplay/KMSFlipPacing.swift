@@ -1,5 +1,7 @@
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 // Flip pacing: each output commits a new frame only after its previous flip's event arrived

@@ -1,5 +1,7 @@
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 // Native planes: a decoded DMA-BUF frame shown on a plane as it is, after a TEST_ONLY commit

@@ -1,5 +1,7 @@
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 // Output planning: which connectors get an output, with which CRTC, primary plane and mode; the

@@ -1,5 +1,7 @@
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// A buffer a KMS plane scans out: XRGB8888 of one output's mode size, and where its memory lives.

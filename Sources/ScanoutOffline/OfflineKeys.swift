@@ -1,5 +1,7 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// A content key to fetch before a download is queued.
 enum PendingKey {

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutPolicy
 import Synchronization
 

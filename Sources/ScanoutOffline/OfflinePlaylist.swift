@@ -1,5 +1,7 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// The little of an HLS playlist a download needs: a master's variants (`#EXT-X-STREAM-INF`
 /// with `BANDWIDTH` and `RESOLUTION`, then the URI) or a media playlist's segments (`#EXTINF`,

@@ -1,4 +1,7 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// Where an adaptive HLS item stands: its variants, the one played, the last measured segment
 /// throughput, the changes and the segments abandoned so far.

@@ -1,4 +1,7 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// When a timeline waits for a network source: the decision `PlaybackSession` takes before it
 /// decodes, from its read-ahead's level (a value, tested without a source or a display).

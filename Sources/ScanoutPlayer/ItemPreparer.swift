@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// An item opened and its first frame decoded: ready to be shown without a wait.
 ///

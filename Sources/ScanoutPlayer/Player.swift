@@ -1,7 +1,10 @@
 import Foundation
 import Synchronization
 import ScanoutDisplay
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// Fans player events out to any number of subscribers, from any thread. Each event carries a
 /// sequence number (1, 2, ...), so a client can tell whether it missed some.

@@ -1,4 +1,7 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// The player's audio settings: where sound goes, how loud, which track.
 public struct AudioSettings: Sendable, Equatable {

@@ -1,6 +1,9 @@
 import Foundation
 import ScanoutDisplay
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutRender
 
 /// The player's state machine and playback loop, driven one call at a time: commands (`load`,

@@ -1,5 +1,8 @@
 import ScanoutDisplay
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutRender
 
 /// Where the current item's subtitles stand, as `/state` and `POST /subtitles` say it.

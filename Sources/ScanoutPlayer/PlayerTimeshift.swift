@@ -1,4 +1,7 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// Where a live item stands in its timeshift buffer, in stream time (seconds: timestamp × time
 /// base, the input's own clock).

@@ -2,7 +2,10 @@
 import Glibc
 #endif
 import ScanoutDisplay
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// A present log that cannot be written.
 public struct PresentLogError: Error, CustomStringConvertible, Equatable {

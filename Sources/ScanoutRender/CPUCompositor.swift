@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Composites a decoded frame into an XRGB8888 canvas (a KMS scanout buffer, or memory) with the
 /// CPU: `Compositor`'s placement (fit, fill, stretch, none; rotation; sample aspect ratio),

@@ -1,5 +1,7 @@
 import CFFmpeg
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// The bit-exact reference renderer: a decoded frame to upright RGB in CPU memory with
 /// libswscale (`Scaler`), so that its output equals

@@ -1,6 +1,8 @@
 import CEGL
 import CScanoutShims
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// CUDA's registrations of GL textures (`cuGraphicsGLRegisterImage`), so that NVDEC pictures are
 /// copied into them on the GPU (`cuMemcpy2D` device-to-array between map and unmap), as mpv's

@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// How the picture fills the output.
 public enum ScalingMode: String, Sendable, CaseIterable {

@@ -1,6 +1,8 @@
 import CEGL
 import CFFmpeg
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Puts decoded frames into GL textures, one texture per plane, for `GLRenderer`.
 ///

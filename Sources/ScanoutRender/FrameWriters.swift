@@ -2,7 +2,9 @@ import CFFmpeg
 #if canImport(Glibc)
 import Glibc
 #endif
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Creates `path` and its parents (`mkdir -p`).
 public func makeDirectory(_ path: String) throws {

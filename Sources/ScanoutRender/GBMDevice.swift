@@ -1,5 +1,7 @@
 import CDRM
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// The software stand-in's pictures in GBM buffer objects of a display's device: real DMA-BUFs
 /// (R8 + GR88, R16 + GR1616, one buffer per plane, as `GBMFrame` makes them), which EGL on that

@@ -1,5 +1,7 @@
 import CEGL
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Reads a `GLRenderer`'s frames back without waiting on each: frame N is drawn and its readback
 /// into pixel pack buffer N mod `depth` started (`glReadPixels` into the buffer, then a fence),

@@ -1,6 +1,8 @@
 import CEGL
 import CFFmpeg
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Seconds spent in each stage of the last `GLRenderer.render` (for benchmarks).
 public struct GLRenderStats: Equatable, Sendable {

@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Reads a still image (PNG, or anything else libavformat's image demuxers and libavcodec
 /// decode) into straight-alpha RGBA: the file is opened as a one-frame input, decoded by

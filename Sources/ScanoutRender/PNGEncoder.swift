@@ -1,5 +1,7 @@
 import CFFmpeg
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// Encodes `RGBImage`s as PNG with libavcodec's PNG encoder; owns one `AVCodecContext` per
 /// image size and layout (freed once). The sample aspect ratio goes into the pHYs chunk.

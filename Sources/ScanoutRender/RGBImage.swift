@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// A picture ready to show or store: packed RGB rows with no padding.
 public struct RGBImage: Sendable, Equatable {

@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 extension ServiceConfig {
     /// The adaptive HLS fields: `maxHeight` (pixels) and `maxBitrate` (bits a second) cap the

@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// `buffering`: how network inputs with an end (files over HTTP, HLS VOD) are read ahead of
 /// playback, and when playback resumes after the read-ahead ran dry (`PacketReadAhead`).

@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// Where the channel list comes from: `channels: {"m3u": "file or URL", "sap": true | {"address",
 /// "port", "interface", "timeout"}}` in the config file.

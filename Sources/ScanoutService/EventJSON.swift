@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 
 /// The JSON form of player state and events, as the API and the event stream send them.

@@ -1,7 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// A request the API refuses: the HTTP status, a one-line message, and the field it concerns
 /// (a JSON path such as `playlist[1].rotation`, or `Authorization`, `body`, `index`).

@@ -1,6 +1,9 @@
 import Foundation
 import HTTPTypes
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutOffline
 import ScanoutPipeline
 import ScanoutPolicy

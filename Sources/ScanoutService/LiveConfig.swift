@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 extension ServiceConfig {
     /// The UDP/RTP fields: `interface` (a name or an IPv4 address, null: the routing table's),

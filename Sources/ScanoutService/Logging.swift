@@ -1,6 +1,9 @@
 import Foundation
 import Logging
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import Synchronization
 
 /// The service's log level, shared by every logger it makes, changeable at run time

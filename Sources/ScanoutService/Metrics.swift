@@ -1,6 +1,9 @@
 import Foundation
 import Prometheus
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 import Synchronization
 

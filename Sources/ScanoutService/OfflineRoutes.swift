@@ -1,7 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutOffline
 import ScanoutPlayer
 

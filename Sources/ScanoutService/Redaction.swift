@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// `json` with the userinfo of every URL in its strings redacted (`URLRedaction`), at any depth:
 /// what the API and the event stream send of sources, messages and reasons names no password.

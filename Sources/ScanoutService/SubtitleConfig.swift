@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// The service-wide subtitle defaults: `subtitleLanguages` (preferred languages for items that
 /// name none of their own) and `subtitles {enabled, delay, safeMargin}` (on/off, seconds,

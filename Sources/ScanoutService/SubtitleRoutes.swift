@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 
 /// The subtitle fields of a playlist item and of `/load`: `subtitles` (a sideband file or URL),

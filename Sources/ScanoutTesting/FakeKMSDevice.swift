@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// A KMS device in memory, for tests: configurable connectors, encoders, CRTCs and planes; every
 /// commit is recorded; commits can be refused on demand; flip events and hotplug are simulated.

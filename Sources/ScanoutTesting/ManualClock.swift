@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// A clock that only moves when told to, or when something sleeps on it. For tests: one instance
 /// given to the session, the display and the fake device times them all.

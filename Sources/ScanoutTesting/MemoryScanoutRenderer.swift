@@ -1,6 +1,8 @@
 import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 
 /// Buffers in plain memory with the CPU compositor, for a `FakeKMSDevice`: the pixels a frame

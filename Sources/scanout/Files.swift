@@ -1,7 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ArgumentParser
 
 /// The names in directory `path` (no "." or "..").

@@ -1,5 +1,8 @@
 import ArgumentParser
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPolicy
 import ScanoutRender
 

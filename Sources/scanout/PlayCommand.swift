@@ -1,7 +1,10 @@
 import ArgumentParser
 import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutPolicy

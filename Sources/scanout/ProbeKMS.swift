@@ -2,7 +2,10 @@ import Foundation
 import ScanoutDisplay
 import ScanoutKMS
 import ScanoutRender
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// What `scanout probe` reports of the machine, as plain values: printed as a table, or as JSON
 /// with `--json`.

@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// One track as `probe` reports it; `selected` is what playback picks with no preference given
 /// (the default audio track, a forced subtitle track).

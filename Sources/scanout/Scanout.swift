@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutService
 
 /// Synchronous at the root on purpose: every command but `serve` runs on the main thread, which

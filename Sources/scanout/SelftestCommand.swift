@@ -1,6 +1,9 @@
 import ArgumentParser
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutRender
 import ScanoutDisplay
 

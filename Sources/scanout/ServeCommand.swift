@@ -3,7 +3,10 @@ import Foundation
 import Logging
 import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutService

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 /// The subtitle options of `render` and `play`: a sideband file, a track by index or language,
 /// none, a delay and the safe margin.

@@ -3,7 +3,10 @@ import CVAAPI
 import Foundation
 import Synchronization
 import Testing
-@testable import ScanoutMedia
+@testable import ScanoutCore
+@testable import ScanoutDemux
+@testable import ScanoutDecode
+@testable import ScanoutAudio
 import ScanoutTestSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,8 @@
 import Testing
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutTestSupport
 
 /// `FrameSeeker.frameNumber(at:)`: which frame is on screen a given time after the first frame.

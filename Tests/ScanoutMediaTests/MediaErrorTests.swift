@@ -1,6 +1,9 @@
 import Testing
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutTestSupport
 
 /// Bad inputs through the library API: each ends in the matching `MediaError` case, naming the input.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import ScanoutMedia
+@testable import ScanoutCore
+@testable import ScanoutDemux
+@testable import ScanoutDecode
+@testable import ScanoutAudio
 import ScanoutTestSupport
 
 /// Where seeks land and what they decode: the exact seek from the target's own keyframe with the

@@ -1,4 +1,7 @@
-@testable import ScanoutMedia
+@testable import ScanoutCore
+@testable import ScanoutDemux
+@testable import ScanoutDecode
+@testable import ScanoutAudio
 import Testing
 
 /// A transport packet of `pid` with continuity counter `cc`; `payload` false: adaptation field

@@ -1,5 +1,8 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import Testing
 
 /// The smoothed throughput estimate on synthetic reads: the rate of steady reads, the lower of a

@@ -1,6 +1,9 @@
 import Testing
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutTestSupport
 
 @Suite("Rational")

@@ -1,4 +1,7 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import Testing
 
 /// `VariantPin`: which one variant of a master playlist a frame-exact read keeps.

@@ -1,4 +1,7 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import Testing
 
 /// The variant choice on its own: caps, start, down at once, up with hysteresis and only with

@@ -1,6 +1,9 @@
 import Foundation
 import ScanoutDisplay
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 import ScanoutTestSupport
 import ScanoutTesting

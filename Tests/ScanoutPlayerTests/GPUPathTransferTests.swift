@@ -1,6 +1,9 @@
 @testable import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport

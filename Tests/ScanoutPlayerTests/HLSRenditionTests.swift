@@ -1,5 +1,8 @@
 import ScanoutDisplay
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutTestSupport

@@ -3,7 +3,10 @@ import Glibc
 #endif
 @testable import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutRender
 import ScanoutTestSupport
 import ScanoutTesting

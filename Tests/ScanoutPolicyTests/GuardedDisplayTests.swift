@@ -1,6 +1,7 @@
 import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDecode
 import ScanoutPolicy
 import ScanoutTestSupport
 import ScanoutTesting

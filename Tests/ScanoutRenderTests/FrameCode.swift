@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 import ScanoutTestSupport
 

@@ -1,6 +1,8 @@
 import Testing
 import CFFmpeg
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 @testable import ScanoutRender
 import ScanoutTestSupport
 

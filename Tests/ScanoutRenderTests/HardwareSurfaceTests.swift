@@ -1,5 +1,7 @@
 import Testing
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 @testable import ScanoutRender
 import ScanoutTestSupport
 

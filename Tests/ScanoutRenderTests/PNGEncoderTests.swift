@@ -1,6 +1,8 @@
 import Testing
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 import ScanoutTestSupport
 

@@ -1,5 +1,7 @@
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 import ScanoutRender
 import ScanoutTestSupport
 import Testing

@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 @testable import ScanoutRender
 import ScanoutTestSupport
 #if canImport(Glibc)

@@ -6,7 +6,10 @@ import Logging
 import NIOCore
 import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutService

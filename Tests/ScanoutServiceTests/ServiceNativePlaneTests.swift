@@ -3,7 +3,10 @@ import Hummingbird
 import HummingbirdTesting
 import ScanoutDisplay
 import ScanoutKMS
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutTestSupport
 import Testing
 

@@ -1,7 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import ScanoutPlayer
 @testable import ScanoutService
 import ScanoutTestSupport

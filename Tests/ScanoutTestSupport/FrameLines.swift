@@ -1,4 +1,6 @@
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
 
 /// The framemd5 data lines of every frame `reader` gives (hash and timestamp per frame), as
 /// `scanout framemd5` writes them; frames held only in GPU memory are downloaded first.

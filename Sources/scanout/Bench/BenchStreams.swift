@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 import Synchronization
 
 /// `bench decode --streams N`: N decodes of one input at once, as Scanout threads in one process

@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
 import ScanoutLoopback
-import ScanoutMedia
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutAudio
 
 struct BenchZap: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "zap",
