@@ -7,15 +7,11 @@ import ScanoutPolicy
 /// Offline assets (register, status, refresh, unregister under a local content id): a download
 /// whose id the client chooses, kept with the licence its content token carries.
 extension ControlAPI {
-    static let assetRoutes: [(method: String, path: String)] = [
-        ("POST", "/assets"), ("GET", "/assets/{id}"), ("DELETE", "/assets/{id}"), ("POST", "/assets/{id}/refresh"),
-        ("GET", "/licence/{kid}"),
-    ]
-
     /// `POST /assets {id, source?, token, maxBitrate? | maxHeight?}`, `GET|DELETE /assets/ID`,
     /// `POST /assets/ID/refresh {token}`.
-    func addAssetRoutes(to router: Router<ServiceRequestContext>) {
-        router.post("/assets") { [self] request, context in
+    func assetRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.post("/assets") { [self] request, context in
             var o = try await body(request, context, fields: ["id", "source", "token", "maxBitrate", "maxHeight"])
             let id = try o.string("id", required: true)!
             let source = try o.string("source")
@@ -36,16 +32,16 @@ extension ControlAPI {
             }
             return jsonResponse(try assetJSON(status), status: .created)
         }
-        router.get("/assets/:id") { [self] _, context in
+        routes.get("/assets/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
             return jsonResponse(try assetJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
         }
-        router.delete("/assets/:id") { [self] _, context in
+        routes.delete("/assets/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
             try await Self.offlineAnswer { () async throws(OfflineError) in try await store().remove(id) }
             return jsonResponse(["id": id, "state": DownloadState.cancelled.rawValue])
         }
-        router.post("/assets/:id/refresh") { [self] request, context in
+        routes.post("/assets/:id/refresh") { [self] request, context in
             let id = context.parameters.get("id") ?? ""
             var o = try await body(request, context, fields: ["token"])
             let token = try o.string("token", required: true)!
@@ -56,9 +52,16 @@ extension ControlAPI {
             _ = try Self.offlineAnswer { () throws(OfflineError) in try store().refresh(id, licence: licence) }
             return jsonResponse(try assetJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
         }
-        router.get("/licence/:kid") { [self] request, context in
+        return routes
+    }
+
+    /// `GET /licence/KID`: a content key, for a valid content token (`licenceKey`).
+    func licenceRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.get("/licence/:kid") { [self] request, context in
             try await licenceKey(request, kid: context.parameters.get("kid") ?? "")
         }
+        return routes
     }
 
     /// `GET /licence/KID`: the 16 bytes of content key KID from `offline.licenceKeys`, for a

@@ -4,15 +4,16 @@ import ScanoutPlayer
 
 extension ControlAPI {
     /// `GET /channels`, `POST /channel {"id"}`, `POST /channel/next`, `POST /channel/previous`.
-    func addChannelRoutes(to router: Router<ServiceRequestContext>) {
-        router.get("/channels") { [self] _, _ in
+    func channelRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.get("/channels") { [self] _, _ in
             let s = player.snapshot
             let tuned = channels.tuned
             let list = channels.channels.map { channels.json($0, snapshot: s, tuned: tuned) }
             let current = list.first { $0["current"] as? Bool == true }?["id"]
             return jsonResponse(["channels": list, "current": current ?? NSNull()])
         }
-        router.post("/channel") { [self] request, context in
+        routes.post("/channel") { [self] request, context in
             var o = try await body(request, context, fields: ["id"])
             let id = try o.string("id", required: true)!
             try o.rejectUnknown()
@@ -21,14 +22,15 @@ extension ControlAPI {
             }
             return try await tune(channel)
         }
-        router.post("/channel/next") { [self] request, context in
+        routes.post("/channel/next") { [self] request, context in
             try await empty(request, context)
             return try await tune(try neighbour(1))
         }
-        router.post("/channel/previous") { [self] request, context in
+        routes.post("/channel/previous") { [self] request, context in
             try await empty(request, context)
             return try await tune(try neighbour(-1))
         }
+        return routes
     }
 
     private func neighbour(_ step: Int) throws -> Channel {

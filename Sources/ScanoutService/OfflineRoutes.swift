@@ -9,19 +9,15 @@ import ScanoutOffline
 import ScanoutPlayer
 
 extension ControlAPI {
-    static let offlineRoutes: [(method: String, path: String)] = [
-        ("GET", "/downloads"), ("POST", "/downloads"), ("GET", "/downloads/{id}"), ("DELETE", "/downloads/{id}"),
-        ("POST", "/downloads/{id}/pause"), ("POST", "/downloads/{id}/resume"),
-    ] + assetRoutes
-
     /// `GET /downloads`, `POST /downloads {source, token?, maxBitrate? | maxHeight?}`,
     /// `GET|DELETE /downloads/ID`, `POST /downloads/ID/pause`, `POST /downloads/ID/resume`.
-    func addOfflineRoutes(to router: Router<ServiceRequestContext>) {
-        router.get("/downloads") { [self] _, _ in
+    func downloadRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.get("/downloads") { [self] _, _ in
             let list = try Self.offlineAnswer { () throws(OfflineError) in try store().statuses() }
             return jsonResponse(["downloads": list.map(Self.downloadJSON)])
         }
-        router.post("/downloads") { [self] request, context in
+        routes.post("/downloads") { [self] request, context in
             var o = try await body(request, context, fields: ["source", "token", "maxBitrate", "maxHeight"])
             let source = try o.string("source", required: true)!
             let token = try o.string("token")
@@ -42,26 +38,26 @@ extension ControlAPI {
             }
             return jsonResponse(Self.downloadJSON(status), status: .created)
         }
-        router.get("/downloads/:id") { [self] _, context in
+        routes.get("/downloads/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
             return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
         }
-        router.delete("/downloads/:id") { [self] _, context in
+        routes.delete("/downloads/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
             try await Self.offlineAnswer { () async throws(OfflineError) in try await store().remove(id) }
             return jsonResponse(["id": id, "state": DownloadState.cancelled.rawValue])
         }
-        router.post("/downloads/:id/pause") { [self] request, context in
+        routes.post("/downloads/:id/pause") { [self] request, context in
             try await empty(request, context)
             let id = context.parameters.get("id") ?? ""
             return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().pause(id) }))
         }
-        router.post("/downloads/:id/resume") { [self] request, context in
+        routes.post("/downloads/:id/resume") { [self] request, context in
             try await empty(request, context)
             let id = context.parameters.get("id") ?? ""
             return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().resume(id) }))
         }
-        addAssetRoutes(to: router)
+        return routes
     }
 
     /// With `offline.keepAll`, queues a download of every item not yet kept (in the background).

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
@@ -42,6 +43,16 @@ enum SubtitleFields {
 }
 
 extension ControlAPI {
+    /// `POST /subtitles`.
+    func subtitleRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.post("/subtitles") { [self] request, context in
+            var o = try await body(request, context, fields: ["enabled", "delay", "track"])
+            return jsonResponse(try await subtitles(&o))
+        }
+        return routes
+    }
+
     /// `POST /subtitles {"enabled", "delay", "track"}`: on/off, delay in seconds (positive: later),
     /// the embedded track by stream index (null: none). Answers with the state.
     func subtitles(_ o: inout JSONObject) async throws -> [String: Any] {

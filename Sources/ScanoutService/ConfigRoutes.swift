@@ -1,0 +1,40 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ScanoutPlayer
+
+extension ControlAPI {
+    /// `GET|PUT /config` (the runtime fields) and `GET|PUT /log-level`.
+    func configRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.get("/config") { [self] _, _ in jsonResponse(config.withLock { $0.json }) }
+        routes.put("/config") { [self] request, context in
+            var o = try await body(request, context, fields: Array(ServiceConfig.allKeys))
+            var c = config.withLock { $0 }
+            try c.apply(&o, runtimeOnly: true)
+            try o.rejectUnknown()
+            let updated = c
+            let repeatGiven = o.has("repeat")
+            config.withLock { $0 = updated }
+            logLevel.current = updated.logLevel
+            _ = try await perform { e in
+                e.adoptRuntimeSettings(of: updated)
+                if repeatGiven { e.setRepeat(updated.repeatMode) }
+                return 0
+            }
+            logger.info("configuration changed", metadata: ["fields": "\(o.values.keys.sorted())"])
+            return jsonResponse(updated.json)
+        }
+        routes.get("/log-level") { [self] _, _ in jsonResponse(["level": logLevel.current.rawValue]) }
+        routes.put("/log-level") { [self] request, context in
+            var o = try await body(request, context, fields: ["level"])
+            let level = Logger.Level(rawValue: try o.string("level", required: true, allowed: Logger.Level.allCases.map(\.rawValue))!)!
+            try o.rejectUnknown()
+            logLevel.current = level
+            config.withLock { $0.logLevel = level }
+            return jsonResponse(["level": level.rawValue])
+        }
+        return routes
+    }
+}
