@@ -105,7 +105,15 @@ let package = Package(
         .target(name: "ScanoutTestSupport", dependencies: [
             "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutLoopback", .product(name: "JWTKit", package: "jwt-kit"),
         ], path: "Tests/ScanoutTestSupport"),
+        // One test target per module, named for it; tests that play through several modules sit with
+        // the highest one they need (the player's, the service's, the CLI's).
+        .testTarget(name: "ScanoutCoreTests", dependencies: ["ScanoutCore"]),
+        .testTarget(name: "ScanoutDemuxTests", dependencies: ["ScanoutDemux", "ScanoutCore", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutDecodeTests", dependencies: ["ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutAudioTests", dependencies: [
+            "ScanoutAudio", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
+        ]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: [
             "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTesting", "ScanoutTestSupport",

@@ -3,7 +3,6 @@ import Testing
 @testable import ScanoutCore
 @testable import ScanoutDemux
 @testable import ScanoutDecode
-@testable import ScanoutAudio
 import ScanoutTestSupport
 
 /// Where seeks land and what they decode: the exact seek from the target's own keyframe with the

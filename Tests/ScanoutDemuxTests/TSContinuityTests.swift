@@ -1,7 +1,5 @@
 @testable import ScanoutCore
 @testable import ScanoutDemux
-@testable import ScanoutDecode
-@testable import ScanoutAudio
 import Testing
 
 /// A transport packet of `pid` with continuity counter `cc`; `payload` false: adaptation field

@@ -1,9 +1,4 @@
-import Foundation
 import ScanoutCore
-import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
-import ScanoutOffline
 import Testing
 
 /// `URLRedaction`: the userinfo of every URL in a text hidden, the rest kept.

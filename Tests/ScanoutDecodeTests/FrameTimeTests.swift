@@ -2,7 +2,6 @@ import Testing
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
-import ScanoutAudio
 import ScanoutTestSupport
 
 /// `FrameSeeker.frameNumber(at:)`: which frame is on screen a given time after the first frame.

@@ -3,7 +3,6 @@ import Foundation
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
-import ScanoutAudio
 import ScanoutTestSupport
 
 /// Bad inputs through the library API: each ends in the matching `MediaError` case, naming the input.

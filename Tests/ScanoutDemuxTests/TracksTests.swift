@@ -1,7 +1,5 @@
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 import ScanoutTestSupport
 import Testing
 
@@ -33,24 +31,25 @@ import Testing
         #expect(TrackSelector.pick(.subtitle, from: [t[0], t[1]]) == nil)
     }
 
-    /// Routed tracks get their packets in container order while every video frame still
-    /// decodes; a track not routed is never handed out.
+    /// Routed tracks get their packets in container order while every video packet is still
+    /// read; a track not routed is never handed out.
     @Test func routesPacketsBesideTheVideo() throws {
-        let reader = try FrameReader(input: try Fixtures.path("tracks.mkv"))
-        final class Counts { var audio = 0, subtitles: [Int64] = [], seenByVideoTime = 0 }
+        let demuxer = try Demuxer(input: try Fixtures.path("tracks.mkv"))
+        final class Counts { var audio = 0, subtitles: [Int64] = [] }
         let c = Counts()
-        try reader.demuxer.route(track: 1) { p in c.audio += 1; #expect(p.streamIndex == 1) }
-        try reader.demuxer.route(track: 4) { p in c.subtitles.append(p.pts ?? -1) }
-        #expect(throws: MediaError.self) { try reader.demuxer.route(track: 0) { _ in } }
-        #expect(throws: MediaError.self) { try reader.demuxer.route(track: 9) { _ in } }
-        let frame = VideoFrame()
-        var frames = 0
+        try demuxer.route(track: 1) { p in c.audio += 1; #expect(p.streamIndex == 1) }
+        try demuxer.route(track: 4) { p in c.subtitles.append(p.pts ?? -1) }
+        #expect(throws: MediaError.self) { try demuxer.route(track: 0) { _ in } }
+        #expect(throws: MediaError.self) { try demuxer.route(track: 9) { _ in } }
+        let packet = Packet()
+        var pictures = 0
         var start: Int64?
-        while try reader.next(into: frame) {
-            if start == nil { start = frame.pts }
-            frames += 1
+        while try demuxer.read(into: packet) {
+            #expect(packet.streamIndex == 0)
+            if let pts = packet.pts { start = min(start ?? pts, pts) }
+            pictures += 1
         }
-        #expect(frames == 90)
+        #expect(pictures == 90)
         // 3 s of 48 kHz AAC: 1024 samples a packet.
         #expect(c.audio >= 140 && c.audio <= 142)
         // The French line, 1 s after the first picture (the container's time base is 1/1000).

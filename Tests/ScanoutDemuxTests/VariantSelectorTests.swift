@@ -1,7 +1,5 @@
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 import Testing
 
 /// The variant choice on its own: caps, start, down at once, up with hysteresis and only with

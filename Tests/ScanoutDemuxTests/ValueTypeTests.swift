@@ -2,8 +2,6 @@ import Testing
 import Foundation
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 import ScanoutTestSupport
 
 @Suite("Rational")
@@ -89,20 +87,8 @@ struct PixelFormatTests {
     }
 }
 
-@Suite("Orientation and stream facts")
-struct OrientationTests {
-    @Test("rotation is normalised to 0..<360")
-    func normalised() {
-        #expect(Orientation(rotation: -90).rotation == 270)
-        #expect(Orientation(rotation: 450).rotation == 90)
-        #expect(Orientation(rotation: 360) == .identity)
-        #expect(Orientation(rotation: 90).swapsDimensions)
-        #expect(Orientation(rotation: 270, mirrored: true).swapsDimensions)
-        #expect(!Orientation(rotation: 180).swapsDimensions)
-        #expect(!Orientation(rotation: 0, mirrored: true).isIdentity)
-        #expect(Orientation(rotation: 90, mirrored: true).description == "rotate 90, mirror")
-    }
-
+@Suite("Stream facts: orientation from the display matrix, codec, format, rates")
+struct StreamFactsTests {
     @Test("rotated.mp4's display matrix (90° clockwise) gives rotate 90")
     func rotatedClip() throws {
         let demuxer = try Demuxer(input: try Fixtures.path("rotated.mp4"))
@@ -129,26 +115,5 @@ struct OrientationTests {
         let hevc = try Demuxer(input: try Fixtures.path("hevc10.mkv"))
         #expect(hevc.video.codecName == "hevc")
         #expect(hevc.video.pixelFormat == .yuv420p10)
-    }
-}
-
-@Suite("FrameChecksum")
-struct FrameChecksumTests {
-    @Test("md5 of every frame of counter.mp4 equals ffmpeg's framemd5, in order")
-    func md5Parity() throws {
-        let path = try Fixtures.path("counter.mp4")
-        let expected = try Proc.ffmpegFrameMD5Lines(path)
-        let reader = try FrameReader(input: path)
-        var checksum = FrameChecksum(video: reader.video, formatStartTime: reader.demuxer.formatStartTime)
-        #expect(checksum.timeBase == Rational(1, 30))
-        let frame = VideoFrame()
-        var lines: [String] = []
-        while try reader.next(into: frame) {
-            lines.append(try checksum.line(for: frame, fallbackTimestamp: Int64(lines.count)))
-        }
-        #expect(lines.count == expected.count)
-        for (i, (mine, theirs)) in zip(lines, expected).enumerated() {
-            #expect(mine.trimmingCharacters(in: .newlines) == theirs, "frame \(i)")
-        }
     }
 }

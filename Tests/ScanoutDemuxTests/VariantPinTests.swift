@@ -1,7 +1,5 @@
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 import Testing
 
 /// `VariantPin`: which one variant of a master playlist a frame-exact read keeps.

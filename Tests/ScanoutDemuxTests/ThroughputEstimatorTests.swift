@@ -1,8 +1,6 @@
 import Foundation
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 import Testing
 
 /// The smoothed throughput estimate on synthetic reads: the rate of steady reads, the lower of a

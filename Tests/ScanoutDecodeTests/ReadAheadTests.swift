@@ -2,7 +2,6 @@ import Foundation
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
-import ScanoutAudio
 import ScanoutTestSupport
 import Testing
 
