@@ -58,9 +58,10 @@ let package = Package(
         .target(name: "ScanoutDecode", dependencies: ["ScanoutCore", "ScanoutDemux", "CFFmpeg", "CScanoutShims", "CVAAPI"]),
         // ALSA: audio decoding, tempo, the output thread and its clock.
         .target(name: "ScanoutAudio", dependencies: ["ScanoutCore", "ScanoutDemux", "CFFmpeg", "CALSA"]),
-        .target(name: "ScanoutRender", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "CFFmpeg", "CEGL", "CDRM", "CScanoutShims", "CASS"]),
-        // Atomic KMS in Swift values: the device protocol, libdrm, modes, properties, output filters.
-        .target(name: "ScanoutKMS", dependencies: ["CDRM"]),
+        .target(name: "ScanoutRender", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutKMS", "CFFmpeg", "CEGL", "CScanoutShims", "CASS"]),
+        // Atomic KMS in Swift values: the device protocol, libdrm and GBM on one descriptor, modes,
+        // properties, output filters.
+        .target(name: "ScanoutKMS", dependencies: ["ScanoutCore", "CDRM"]),
         .target(name: "ScanoutDisplay", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender"]),
         .target(name: "ScanoutPlayer", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender", "ScanoutDisplay"]),
         // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.

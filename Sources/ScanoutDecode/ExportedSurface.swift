@@ -55,18 +55,6 @@ public final class ExportedSurface {
     /// Number of distinct descriptors owned (what `deinit` closes).
     public var objectCount: Int { objects.count }
 
-    public static func fourcc(_ s: String) -> UInt32 {
-        let b = Array(s.utf8) + [32, 32, 32, 32]
-        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-    }
-    public static let nv12 = fourcc("NV12"), p010 = fourcc("P010")
-    public static let r8 = fourcc("R8  "), gr88 = fourcc("GR88"), r16 = fourcc("R16 "), gr1616 = fourcc("GR32")
-
-    /// The DRM fourcc as text ("NV12").
-    public static func fourccName(_ v: UInt32) -> String {
-        String(decoding: [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)], as: UTF8.self)
-    }
-
     // MARK: The software stand-in's export and download
 
     /// Copies an nv12 or p010 frame into memory from `allocator` (luma, interleaved chroma; one
@@ -89,7 +77,7 @@ public final class ExportedSurface {
         let layers = memory.layers.map { layer in
             Layer(drmFormat: layer.drmFormat, planes: layer.planes.map { Plane(fd: duplicates[$0.fd]!, offset: $0.offset, pitch: $0.pitch) })
         }
-        return ExportedSurface(width: frame.width, height: frame.height, fourcc: frame.pixelFormat == .p010 ? p010 : nv12,
+        return ExportedSurface(width: frame.width, height: frame.height, fourcc: frame.pixelFormat == .p010 ? FourCC.p010 : FourCC.nv12,
                                modifier: memory.modifier, layers: layers, objects: Array(duplicates.values), origin: origin,
                                keepAlive: memory)
     }
@@ -104,7 +92,7 @@ public final class ExportedSurface {
         guard layers.count == 2, layers.allSatisfy({ $0.planes.count == 1 }) else {
             throw HardwareFailure.importFailed("expected 2 single-plane layers, got \(layers.count)")
         }
-        let wide = fourcc == Self.p010
+        let wide = fourcc == FourCC.p010
         try frame.allocate(format: wide ? .p010 : .nv12, width: width, height: height)
         av_frame_copy_props(frame.pointer, props.pointer)
         let sample = wide ? 2 : 1

@@ -103,8 +103,8 @@ extension SurfaceLayout {
         }
         let w = frame.width, h = frame.height, sample = wide ? 2 : 1
         return [
-            (wide ? ExportedSurface.r16 : ExportedSurface.r8, w * sample, h),
-            (wide ? ExportedSurface.gr1616 : ExportedSurface.gr88, ((w + 1) / 2) * 2 * sample, (h + 1) / 2),
+            (wide ? FourCC.r16 : FourCC.r8, w * sample, h),
+            (wide ? FourCC.gr1616 : FourCC.gr88, ((w + 1) / 2) * 2 * sample, (h + 1) / 2),
         ]
     }
 }

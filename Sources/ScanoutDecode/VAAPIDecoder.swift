@@ -248,7 +248,7 @@ final class VAAPIDecoder: HardwareCodecDecoder {
         let invalid: UInt64 = 0x00ff_ffff_ffff_ffff
         let modifier: UInt64? = objectCount > 0 ? scanout_va_prime_object_modifier(&d, 0) : nil
         return ExportedSurface(width: Int(d.width), height: Int(d.height),
-                               fourcc: d.fourcc == ExportedSurface.p010 ? ExportedSurface.p010 : ExportedSurface.nv12,
+                               fourcc: d.fourcc == FourCC.p010 ? FourCC.p010 : FourCC.nv12,
                                modifier: modifier == invalid ? nil : modifier, layers: layers, objects: fds, origin: label, keepAlive: keepAlive)
     }
 }

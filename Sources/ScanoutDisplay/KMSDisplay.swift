@@ -265,7 +265,7 @@ public final class KMSDisplay: Display {
 
     func ensureBuffers(_ output: Output) throws {
         guard output.buffers.isEmpty else { return }
-        let modifiers = resources.planes.first { $0.id == output.planeID }?.modifiers[DRMFourCC.xrgb8888] ?? []
+        let modifiers = resources.planes.first { $0.id == output.planeID }?.modifiers[FourCC.xrgb8888] ?? []
         for _ in 0..<max(2, options.buffers) {
             let b = try renderer.makeBuffer(width: output.mode.width, height: output.mode.height, modifiers: modifiers)
             output.buffers.append(b)

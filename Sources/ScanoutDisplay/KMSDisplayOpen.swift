@@ -33,7 +33,7 @@ extension KMSDisplay {
         let device = try DRMDevice(path: path)
         let gbm: GBMDevice
         do {
-            gbm = try GBMDevice(path: path)
+            gbm = try GBMDevice(sharing: device)   // one descriptor for KMS and GBM
         } catch {
             throw KMSDisplayError.noDevice(path: path, reason: "\(error)")
         }

@@ -39,7 +39,7 @@ extension KMSDisplay {
                 && (frame.modifier == nil || p.modifiers[frame.fourcc].map { $0.contains(frame.modifier!) } ?? true)
         }
         guard !candidates.isEmpty else {
-            return try composite(because: "no plane takes \(DRMFourCC.name(frame.fourcc))\(fullScreen ? "" : " scaled to \(rect)")")
+            return try composite(because: "no plane takes \(FourCC.name(frame.fourcc))\(fullScreen ? "" : " scaled to \(rect)")")
         }
         let fb: KMSFramebuffer
         do {

@@ -72,7 +72,7 @@ extension KMSDisplay {
             order.sort { (res.crtcs[$0].id == current ? 0 : 1) < (res.crtcs[$1].id == current ? 0 : 1) }
             guard let crtcIndex = order.first else { throw KMSDisplayError.noCRTC(connector: c.name) }
             guard let plane = res.planes.first(where: {
-                $0.type == .primary && $0.canUse(crtcIndex: crtcIndex) && !usedPlanes.contains($0.id) && $0.formats.contains(DRMFourCC.xrgb8888)
+                $0.type == .primary && $0.canUse(crtcIndex: crtcIndex) && !usedPlanes.contains($0.id) && $0.formats.contains(FourCC.xrgb8888)
             }) else { throw KMSDisplayError.noPrimaryPlane(connector: c.name) }
             let mode = try chooseMode(connector: c, requested: options.mode)
             let crtcID = res.crtcs[crtcIndex].id

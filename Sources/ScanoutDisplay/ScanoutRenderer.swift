@@ -79,17 +79,17 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
 
     /// Mapped by the CPU, so always linear, whatever else the plane takes.
     public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
-        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .cpu))
+        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .cpu))
     }
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
-        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .writeback))
+        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .writeback))
     }
 
     static func wrap(_ bo: GBMBuffer) -> ScanoutBuffer {
         ScanoutBuffer(width: bo.width, height: bo.height,
                       framebuffer: KMSFramebufferDescription(width: bo.width, height: bo.height, format: bo.format, modifier: bo.modifier,
-                                                             planes: [KMSFramebufferPlane(memory: .dmaBuf(fd: bo.fd), offset: bo.offset, pitch: bo.stride)]),
+                                                             planes: [bo.framebufferPlane]),
                       backing: bo)
     }
 
@@ -135,14 +135,14 @@ public final class GLScanoutRenderer: ScanoutRenderer {
     }
 
     public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
-        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .gl, modifiers: modifiers)
+        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .gl, modifiers: modifiers)
         let buffer = CPUScanoutRenderer.wrap(bo)
         buffer.target = try gl.makeTarget(bo.dmabuf)
         return buffer
     }
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
-        CPUScanoutRenderer.wrap(try GBMBuffer(device: gbm, width: width, height: height, format: DRMFourCC.xrgb8888, usage: .writeback))
+        CPUScanoutRenderer.wrap(try GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .writeback))
     }
 
     public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {

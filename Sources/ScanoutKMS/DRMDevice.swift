@@ -1,3 +1,4 @@
+import ScanoutCore
 import CDRM
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,10 @@ public final class DRMDevice: KMSDevice {
     private let sink = EventSink()
     /// Where the kernel writes writeback out-fences (`WRITEBACK_OUT_FENCE_PTR` is a user pointer).
     private let fenceSlot = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    /// GEM handles of this descriptor that another owner holds (GBM's buffers, when GBM shares
+    /// the descriptor: `GBMDevice(sharing:)`), with how many times each was retained. Importing a
+    /// DMA-BUF of such a buffer gives back its handle, which `addFramebuffer` must then not close.
+    private var retainedHandles: [UInt32: Int] = [:]
 
     /// Opens `path`, enables atomic KMS and writeback connectors. With `requireMaster`, fails with
     /// `masterHeld` (naming the processes that have the card open) when another process is DRM master.
@@ -59,6 +64,17 @@ public final class DRMDevice: KMSDevice {
     deinit {
         fenceSlot.deallocate()
         close(fd)
+    }
+
+    /// Calls `body` with the card's descriptor, for a library that works on the same card (GBM);
+    /// the descriptor stays owned here and must not be kept past the owner of what `body` makes.
+    package func withDescriptor<R>(_ body: (Int32) throws -> R) rethrows -> R { try body(fd) }
+
+    /// Marks GEM handle `h` as held by another owner of this descriptor (`releaseHandle` undoes it).
+    package func retainHandle(_ h: UInt32) { retainedHandles[h, default: 0] += 1 }
+    package func releaseHandle(_ h: UInt32) {
+        guard let n = retainedHandles[h] else { return }
+        retainedHandles[h] = n > 1 ? n - 1 : nil
     }
 
     /// Other processes with `path` open ("1234 (weston)"), read from /proc; the master is among them.
@@ -248,7 +264,8 @@ public final class DRMDevice: KMSDevice {
         var offsets: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
         var modifiers: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var imported: [UInt32] = []
-        defer { for h in imported { drmCloseBufferHandle(fd, h) } }   // the framebuffer holds its own references
+        // The framebuffer holds its own references; a handle another owner holds stays open.
+        defer { for h in imported where retainedHandles[h] == nil { drmCloseBufferHandle(fd, h) } }
         for (i, p) in d.planes.enumerated() {
             let handle: UInt32
             switch p.memory {
@@ -276,7 +293,7 @@ public final class DRMDevice: KMSDevice {
             }
         }
         guard r == 0 else {
-            throw KMSError.drmCallFailed(call: "drmModeAddFB2WithModifiers(\(DRMFourCC.name(d.format)) \(d.width)x\(d.height))", errno: -r)
+            throw KMSError.drmCallFailed(call: "drmModeAddFB2WithModifiers(\(FourCC.name(d.format)) \(d.width)x\(d.height))", errno: -r)
         }
         return id
     }

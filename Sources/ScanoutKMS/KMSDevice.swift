@@ -1,3 +1,4 @@
+import ScanoutCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,25 +7,6 @@ import Glibc
 // in plain Swift values (no C pointers). `DRMDevice` (libdrm) and `FakeKMSDevice` (tests) sit
 // behind it, so that mode choice, plane assignment, commit building and flip pacing can be tested
 // without a screen.
-
-/// A DRM fourcc (`DRM_FORMAT_*`): four ASCII characters, little-endian in a UInt32.
-public enum DRMFourCC {
-    /// The fourcc of four ASCII characters ("XR24").
-    public static func code(_ s: String) -> UInt32 {
-        let b = Array(s.utf8) + [0x20, 0x20, 0x20, 0x20]
-        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-    }
-    /// The four characters of a fourcc ("NV12"), for logs and errors.
-    public static func name(_ code: UInt32) -> String {
-        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: code >> (8 * $0)) }
-        if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return String(decoding: bytes, as: UTF8.self) }
-        return "0x" + String(code, radix: 16)
-    }
-    public static let xrgb8888 = code("XR24")
-    public static let argb8888 = code("AR24")
-    public static let nv12 = code("NV12")
-    public static let p010 = code("P010")
-}
 
 /// A connector's link state (`DRM_MODE_CONNECTED` and friends).
 public enum KMSConnectionState: String, Sendable, Equatable {

@@ -1,4 +1,5 @@
 import CEGL
+import ScanoutKMS
 import Synchronization
 
 /// An EGL display with one GLES context made current with no surface: rendering goes into
@@ -109,7 +110,13 @@ public final class EGLDisplayContext {
     /// Opens the GBM platform on the DRM device node at `gbmDevicePath`. Throws
     /// `deviceUnavailable` naming the path when it cannot be opened.
     public convenience init(gbmDevicePath: String, options: Options = Options()) throws {
-        try self.init(gbmDevice: GBMDevice(path: gbmDevicePath), options: options)
+        let device: GBMDevice
+        do {
+            device = try GBMDevice(path: gbmDevicePath)
+        } catch let GBMError.deviceUnavailable(path, reason) {
+            throw RenderError.deviceUnavailable(path: path, reason: reason)
+        }
+        try self.init(gbmDevice: device, options: options)
     }
 
     /// Opens the GBM platform on `gbmDevice` (kept alive by this context).

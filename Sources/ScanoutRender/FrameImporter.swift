@@ -284,19 +284,19 @@ public final class FrameImporter {
         let targetTexture = try context.procAddress("glEGLImageTargetTexture2DOES", as: TargetTexture.self)
 
         let perPlane = frame.perPlaneFormats()
-        guard !perPlane.isEmpty else { throw RenderError.unsupportedPixelFormat("DRM fourcc \(DMABufFrame.fourccName(frame.fourcc))") }
+        guard !perPlane.isEmpty else { throw RenderError.unsupportedPixelFormat("DRM fourcc \(FourCC.name(frame.fourcc))") }
         do {
             var images: [EGLImageHandle] = []
             var textures: [GLTexture] = []
             for (i, pf) in perPlane.enumerated() {
                 let plane = frame.planes[i]
                 if refusedDMABufFormats.contains(pf.fourcc) {
-                    throw RenderError.importRefused("plane \(i) as \(DMABufFrame.fourccName(pf.fourcc)): refused by fault injection")
+                    throw RenderError.importRefused("plane \(i) as \(FourCC.name(pf.fourcc)): refused by fault injection")
                 }
                 let attribs = DMABufFrame.attributes(width: pf.width, height: pf.height, fourcc: pf.fourcc,
                                                      planes: [plane], modifier: withModifiers ? frame.modifier : nil)
                 let image = try EGLImageHandle(context: context, create: createImage, destroy: destroyImage, attributes: attribs,
-                                               what: "plane \(i) as \(DMABufFrame.fourccName(pf.fourcc))")
+                                               what: "plane \(i) as \(FourCC.name(pf.fourcc))")
                 let texture = try GLTexture(context: context, key: .init(internalFormat: 0, width: pf.width, height: pf.height))
                 image.withImage { targetTexture(GLenum(GL_TEXTURE_2D), $0) }
                 try checkGL("glEGLImageTargetTexture2DOES")
@@ -312,7 +312,7 @@ public final class FrameImporter {
                 throw RenderError.importRefused("\(why); the single-image fallback needs \(external), which is missing")
             }
             if refusedDMABufFormats.contains(frame.fourcc) {
-                throw RenderError.importRefused("\(why); the whole \(DMABufFrame.fourccName(frame.fourcc)) frame: refused by fault injection")
+                throw RenderError.importRefused("\(why); the whole \(FourCC.name(frame.fourcc)) frame: refused by fault injection")
             }
             let attribs = DMABufFrame.attributes(width: frame.width, height: frame.height, fourcc: frame.fourcc,
                                                  planes: frame.planes, modifier: withModifiers ? frame.modifier : nil,
@@ -320,7 +320,7 @@ public final class FrameImporter {
             let image: EGLImageHandle
             do {
                 image = try EGLImageHandle(context: context, create: createImage, destroy: destroyImage, attributes: attribs,
-                                           what: "the whole \(DMABufFrame.fourccName(frame.fourcc)) frame")
+                                           what: "the whole \(FourCC.name(frame.fourcc)) frame")
             } catch let RenderError.importRefused(whole) {
                 throw RenderError.importRefused("\(why); then \(whole)")
             }
@@ -356,24 +356,14 @@ public struct DMABufFrame: Sendable, Equatable {
         self.width = width; self.height = height; self.fourcc = fourcc; self.modifier = modifier; self.planes = planes
     }
 
-    public static func fourcc(_ s: String) -> UInt32 {
-        let b = Array(s.utf8) + [32, 32, 32, 32]
-        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-    }
-    static func fourccName(_ v: UInt32) -> String {
-        String(decoding: [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)], as: UTF8.self)
-    }
-    public static let nv12 = fourcc("NV12")
-    public static let p010 = fourcc("P010")
-    static let r8 = fourcc("R8  "), gr88 = fourcc("GR88"), r16 = fourcc("R16 "), gr1616 = fourcc("GR32")
     public static let linearModifier: UInt64 = 0
 
     /// The single-plane formats each plane is imported as (empty for an unknown fourcc).
     func perPlaneFormats() -> [(fourcc: UInt32, width: Int, height: Int)] {
         let cw = (width + 1) / 2, ch = (height + 1) / 2
         switch fourcc {
-        case Self.nv12 where planes.count >= 2: return [(Self.r8, width, height), (Self.gr88, cw, ch)]
-        case Self.p010 where planes.count >= 2: return [(Self.r16, width, height), (Self.gr1616, cw, ch)]
+        case FourCC.nv12 where planes.count >= 2: return [(FourCC.r8, width, height), (FourCC.gr88, cw, ch)]
+        case FourCC.p010 where planes.count >= 2: return [(FourCC.r16, width, height), (FourCC.gr1616, cw, ch)]
         default: return []
         }
     }
@@ -436,14 +426,14 @@ public final class DMABufImport {
         }
         let chroma = ((w + 1) / 2, (h + 1) / 2)
         switch frame.fourcc {
-        case DMABufFrame.nv12:
+        case FourCC.nv12:
             return .init(layout: .semiPlanar, textures: textures, lumaSize: (w, h), chromaSize: chroma, bitDepth: 8,
                          bytePairs: false, rawMax: 255, shift: 1, pixelFormat: .nv12, chromaLog2: (1, 1))
-        case DMABufFrame.p010:
+        case FourCC.p010:
             return .init(layout: .semiPlanar, textures: textures, lumaSize: (w, h), chromaSize: chroma, bitDepth: 10,
                          bytePairs: false, rawMax: 65535, shift: 64, pixelFormat: .p010, chromaLog2: (1, 1))
         default:
-            throw RenderError.unsupportedPixelFormat("DRM fourcc \(DMABufFrame.fourccName(frame.fourcc))")
+            throw RenderError.unsupportedPixelFormat("DRM fourcc \(FourCC.name(frame.fourcc))")
         }
     }
 }
@@ -483,12 +473,12 @@ extension DMABufFrame {
     /// or as one two-plane layer. The descriptors stay owned by `surface`: keep it alive while
     /// this value is used (`GLRenderer.render(_:ExportedSurface...)` does).
     public init(surface: ExportedSurface) throws {
-        guard surface.fourcc == DMABufFrame.nv12 || surface.fourcc == DMABufFrame.p010 else {
-            throw RenderError.unsupportedPixelFormat("DRM fourcc \(DMABufFrame.fourccName(surface.fourcc)) (the DMA-BUF path takes NV12 and P010)")
+        guard surface.fourcc == FourCC.nv12 || surface.fourcc == FourCC.p010 else {
+            throw RenderError.unsupportedPixelFormat("DRM fourcc \(FourCC.name(surface.fourcc)) (the DMA-BUF path takes NV12 and P010)")
         }
         let planes = surface.layers.flatMap(\.planes)
         guard planes.count == 2 else {
-            throw RenderError.importRefused("\(DMABufFrame.fourccName(surface.fourcc)) export with \(planes.count) planes in \(surface.layers.count) layers (2 planes expected)")
+            throw RenderError.importRefused("\(FourCC.name(surface.fourcc)) export with \(planes.count) planes in \(surface.layers.count) layers (2 planes expected)")
         }
         self.init(width: surface.width, height: surface.height, fourcc: surface.fourcc, modifier: surface.modifier,
                   planes: planes.map { Plane(fd: $0.fd, offset: $0.offset, pitch: $0.pitch) })

@@ -1,4 +1,5 @@
 import ScanoutCore
+import ScanoutKMS
 import ScanoutDemux
 import ScanoutDecode
 

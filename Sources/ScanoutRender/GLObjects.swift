@@ -1,3 +1,4 @@
+import ScanoutCore
 import CEGL
 
 // One small final class per GL object: each creates its object with its context current, keeps
@@ -197,7 +198,7 @@ public final class GLRenderTarget {
         let attribs = DMABufFrame.attributes(width: buffer.width, height: buffer.height, fourcc: buffer.fourcc,
                                              planes: buffer.planes, modifier: buffer.modifier)
         let image = try EGLImageHandle(context: context, create: create, destroy: destroy, attributes: attribs,
-                                       what: "a \(DMABufFrame.fourccName(buffer.fourcc)) scanout buffer")
+                                       what: "a \(FourCC.name(buffer.fourcc)) scanout buffer")
         try self.init(context: context, width: buffer.width, height: buffer.height, image: image,
                       storageCall: "glEGLImageTargetRenderbufferStorageOES", describing: "scanout buffer \(buffer.width)x\(buffer.height)") {
             image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }

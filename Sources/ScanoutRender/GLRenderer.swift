@@ -213,7 +213,7 @@ public final class GLRenderer {
                     let imported = try dmabuf.imported()
                     lastDMABufSingleImage = dmabuf.external
                     importer.transfers?.countImport()
-                    return (imported, dmabuf, "DMA-BUF \(DMABufFrame.fourccName(surface.fourcc))")
+                    return (imported, dmabuf, "DMA-BUF \(FourCC.name(surface.fourcc))")
                 } catch {
                     lastImportFallback = "\(error)"
                 }
@@ -283,7 +283,7 @@ public final class GLRenderer {
         let frame = dmabuf.frame
         let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
                               colorSpace: colorSpace, fullRange: colorRange == .full,
-                              formatName: "DMA-BUF \(DMABufFrame.fourccName(frame.fourcc))\(dmabuf.external ? " (one external image)" : "")")
+                              formatName: "DMA-BUF \(FourCC.name(frame.fourcc))\(dmabuf.external ? " (one external image)" : "")")
         return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: ContinuousClock(), since: t0, completion: completion) }
     }
 

@@ -98,11 +98,11 @@ public final class FakeKMSDevice: KMSDevice {
             encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b1)],
             crtcs: [KMSCRTC(id: 10, properties: crtcProperties)],
             planes: [
-                KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [DRMFourCC.xrgb8888, DRMFourCC.argb8888],
+                KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [FourCC.xrgb8888, FourCC.argb8888],
                          properties: planeProperties),
                 KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1,
-                         formats: [DRMFourCC.nv12, DRMFourCC.p010, DRMFourCC.xrgb8888], properties: planeProperties),
-                KMSPlane(id: 42, type: .cursor, possibleCRTCs: 0b1, formats: [DRMFourCC.argb8888],
+                         formats: [FourCC.nv12, FourCC.p010, FourCC.xrgb8888], properties: planeProperties),
+                KMSPlane(id: 42, type: .cursor, possibleCRTCs: 0b1, formats: [FourCC.argb8888],
                          properties: planeProperties),
             ],
             clock: clock)
@@ -268,8 +268,8 @@ public final class FakeKMSDevice: KMSDevice {
             guard let fb = request.value(of: plane.id, "FB_ID"), fb != 0 else { continue }
             guard fb <= UInt64(UInt32.max), let format = framebuffers[UInt32(fb)] else { throw refuse(ENOENT, "plane \(plane.id): no framebuffer \(fb)") }
             guard plane.formats.contains(format) else {
-                throw refuse(EINVAL, "plane \(plane.id) does not support \(DRMFourCC.name(format)) "
-                    + "(it supports \(plane.formats.map(DRMFourCC.name).joined(separator: ", ")))")
+                throw refuse(EINVAL, "plane \(plane.id) does not support \(FourCC.name(format)) "
+                    + "(it supports \(plane.formats.map(FourCC.name).joined(separator: ", ")))")
             }
             formatsShown.append((plane.id, format))
         }
@@ -312,7 +312,7 @@ public final class FakeKMSDevice: KMSDevice {
                 throw refuse(errno, "commits touching plane \(id) are refused")
             case let .format(format):
                 if let shown = formatsShown.first(where: { $0.format == format }) {
-                    throw refuse(errno, "\(DRMFourCC.name(format)) on plane \(shown.plane) is refused")
+                    throw refuse(errno, "\(FourCC.name(format)) on plane \(shown.plane) is refused")
                 }
             default:
                 break

@@ -29,7 +29,7 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     public func makeBuffer(width: Int, height: Int, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
         buffersMade += 1
         return ScanoutBuffer(width: width, height: height,
-                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: DRMFourCC.xrgb8888,
+                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: FourCC.xrgb8888,
                                                                     planes: [KMSFramebufferPlane(memory: .gemHandle(UInt32(buffersMade)), pitch: UInt32(4 * width))]),
                              backing: Canvas(4 * width * height))
     }

@@ -164,9 +164,9 @@ enum MachineProbe {
                 }
                 card.planes = res.planes.map { p in
                     var mods: [String: [String]] = [:]
-                    for (format, list) in p.modifiers { mods[DRMFourCC.name(format)] = list.map { "0x" + String($0, radix: 16) } }
+                    for (format, list) in p.modifiers { mods[FourCC.name(format)] = list.map { "0x" + String($0, radix: 16) } }
                     return MachineReport.Plane(id: p.id, type: p.type.rawValue, possibleCRTCs: p.possibleCRTCs,
-                                               formats: p.formats.map(DRMFourCC.name), modifiers: mods)
+                                               formats: p.formats.map(FourCC.name), modifiers: mods)
                 }
             } catch {
                 card.error = "\(error)"

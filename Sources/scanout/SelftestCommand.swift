@@ -50,7 +50,7 @@ struct SelftestDMABuf: ParsableCommand {
             let gbm = try GBMDevice(path: device)
             let context = try EGLDisplayContext(gbmDevice: gbm, options: .init(glesVersionLimit: gles))
             let renderer = try GLRenderer(context: context)
-            renderer.importer.refusedDMABufFormats = Set(refuse.split(separator: ",").map { DMABufFrame.fourcc(String($0)) })
+            renderer.importer.refusedDMABufFormats = Set(refuse.split(separator: ",").map { FourCC.code(String($0)) })
             let modifiers = context.hasEGLExtension("EGL_EXT_image_dma_buf_import_modifiers")
             print("# \(device): GBM backend \(gbm.backendName), EGL \(context.eglVersion) \(context.eglVendor), \(context.glRenderer), \(renderer.dialect.rawValue); dma_buf_import: \(context.hasEGLExtension("EGL_EXT_image_dma_buf_import") ? "yes" : "no"), modifiers: \(modifiers ? "yes" : "no")")
             let reader = try FrameReader(input: input)
@@ -223,7 +223,7 @@ struct SelftestNative: ParsableCommand {
                 let path: KMSFramePath
                 if format == "xrgb" {
                     try scaler.convert(frame, to: .bgr0, into: packed)
-                    let bo = try GBMBuffer(device: gbm, width: frame.width, height: frame.height, format: DRMFourCC.xrgb8888, usage: .cpu)
+                    let bo = try GBMBuffer(device: gbm, width: frame.width, height: frame.height, format: FourCC.xrgb8888, usage: .cpu)
                     try bo.withMappedPixels(write: true) { base, stride in
                         for y in 0..<frame.height {
                             (base + y * stride).copyMemory(from: packed.planeData(0)! + y * packed.lineSize(0), byteCount: 4 * frame.width)

@@ -248,8 +248,8 @@ struct DecoderSelectionTests {
         var ids: [(UInt64, UInt64)?] = []
         do {
             let surface = try #require(held?.surface)
-            #expect(surface.fourcc == ExportedSurface.nv12 && surface.objectCount == 2)
-            #expect(surface.layers.map(\.drmFormat) == [ExportedSurface.r8, ExportedSurface.gr88])
+            #expect(surface.fourcc == FourCC.nv12 && surface.objectCount == 2)
+            #expect(surface.layers.map(\.drmFormat) == [FourCC.r8, FourCC.gr88])
             #expect(surface.layers.allSatisfy { $0.planes.count == 1 && $0.planes[0].pitch % 64 == 0 })
             fds = surface.layers.map { $0.planes[0].fd }
             ids = fds.map(identity)

@@ -22,8 +22,8 @@ import Testing
                                       properties: FakeKMSDevice.connectorProperties)],
             encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b1)],
             crtcs: [KMSCRTC(id: 10, properties: FakeKMSDevice.crtcProperties)],
-            planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
-                     KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [DRMFourCC.nv12], properties: FakeKMSDevice.planeProperties)],
+            planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [FourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+                     KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [FourCC.nv12], properties: FakeKMSDevice.planeProperties)],
             clock: ManualClock(start: 5_000))
     }
 

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import ScanoutCore
 import Glibc
 #endif
 import ScanoutDisplay
@@ -37,16 +38,16 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
         #expect(res.connectors[0].connection == .connected)
         #expect(res.crtcs.map(\.id) == [10])
         #expect(res.planes.map(\.type) == [.primary, .overlay, .cursor])
-        #expect(res.planes[1].formats.contains(DRMFourCC.nv12))
+        #expect(res.planes[1].formats.contains(FourCC.nv12))
         #expect(res.planes[0].canUse(crtcIndex: res.crtcIndex(of: 10)!))
         #expect(!res.planes[0].canUse(crtcIndex: 1))
-        #expect(DRMFourCC.name(DRMFourCC.p010) == "P010")
-        #expect(DRMFourCC.xrgb8888 == 0x3432_5258)
+        #expect(FourCC.name(FourCC.p010) == "P010")
+        #expect(FourCC.xrgb8888 == 0x3432_5258)
     }
 
     @Test func commitTraceRecordsRequestsFlagsAndOutcomes() throws {
         let device = FakeKMSDevice.singleScreen()
-        let fb = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let fb = device.addFramebuffer(format: FourCC.xrgb8888)
         let first = try modeset(device, fb: fb)
         try device.atomicCommit(first, flags: [.allowModeset, .testOnly])
         try device.atomicCommit(first, flags: [.allowModeset])
@@ -67,7 +68,7 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
 
     @Test func testOnlyCommitsChangeNothing() throws {
         let device = FakeKMSDevice.singleScreen()
-        let fb = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let fb = device.addFramebuffer(format: FourCC.xrgb8888)
         try device.atomicCommit(try modeset(device, fb: fb), flags: [.allowModeset, .testOnly])
         #expect(device.value(of: 10, "ACTIVE") == 0)
         #expect(try device.nextEvent() == nil)
@@ -75,8 +76,8 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
 
     @Test func rejectionRulesThrowTypedErrors() throws {
         let device = FakeKMSDevice.singleScreen()
-        let xr = device.addFramebuffer(format: DRMFourCC.xrgb8888)
-        let nv = device.addFramebuffer(format: DRMFourCC.nv12)
+        let xr = device.addFramebuffer(format: FourCC.xrgb8888)
+        let nv = device.addFramebuffer(format: FourCC.nv12)
         try device.atomicCommit(try modeset(device, fb: xr), flags: .allowModeset)
 
         device.reject(.all, errno: EIO)
@@ -91,7 +92,7 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
                 == .commitRejected(errno: EINVAL, reason: "commits touching plane 41 are refused"))
         device.acceptAll()
 
-        device.reject(.format(DRMFourCC.nv12))
+        device.reject(.format(FourCC.nv12))
         try device.atomicCommit(flip(plane: 41, fb: xr), flags: [])
         let e = rejection { try device.atomicCommit(flip(plane: 41, fb: nv), flags: []) }
         #expect(e == .commitRejected(errno: EINVAL, reason: "NV12 on plane 41 is refused"))
@@ -107,8 +108,8 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
 
     @Test func checksWhatTheKernelChecks() throws {
         let device = FakeKMSDevice.singleScreen()
-        let nv = device.addFramebuffer(format: DRMFourCC.nv12)
-        let xr = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let nv = device.addFramebuffer(format: FourCC.nv12)
+        let xr = device.addFramebuffer(format: FourCC.xrgb8888)
         // The primary plane has no NV12.
         #expect(rejection { try device.atomicCommit(flip(plane: 40, fb: nv), flags: []) }
                 == .commitRejected(errno: EINVAL, reason: "plane 40 does not support NV12 (it supports XR24, AR24)"))
@@ -137,8 +138,8 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
     @Test func flipEventsCarryIncreasingSequencesAndInjectedTimestamps() throws {
         let clock = ManualClock(start: 1_000)
         let device = FakeKMSDevice.singleScreen(clock: clock)
-        let a = device.addFramebuffer(format: DRMFourCC.xrgb8888)
-        let b = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let a = device.addFramebuffer(format: FourCC.xrgb8888)
+        let b = device.addFramebuffer(format: FourCC.xrgb8888)
         try device.atomicCommit(try modeset(device, fb: a), flags: [.allowModeset, .pageFlipEvent])
         #expect(try device.nextEvent() == .flipComplete(crtcID: 10, sequence: 1, timestampNs: 1_000))
         #expect(try device.nextEvent() == nil)
@@ -166,7 +167,7 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
 
     @Test func nonBlockingCommitWhileAFlipIsPendingIsBusy() throws {
         let device = FakeKMSDevice.singleScreen()
-        let a = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let a = device.addFramebuffer(format: FourCC.xrgb8888)
         try device.atomicCommit(try modeset(device, fb: a), flags: [.allowModeset])
         try device.atomicCommit(flip(fb: a), flags: [.nonBlock, .pageFlipEvent])
         #expect(rejection { try device.atomicCommit(flip(fb: a), flags: [.nonBlock, .pageFlipEvent]) }

@@ -32,10 +32,10 @@ private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = Manual
         encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b01), KMSEncoder(id: 21, possibleCRTCs: 0b11)],
         crtcs: [KMSCRTC(id: 10, properties: FakeKMSDevice.crtcProperties), KMSCRTC(id: 11, properties: FakeKMSDevice.crtcProperties)],
         planes: [
-            KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b01, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
-            KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b01, formats: [DRMFourCC.nv12, DRMFourCC.xrgb8888],
+            KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b01, formats: [FourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+            KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b01, formats: [FourCC.nv12, FourCC.xrgb8888],
                      properties: FakeKMSDevice.planeProperties),
-            KMSPlane(id: 43, type: .primary, possibleCRTCs: 0b10, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+            KMSPlane(id: 43, type: .primary, possibleCRTCs: 0b10, formats: [FourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
         ],
         clock: clock)
 }
@@ -61,7 +61,7 @@ private func frames(_ n: Int) throws -> [VideoFrame] {
 }
 
 private func nv12(_ w: Int = 640, _ h: Int = 480) -> DMABufFrame {
-    DMABufFrame(width: w, height: h, fourcc: DMABufFrame.nv12,
+    DMABufFrame(width: w, height: h, fourcc: FourCC.nv12,
                 planes: [.init(fd: 100, offset: 0, pitch: UInt32(w)), .init(fd: 101, offset: 0, pitch: UInt32(w))])
 }
 
@@ -245,7 +245,7 @@ private final class Token {}
             #expect(path == .native)
             // On the overlay (the primary plane has no NV12), the primary switched off.
             #expect(device.value(of: 41, "CRTC_ID") == 10)
-            #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == DRMFourCC.nv12)
+            #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == FourCC.nv12)
             #expect(device.value(of: 40, "FB_ID") == 0)
             path = try display.presentNative(nv12(), keepAlive: b, orientation: .identity, fallback: { nil })
             #expect(path == .native)
@@ -265,7 +265,7 @@ private final class Token {}
 
     @Test func aNativeFrameTheTestCommitRefusesIsComposited() throws {
         let device = twoPorts()
-        device.reject(.format(DRMFourCC.nv12), errno: EINVAL)
+        device.reject(.format(FourCC.nv12), errno: EINVAL)
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         let f = try frames(1)[0]
         let path = try display.presentNative(nv12(), keepAlive: Token(), orientation: .identity, fallback: { f })
@@ -274,7 +274,7 @@ private final class Token {}
         #expect(display.lastNativeRejection?.hasPrefix("TEST_ONLY refused it: atomic commit rejected (errno 22): NV12 on plane 41 is refused") == true)
         // The refused framebuffer was removed again; only the three scanout buffers remain.
         #expect(device.framebuffers.count == 3)
-        #expect(device.framebuffers.values.allSatisfy { $0 == DRMFourCC.xrgb8888 })
+        #expect(device.framebuffers.values.allSatisfy { $0 == FourCC.xrgb8888 })
         // Rotation and several outputs are not tried on a plane at all.
         let rotated = try display.presentNative(nv12(), keepAlive: Token(), orientation: Orientation(rotation: 90), fallback: { f })
         #expect(rotated == .composited)
@@ -331,7 +331,7 @@ private final class Token {}
         // Someone else's picture: a 320x240 mode and framebuffer on CRTC 10.
         let oldMode = KMSMode(width: 320, height: 240, refresh: 60).modeInfoBytes
         let oldBlob = try device.createPropertyBlob(oldMode)
-        let oldFB = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let oldFB = device.addFramebuffer(format: FourCC.xrgb8888)
         var before = AtomicRequest()
         before.set(10, "ACTIVE", 1); before.set(10, "MODE_ID", UInt64(oldBlob)); before.set(30, "CRTC_ID", 10)
         before.set(40, "FB_ID", UInt64(oldFB)); before.set(40, "CRTC_ID", 10); before.set(40, "SRC_W", 320 << 16)
@@ -353,7 +353,7 @@ private final class Token {}
 
     @Test func restoreSwitchesTheScreenOffWhenTheOldPictureIsGone() throws {
         let device = twoPorts()
-        let oldFB = device.addFramebuffer(format: DRMFourCC.xrgb8888)
+        let oldFB = device.addFramebuffer(format: FourCC.xrgb8888)
         var before = AtomicRequest()
         before.set(40, "FB_ID", UInt64(oldFB)); before.set(40, "CRTC_ID", 10)
         try device.atomicCommit(before, flags: [.allowModeset])
@@ -426,7 +426,7 @@ private final class Token {}
         #expect(display.counters.native == 4 && display.counters.composited == 0)
         // The planes were read once, at start: none re-read per frame.
         #expect(device.resourceReads == 1)
-        #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == DRMFourCC.nv12)
+        #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID")!)] == FourCC.nv12)
         // 320x240 fitted to 640x480: the plane scales it to the whole screen.
         #expect(device.value(of: 41, "SRC_W") == 320 << 16 && device.value(of: 41, "CRTC_W") == 640)
     }

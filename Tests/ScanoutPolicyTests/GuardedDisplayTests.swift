@@ -23,8 +23,8 @@ private func hdmiAndPanel() -> FakeKMSDevice {
         encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b01), KMSEncoder(id: 21, possibleCRTCs: 0b10)],
         crtcs: [KMSCRTC(id: 10, properties: FakeKMSDevice.crtcProperties), KMSCRTC(id: 11, properties: FakeKMSDevice.crtcProperties)],
         planes: [
-            KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b01, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
-            KMSPlane(id: 41, type: .primary, possibleCRTCs: 0b10, formats: [DRMFourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+            KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b01, formats: [FourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
+            KMSPlane(id: 41, type: .primary, possibleCRTCs: 0b10, formats: [FourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
         ])
 }
 

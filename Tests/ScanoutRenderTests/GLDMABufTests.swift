@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ScanoutRender
+import ScanoutKMS
 import ScanoutTestSupport
 
 /// What of the GBM / DMA-BUF path can be checked without a DRM device. The path itself runs in
@@ -11,7 +12,7 @@ struct GLDMABufTests {
 
     @Test("a missing device node → deviceUnavailable naming it")
     func missingDevice() {
-        #expect(throws: RenderError.deviceUnavailable(path: Self.missing, reason: "No such file or directory")) {
+        #expect(throws: GBMError.deviceUnavailable(path: Self.missing, reason: "No such file or directory")) {
             try GBMDevice(path: Self.missing)
         }
         #expect(throws: RenderError.deviceUnavailable(path: Self.missing, reason: "No such file or directory")) {

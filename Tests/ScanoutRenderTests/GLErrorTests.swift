@@ -116,14 +116,14 @@ struct GLErrorTests {
     func dmaBufRejected() throws {
         // Surfaceless llvmpipe does not offer the extension; hiding it makes the test the same on drivers that do.
         let ctx = try EGLDisplayContext(options: .init(hiddenExtensions: ["EGL_EXT_image_dma_buf_import"]))
-        let frame = DMABufFrame(width: 320, height: 240, fourcc: DMABufFrame.nv12, modifier: 0,
+        let frame = DMABufFrame(width: 320, height: 240, fourcc: FourCC.nv12, modifier: 0,
                                 planes: [.init(fd: -1, offset: 0, pitch: 320), .init(fd: -1, offset: 320 * 240, pitch: 320)])
         #expect(throws: RenderError.missingExtension("EGL_EXT_image_dma_buf_import", neededFor: "DMA-BUF import")) {
             try FrameImporter(context: ctx).importDMABuf(frame)
         }
-        #expect(DMABufFrame.fourcc("NV12") == 0x3231_564E)
-        #expect(frame.perPlaneFormats().map(\.fourcc) == [DMABufFrame.fourcc("R8"), DMABufFrame.fourcc("GR88")])
-        let attribs = DMABufFrame.attributes(width: 320, height: 240, fourcc: DMABufFrame.nv12, planes: frame.planes, modifier: 0x0100_0000_0000_0001)
+        #expect(FourCC.code("NV12") == 0x3231_564E)
+        #expect(frame.perPlaneFormats().map(\.fourcc) == [FourCC.code("R8"), FourCC.code("GR88")])
+        let attribs = DMABufFrame.attributes(width: 320, height: 240, fourcc: FourCC.nv12, planes: frame.planes, modifier: 0x0100_0000_0000_0001)
         #expect(attribs.count == 6 + 2 * 10 + 1)
         #expect(attribs.last == 0x3038) // EGL_NONE
     }

@@ -18,17 +18,17 @@ struct HardwareSurfaceTests {
     }
 
     @Test("NV12 (8-bit) and P010 (10-bit): two planes, the export's descriptors, offsets and pitches",
-          arguments: [("counter.mp4", DMABufFrame.nv12), ("hevc10.mkv", DMABufFrame.p010)])
+          arguments: [("counter.mp4", FourCC.nv12), ("hevc10.mkv", FourCC.p010)])
     func mapping(clip: String, fourcc: UInt32) throws {
         let frame = try Self.firstFrame(clip)
         let surface = try #require(frame.surface)
         let d = try DMABufFrame(surface: surface)
         #expect(d.fourcc == fourcc && d.width == 320 && d.height == 240)
         #expect(d.modifier == DMABufFrame.linearModifier)
-        let sample = fourcc == DMABufFrame.p010 ? 2 : 1
+        let sample = fourcc == FourCC.p010 ? 2 : 1
         #expect(d.planes == surface.layers.map { DMABufFrame.Plane(fd: $0.planes[0].fd, offset: 0, pitch: $0.planes[0].pitch) })
         #expect(d.planes.map(\.pitch) == [UInt32(((320 * sample) + 63) & ~63), UInt32(((320 * sample) + 63) & ~63)])
-        #expect(d.perPlaneFormats().map(\.fourcc) == (fourcc == DMABufFrame.p010 ? [DMABufFrame.r16, DMABufFrame.gr1616] : [DMABufFrame.r8, DMABufFrame.gr88]))
+        #expect(d.perPlaneFormats().map(\.fourcc) == (fourcc == FourCC.p010 ? [FourCC.r16, FourCC.gr1616] : [FourCC.r8, FourCC.gr88]))
     }
 
     @Test("surfaceless llvmpipe refuses the import, naming the missing extension")

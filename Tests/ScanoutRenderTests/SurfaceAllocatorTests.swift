@@ -41,8 +41,8 @@ final class OneFileAllocator: SurfaceAllocator {
             let sample = wide ? 2 : 1
             let chromaRowBytes: Int = (frame.width + 1) / 2 * 2 * sample
             let specs: [(format: UInt32, rowBytes: Int, rows: Int)] = [
-                (wide ? ExportedSurface.r16 : ExportedSurface.r8, frame.width * sample, frame.height),
-                (wide ? ExportedSurface.gr1616 : ExportedSurface.gr88, chromaRowBytes, (frame.height + 1) / 2),
+                (wide ? FourCC.r16 : FourCC.r8, frame.width * sample, frame.height),
+                (wide ? FourCC.gr1616 : FourCC.gr88, chromaRowBytes, (frame.height + 1) / 2),
             ]
             // Luma pitch: row bytes rounded up to 256, plus 32; chroma pitch: rounded up to 128.
             let lumaPitch: Int = ((specs[0].rowBytes + 255) & ~255) + 32
@@ -111,7 +111,7 @@ struct SurfaceAllocatorTests {
     }
 
     @Test("the double's offsets, pitches and formats reach the import's DMA-BUF description",
-          arguments: [("counter.mp4", DMABufFrame.nv12), ("hevc10.mkv", DMABufFrame.p010)])
+          arguments: [("counter.mp4", FourCC.nv12), ("hevc10.mkv", FourCC.p010)])
     func layout(clip: String, fourcc: UInt32) throws {
         let allocator = OneFileAllocator()
         let reader = try FrameReader(input: try Fixtures.path(clip), decoderOptions: Self.standIn(allocator))
@@ -122,17 +122,17 @@ struct SurfaceAllocatorTests {
         #expect(surface.objectCount == 1)  // both layers in one file: one descriptor owned
         let d = try DMABufFrame(surface: surface)
         #expect(d.fourcc == fourcc && d.width == 320 && d.height == 240 && d.modifier == DMABufFrame.linearModifier)
-        let sample = fourcc == DMABufFrame.p010 ? 2 : 1
+        let sample = fourcc == FourCC.p010 ? 2 : 1
         let lumaPitch = ((320 * sample + 255) & ~255) + 32
         #expect(d.planes.map(\.pitch) == [UInt32(lumaPitch), UInt32((320 * sample + 127) & ~127)])
         #expect(d.planes.map(\.offset) == [0, UInt32(lumaPitch * 240 + 4096)])
         #expect(Set(d.planes.map(\.fd)).count == 1)
         let formats = d.perPlaneFormats()
         #expect(formats.map(\.fourcc) == surface.layers.map(\.drmFormat))
-        #expect(formats.map(\.fourcc) == (fourcc == DMABufFrame.p010 ? [DMABufFrame.r16, DMABufFrame.gr1616] : [DMABufFrame.r8, DMABufFrame.gr88]))
+        #expect(formats.map(\.fourcc) == (fourcc == FourCC.p010 ? [FourCC.r16, FourCC.gr1616] : [FourCC.r8, FourCC.gr88]))
         // Each plane's rows fit its pitch: the import reads width × bytes per texel per row.
         for (format, plane) in zip(formats, d.planes) {
-            #expect(Int(plane.pitch) >= format.width * sample * (format.fourcc == DMABufFrame.r8 || format.fourcc == DMABufFrame.r16 ? 1 : 2))
+            #expect(Int(plane.pitch) >= format.width * sample * (format.fourcc == FourCC.r8 || format.fourcc == FourCC.r16 ? 1 : 2))
         }
     }
 

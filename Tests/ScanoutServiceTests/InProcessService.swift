@@ -29,11 +29,11 @@ func fakeScreens(panel: Bool = true, overlay: Bool = false, refusing: Bool = fal
     let modes = [KMSMode(width: 320, height: 240, refresh: 60, preferred: true)]
     let screens = panel ? [("HDMI-A", 0), ("eDP", 1)] : [("HDMI-A", 0)]
     var planes = screens.map { _, i in
-        KMSPlane(id: UInt32(40 + 3 * i), type: .primary, possibleCRTCs: 1 << UInt32(i), formats: [DRMFourCC.xrgb8888],
+        KMSPlane(id: UInt32(40 + 3 * i), type: .primary, possibleCRTCs: 1 << UInt32(i), formats: [FourCC.xrgb8888],
                  properties: FakeKMSDevice.planeProperties)
     }
     if overlay {
-        planes.append(KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [DRMFourCC.nv12], properties: FakeKMSDevice.planeProperties))
+        planes.append(KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [FourCC.nv12], properties: FakeKMSDevice.planeProperties))
     }
     let device = FakeKMSDevice(
         connectors: screens.map { type, i in
