@@ -8,6 +8,8 @@ and the man pages come from). It builds nothing: it runs a binary that is alread
     tools/gen-docs.py --man out/man                    # also the man pages, one per command, through
                                                        # the argument parser's generate-manual (built
                                                        # beside the binary: tools/man.sh builds it)
+    tools/gen-docs.py --module-graph                   # print the module graph block of
+                                                       # docs/ARCHITECTURE.md from Package.swift
 
 A test (DocsTests) runs this into a scratch directory and fails when docs/commands.md differs.
 """
@@ -161,6 +163,41 @@ def check_subcommand_dumps(binary, command, path):
         check_subcommand_dumps(binary, s, sub_path)
 
 
+# The order the module graph is written in: the stages bottom-up, then the rest, then the C modules.
+GRAPH_ORDER = ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutKMS", "ScanoutRender",
+               "ScanoutDisplay", "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutOffline",
+               "ScanoutService", "ScanoutBench", "ScanoutLoopback", "ScanoutTesting", "scanout", "ScanoutTestSupport",
+               "CFFmpeg", "CScanoutShims", "CVAAPI", "CALSA", "CEGL", "CASS", "CDRM"]
+
+
+def module_graph():
+    """The block under "### The module graph" in docs/ARCHITECTURE.md, from `swift package
+    dump-package`: every Scanout module (and `scanout`) that is not a test target, with its Scanout
+    and C dependencies. ModuleGraphTests checks the same."""
+    import tempfile
+    env = {k: v for k, v in os.environ.items() if k != "SCANOUT_BENCHMARKS"}
+    with tempfile.TemporaryDirectory() as scratch:
+        out = subprocess.run(["swift", "package", "--package-path", ROOT, "--scratch-path", scratch, "dump-package"],
+                             check=True, capture_output=True, text=True, env=env).stdout
+
+    def is_c(name):
+        return len(name) > 1 and name[0] == "C" and name[1].isupper()
+
+    def in_graph(name):
+        return name.startswith("Scanout") or name == "scanout" or is_c(name)
+
+    def rank(name):
+        return (GRAPH_ORDER.index(name) if name in GRAPH_ORDER else len(GRAPH_ORDER), name)
+
+    graph = {}
+    for t in json.loads(out)["targets"]:
+        if t["type"] in ("test", "system") or is_c(t["name"]) or not in_graph(t["name"]):
+            continue
+        deps = {d[k][0] for d in t["dependencies"] for k in ("byName", "target") if k in d and in_graph(d[k][0])}
+        graph[t["name"]] = deps
+    return "\n".join(f"{name}: {', '.join(sorted(graph[name], key=rank))}".rstrip() for name in sorted(graph, key=rank))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/scanout"),
@@ -171,7 +208,12 @@ def main():
     p.add_argument("--man", metavar="DIR", help="also write the man pages into DIR with generate-manual")
     p.add_argument("--generate-manual", metavar="PATH",
                    help="the argument parser's generate-manual (default: beside the binary)")
+    p.add_argument("--module-graph", action="store_true",
+                   help="print the module graph block of docs/ARCHITECTURE.md from Package.swift, and nothing else")
     a = p.parse_args()
+    if a.module_graph:
+        print(module_graph())
+        return
 
     root = dump(a.binary)
     if a.check_subcommands:

@@ -111,7 +111,8 @@ struct ModuleGraphTests {
         }
         #expect(differences.isEmpty, """
             docs/ARCHITECTURE.md's module graph and Package.swift disagree: \(differences.joined(separator: "; ")). \
-            Update the block under "### The module graph" (one line per module: `Module: dep, dep`).
+            Update the block under "### The module graph" (one line per module: `Module: dep, dep`; \
+            `tools/gen-docs.py --module-graph` prints it from Package.swift).
             """)
     }
 
