@@ -12,19 +12,8 @@ extension ControlAPI {
     func assetRoutes() -> RouteCollection<ServiceRequestContext> {
         let routes = RouteCollection(context: ServiceRequestContext.self)
         routes.post("/assets") { [self] request, context in
-            var o = try await body(request, context, fields: ["id", "source", "token", "maxBitrate", "maxHeight"])
-            let id = try o.string("id", required: true)!
-            let source = try o.string("source")
-            let token = try o.string("token", required: true)!
-            let maxBitrate = try o.int("maxBitrate", range: 1...1_000_000_000)
-            let maxHeight = try o.int("maxHeight", range: 1...16384)
-            try o.rejectUnknown()
-            guard Self.isAssetID(id) else {
-                throw APIError.badRequest("id", "must be 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'")
-            }
-            if maxBitrate != nil && maxHeight != nil {
-                throw APIError.badRequest("maxHeight", "give maxBitrate or maxHeight, not both")
-            }
+            let asset = try await body(request, context, as: Wire.AssetRequest.self)
+            let (id, source, token, maxBitrate, maxHeight) = (asset.id, asset.source, asset.token, asset.maxBitrate, asset.maxHeight)
             let (input, claims) = try await verified(source: source, token: token)
             let status = try await Self.offlineAnswer { () async throws(OfflineError) in
                 try await store().add(DownloadRequest(source: input, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight,
@@ -39,13 +28,11 @@ extension ControlAPI {
         routes.delete("/assets/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
             try await Self.offlineAnswer { () async throws(OfflineError) in try await store().remove(id) }
-            return jsonResponse(["id": id, "state": DownloadState.cancelled.rawValue])
+            return jsonResponse(Wire.Removed(id: id))
         }
         routes.post("/assets/:id/refresh") { [self] request, context in
             let id = context.parameters.get("id") ?? ""
-            var o = try await body(request, context, fields: ["token"])
-            let token = try o.string("token", required: true)!
-            try o.rejectUnknown()
+            let token = try await body(request, context, as: Wire.RefreshRequest.self).token
             let status = try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }
             let (_, claims) = try await verified(source: status.record.source, token: token)
             guard let licence = claims?.licence else { throw APIError(.unprocessableContent, "token: the token carries no licence claim to refresh with", field: "token") }
@@ -106,31 +93,11 @@ extension ControlAPI {
     }
 
     /// A download's answer with its licence (`null` when it has none) and where it stands.
-    private func assetJSON(_ s: DownloadStatus) throws -> [String: Any] {
-        var json = Self.downloadJSON(s)
+    private func assetJSON(_ s: DownloadStatus) throws -> Wire.Download {
+        var asset = Wire.Download(s)
         let id = s.record.id
-        guard let l = try Self.offlineAnswer({ () throws(OfflineError) in try store().licenceStatus(id) }) else {
-            json["licence"] = NSNull()
-            return json
-        }
-        var licence: [String: Any] = ["kind": l.licence.kind.rawValue, "expires": l.licence.expires ?? NSNull(),
-                                      "playDuration": l.licence.playDuration ?? NSNull(), "firstPlay": l.firstPlay ?? NSNull()]
-        switch l.verdict {
-        case .valid(let remaining):
-            licence["state"] = "valid"
-            licence["remaining"] = remaining ?? NSNull()
-            licence["expiredAt"] = NSNull()
-        case .expired(let at):
-            licence["state"] = "expired"
-            licence["remaining"] = 0
-            licence["expiredAt"] = at
-        }
-        json["licence"] = licence
-        return json
-    }
-
-    static func isAssetID(_ id: String) -> Bool {
-        (1...64).contains(id.count) && !id.hasPrefix(".")
-            && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
+        let licence = try Self.offlineAnswer({ () throws(OfflineError) in try store().licenceStatus(id) })
+        asset.licence = Nullable(wrappedValue: licence.map(Wire.AssetLicence.init))
+        return asset
     }
 }

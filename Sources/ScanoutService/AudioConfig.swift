@@ -19,21 +19,10 @@ extension ServiceConfig {
         if o.has("presentLog") { presentLog = try o.string("presentLog", nullable: true) }
     }
 
-    /// `alang` and `aid` of a config or a playlist item (absent: empty).
+    /// `alang` and `aid` of the config (absent: empty); a playlist item's are `Wire.audioSelection`.
     static func audioSelection(_ o: inout JSONObject) throws(APIError) -> AudioSelection {
         var s = AudioSelection()
-        if o.has("alang") {
-            if let list = o.values["alang"] as? [Any] {
-                s.languages = try list.enumerated().map { (i, l) throws(APIError) in
-                    guard let l = l as? String, !l.isEmpty else { throw .badRequest(o.name("alang[\(i)]"), "must be a language tag (de, eng, en-US)") }
-                    return l
-                }
-                _ = try o.array("alang")
-            } else {
-                s.languages = (try o.string("alang") ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.isEmpty }
-            }
-        }
+        if o.has("alang") { s.languages = try o.decode("alang", as: Wire.AudioLanguages.self)?.tags ?? [] }
         s.track = try o.int("aid", range: 0...1000)
         return s
     }

@@ -151,12 +151,4 @@ public final class ChannelDirectory: Sendable {
         guard let i = s.index, s.playlist.indices.contains(i), s.playlist[i].source == channel.url else { return false }
         return ![.idle, .stopped, .ended, .error].contains(s.state)
     }
-
-    /// `channel` as JSON (the userinfo of its URLs redacted); `current` when it is the tuned channel and its stream is the current item.
-    func json(_ c: Channel, snapshot s: PlayerSnapshot, tuned: String?) -> [String: Any] {
-        let current = c.id == tuned && s.index.map { s.playlist.indices.contains($0) && s.playlist[$0].source == c.url } == true
-        return ["id": c.id, "name": c.name, "group": c.group ?? NSNull(), "logo": c.logo.map(URLRedaction.redact) ?? NSNull(),
-                "url": URLRedaction.redact(c.url),
-                "origin": c.origin.rawValue, "current": current]
-    }
 }

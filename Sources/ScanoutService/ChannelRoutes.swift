@@ -9,14 +9,11 @@ extension ControlAPI {
         routes.get("/channels") { [self] _, _ in
             let s = player.snapshot
             let tuned = channels.tuned
-            let list = channels.channels.map { channels.json($0, snapshot: s, tuned: tuned) }
-            let current = list.first { $0["current"] as? Bool == true }?["id"]
-            return jsonResponse(["channels": list, "current": current ?? NSNull()])
+            let list = channels.channels.map { Wire.Channel($0, snapshot: s, tuned: tuned) }
+            return jsonResponse(Wire.Channels(channels: list, current: list.first(where: \.current)?.id))
         }
         routes.post("/channel") { [self] request, context in
-            var o = try await body(request, context, fields: ["id"])
-            let id = try o.string("id", required: true)!
-            try o.rejectUnknown()
+            let id = try await body(request, context, as: Wire.ChannelRequest.self).id
             guard let channel = channels.channel(id: id) else {
                 throw APIError(.notFound, "id: no channel \"\(id)\" (GET /channels lists them)", field: "id")
             }
@@ -44,9 +41,9 @@ extension ControlAPI {
     /// rules included); `channelChanged` comes first. The answer is the state, with the channel.
     private func tune(_ channel: Channel) async throws -> Response {
         let snapshot = try await load(channel, autoplay: true)
-        var json = WireFormat.state(snapshot)
-        json["channel"] = channels.json(channel, snapshot: snapshot, tuned: channel.id)
-        return jsonResponse(json)
+        var state = Wire.State(snapshot)
+        state.channel = Wire.Channel(channel, snapshot: snapshot, tuned: channel.id)
+        return jsonResponse(state)
     }
 
     /// Tunes `channel` (playing it unless `autoplay` is false) and saves it as the one tuned last.

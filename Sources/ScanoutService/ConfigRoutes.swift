@@ -26,14 +26,12 @@ extension ControlAPI {
             logger.info("configuration changed", metadata: ["fields": "\(o.values.keys.sorted())"])
             return jsonResponse(updated.json)
         }
-        routes.get("/log-level") { [self] _, _ in jsonResponse(["level": logLevel.current.rawValue]) }
+        routes.get("/log-level") { [self] _, _ in jsonResponse(Wire.LogLevel(level: logLevel.current.rawValue)) }
         routes.put("/log-level") { [self] request, context in
-            var o = try await body(request, context, fields: ["level"])
-            let level = Logger.Level(rawValue: try o.string("level", required: true, allowed: Logger.Level.allCases.map(\.rawValue))!)!
-            try o.rejectUnknown()
+            let level = try await body(request, context, as: Wire.LogLevelRequest.self).level
             logLevel.current = level
             config.withLock { $0.logLevel = level }
-            return jsonResponse(["level": level.rawValue])
+            return jsonResponse(Wire.LogLevel(level: level.rawValue))
         }
         return routes
     }

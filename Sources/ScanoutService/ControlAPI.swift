@@ -75,8 +75,8 @@ struct MethodMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         if let allowed = table.methods[path], !allowed.contains(request.method.rawValue) {
-            var response = jsonResponse(["error": "method: \(request.method.rawValue) is not allowed on \(path) (allowed: \(allowed.joined(separator: ", ")))",
-                                         "field": "method"], status: .methodNotAllowed)
+            var response = jsonResponse(Wire.Refusal(error: "method: \(request.method.rawValue) is not allowed on \(path) (allowed: \(allowed.joined(separator: ", ")))",
+                                                     field: "method"), status: .methodNotAllowed)
             response.headers[.allow] = allowed.joined(separator: ", ")
             return response
         }
@@ -187,6 +187,13 @@ public final class ControlAPI: Sendable {
             throw APIError.badRequest(extra, "unknown field")
         }
         return o
+    }
+
+    /// The request's body read into `T` (`RequestDecoder`): its fields other than `T`'s are refused
+    /// first, then each as `T` reads it, the refusal naming the field.
+    func body<T: RequestBody>(_ request: Request, _ context: ServiceRequestContext, as type: T.Type) async throws -> T {
+        let o = try await body(request, context, fields: T.fields)
+        return try RequestDecoder.decode(T.self, from: o.values)
     }
 
     /// Commands without parameters accept an empty body or `{}` only.

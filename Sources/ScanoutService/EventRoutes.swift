@@ -25,13 +25,12 @@ extension ControlAPI {
         if let gap = resumed.gap {
             let reason = gap.upperBound > resumed.sequence ? "the event ids restarted (the service was restarted)"
                 : "the events are no longer kept (the newest \(player.events.replayCapacity) are)"
-            opening += WireFormat.sse(name: "gap", id: nil, json: ["type": "gap", "from": gap.lowerBound, "to": gap.upperBound,
-                                                                   "missed": gap.count, "reason": reason])
+            opening += Wire.sse(name: "gap", id: nil, Wire.Gap(from: gap.lowerBound, to: gap.upperBound, missed: gap.count, reason: reason))
         }
         if after == nil || resumed.gap != nil {
-            opening += WireFormat.sse(name: "state", id: resumed.sequence, json: WireFormat.state(player.snapshot))
+            opening += Wire.sse(name: "state", id: resumed.sequence, Wire.State(player.snapshot))
         } else {
-            for n in resumed.replay { opening += WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n)) }
+            for n in resumed.replay { opening += Wire.sse(name: n.event.name, id: n.sequence, Wire.Event(n)) }
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"

@@ -49,8 +49,8 @@ struct EventStreamLimit: RouterMiddleware {
         // By its components, as the router matches it ("/events/" and "//events" are the same route).
         guard request.method == .get, request.uri.path.split(separator: "/") == ["events"] else { return try await next(request, context) }
         guard let slot = slots.take() else {
-            var response = jsonResponse(["error": "eventStreams: \(slots.capacity) event streams are open, the most served at once (limits.eventStreams); retry in \(Self.retryAfterSeconds) s",
-                                         "field": "limits.eventStreams"], status: .serviceUnavailable)
+            var response = jsonResponse(Wire.Refusal(error: "eventStreams: \(slots.capacity) event streams are open, the most served at once (limits.eventStreams); retry in \(Self.retryAfterSeconds) s",
+                                                     field: "limits.eventStreams"), status: .serviceUnavailable)
             response.headers[.retryAfter] = String(Self.retryAfterSeconds)
             return response
         }

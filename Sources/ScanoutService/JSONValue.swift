@@ -27,9 +27,7 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible, Equat
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         // A refusal may quote a source URL: its userinfo is not sent back.
-        var body: [String: Any] = ["error": URLRedaction.redact(message)]
-        if let field { body["field"] = field }
-        return jsonResponse(body, status: status)
+        jsonResponse(Wire.Refusal(error: message.redacted, field: field), status: status)
     }
 }
 
@@ -151,6 +149,13 @@ public struct JSONObject {
         guard let v = try raw(key) else { return nil }
         guard let d = v as? [String: Any] else { throw .badRequest(name(key), "must be an object") }
         return JSONObject(values: d, path: name(key))
+    }
+
+    /// Field `key` read into `T` by `RequestDecoder` (the refusals name it by its path); nil when
+    /// absent, null refused.
+    mutating func decode<T: Decodable>(_ key: String, as type: T.Type) throws(APIError) -> T? {
+        guard let v = try raw(key) else { return nil }
+        return try RequestDecoder.decode(T.self, from: v, path: [WireKey(stringValue: name(key))])
     }
 
     /// Refuses the fields that were not read.

@@ -15,18 +15,11 @@ extension ControlAPI {
         let routes = RouteCollection(context: ServiceRequestContext.self)
         routes.get("/downloads") { [self] _, _ in
             let list = try Self.offlineAnswer { () throws(OfflineError) in try store().statuses() }
-            return jsonResponse(["downloads": list.map(Self.downloadJSON)])
+            return jsonResponse(Wire.Downloads(downloads: list.map(Wire.Download.init)))
         }
         routes.post("/downloads") { [self] request, context in
-            var o = try await body(request, context, fields: ["source", "token", "maxBitrate", "maxHeight"])
-            let source = try o.string("source", required: true)!
-            let token = try o.string("token")
-            let maxBitrate = try o.int("maxBitrate", range: 1...1_000_000_000)
-            let maxHeight = try o.int("maxHeight", range: 1...16384)
-            try o.rejectUnknown()
-            if maxBitrate != nil && maxHeight != nil {
-                throw APIError.badRequest("maxHeight", "give maxBitrate or maxHeight, not both")
-            }
+            let download = try await body(request, context, as: Wire.DownloadRequest.self)
+            let (source, token, maxBitrate, maxHeight) = (download.source, download.token, download.maxBitrate, download.maxHeight)
             // The token, when given, must verify for the source, as for playback.
             let item = try await authorize([PlaylistItem(source: source, token: token)], field: "")[0]
             // Its claims name where its keys come from (`keyServer`), if it is encrypted.
@@ -36,26 +29,26 @@ extension ControlAPI {
                 try await store().add(DownloadRequest(source: item.source, token: token, maxBitrate: maxBitrate, maxHeight: maxHeight,
                                                       keyServer: keyServer))
             }
-            return jsonResponse(Self.downloadJSON(status), status: .created)
+            return jsonResponse(Wire.Download(status), status: .created)
         }
         routes.get("/downloads/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
-            return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
+            return jsonResponse(Wire.Download(try Self.offlineAnswer { () throws(OfflineError) in try store().status(id) }))
         }
         routes.delete("/downloads/:id") { [self] _, context in
             let id = context.parameters.get("id") ?? ""
             try await Self.offlineAnswer { () async throws(OfflineError) in try await store().remove(id) }
-            return jsonResponse(["id": id, "state": DownloadState.cancelled.rawValue])
+            return jsonResponse(Wire.Removed(id: id))
         }
         routes.post("/downloads/:id/pause") { [self] request, context in
             try await empty(request, context)
             let id = context.parameters.get("id") ?? ""
-            return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().pause(id) }))
+            return jsonResponse(Wire.Download(try Self.offlineAnswer { () throws(OfflineError) in try store().pause(id) }))
         }
         routes.post("/downloads/:id/resume") { [self] request, context in
             try await empty(request, context)
             let id = context.parameters.get("id") ?? ""
-            return jsonResponse(Self.downloadJSON(try Self.offlineAnswer { () throws(OfflineError) in try store().resume(id) }))
+            return jsonResponse(Wire.Download(try Self.offlineAnswer { () throws(OfflineError) in try store().resume(id) }))
         }
         return routes
     }
@@ -93,17 +86,6 @@ extension ControlAPI {
             // SQLite's words are in the log (the store logged them), not in the answer.
             return APIError(.serviceUnavailable, "offline: the offline store cannot answer now; try again (the service's log says why)", field: "offline")
         }
-    }
-
-    /// A download as the API shows it; the userinfo of its URLs redacted (`URLRedaction`).
-    static func downloadJSON(_ s: DownloadStatus) -> [String: Any] {
-        let r = s.record
-        return ["id": r.id, "source": URLRedaction.redact(r.source), "kind": r.kind.rawValue, "mediaURL": URLRedaction.redact(r.mediaURL),
-                "state": r.state.rawValue, "reason": r.reason.map(URLRedaction.redact) ?? NSNull(), "bytes": s.bytes, "total": s.total, "estimate": r.estimate,
-                "percent": s.percent, "rate": s.rate, "eta": s.eta ?? NSNull(),
-                "segments": s.segmentCount, "segmentsDone": s.segmentsDone,
-                "variant": r.bitrate.map { ["bitrate": $0, "height": r.height ?? 0] as [String: Any] } ?? NSNull(),
-                "created": r.created, "completed": r.completed ?? NSNull()]
     }
 }
 

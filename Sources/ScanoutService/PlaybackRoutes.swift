@@ -12,61 +12,53 @@ extension ControlAPI {
         let routes = RouteCollection(context: ServiceRequestContext.self)
         routes.post("/play") { [self] request, context in
             try await empty(request, context)
-            return jsonResponse(WireFormat.state(try await perform { e in try e.play(); return e.snapshot() }))
+            return jsonResponse(Wire.State(try await perform { e in try e.play(); return e.snapshot() }))
         }
         routes.post("/pause") { [self] request, context in
             try await empty(request, context)
-            return jsonResponse(WireFormat.state(try await perform { e in try e.pause(); return e.snapshot() }))
+            return jsonResponse(Wire.State(try await perform { e in try e.pause(); return e.snapshot() }))
         }
         routes.post("/stop") { [self] request, context in
             try await empty(request, context)
-            return jsonResponse(WireFormat.state(try await perform { e in e.stop(); return e.snapshot() }))
+            return jsonResponse(Wire.State(try await perform { e in e.stop(); return e.snapshot() }))
         }
         routes.post("/seek") { [self] request, context in
-            var o = try await body(request, context, fields: ["position", "exact"])
-            let position = try o.double("position", required: true, range: 0...1e9)!
-            let exact = try o.bool("exact") ?? true
-            try o.rejectUnknown()
-            return jsonResponse(WireFormat.state(try await perform { e in try e.seek(to: position, exact: exact); return e.snapshot() }))
+            let seek = try await body(request, context, as: Wire.SeekRequest.self)
+            let (position, exact) = (seek.position, seek.exact)
+            return jsonResponse(Wire.State(try await perform { e in try e.seek(to: position, exact: exact); return e.snapshot() }))
         }
         routes.post("/timeshift/seek") { [self] request, context in
-            var o = try await body(request, context, fields: ["relative", "absolute"])
-            let relative = try o.double("relative", range: -86400...86400)
-            let absolute = try o.double("absolute", range: 0...1e12)
-            try o.rejectUnknown()
+            let seek = try await body(request, context, as: Wire.TimeshiftSeekRequest.self)
+            let (relative, absolute) = (seek.relative, seek.absolute)
             guard (relative == nil) != (absolute == nil) else {
                 throw APIError(.badRequest, "body: give exactly one of relative (seconds from the frame on screen) and absolute (stream time, seconds)", field: "body")
             }
-            return jsonResponse(WireFormat.state(try await perform { e in
+            return jsonResponse(Wire.State(try await perform { e in
                 if let relative { try e.seekTimeshift(relative: relative) } else { try e.seekTimeshift(to: absolute!) }
                 return e.snapshot()
             }))
         }
         routes.post("/timeshift/live") { [self] request, context in
             try await empty(request, context)
-            return jsonResponse(WireFormat.state(try await perform { e in try e.playLive(); return e.snapshot() }))
+            return jsonResponse(Wire.State(try await perform { e in try e.playLive(); return e.snapshot() }))
         }
         routes.put("/rate") { [self] request, context in
-            var o = try await body(request, context, fields: ["rate"])
-            let rate = try o.double("rate", required: true, range: 0.25...4)!
-            try o.rejectUnknown()
+            let rate = try await body(request, context, as: Wire.RateRequest.self).rate
             if rate > 2 { logger.warning("rate \(rate)x is above 2x: frames may be dropped") }
-            var json = WireFormat.state(try await perform { e in try e.setRate(rate); return e.snapshot() })
-            if rate > 2 { json["warning"] = "rate above 2x: frames may be dropped on this machine" }
-            return jsonResponse(json)
+            var state = Wire.State(try await perform { e in try e.setRate(rate); return e.snapshot() })
+            if rate > 2 { state.warning = "rate above 2x: frames may be dropped on this machine" }
+            return jsonResponse(state)
         }
         routes.post("/volume") { [self] request, context in
-            var o = try await body(request, context, fields: ["volume", "mute"])
-            let volume = try o.int("volume", range: 0...100)
-            let mute = try o.bool("mute")
-            try o.rejectUnknown()
+            let change = try await body(request, context, as: Wire.VolumeRequest.self)
+            let (volume, mute) = (change.volume, change.mute)
             guard volume != nil || mute != nil else { throw APIError.badRequest("volume", "give volume (0...100), mute (true/false) or both") }
             let audio = try await perform { e in
                 e.setVolume(volume ?? e.configuration.audio.volume, muted: mute ?? e.configuration.audio.muted)
                 return e.configuration.audio
             }
             config.withLock { $0.audio.volume = audio.volume; $0.audio.muted = audio.muted }
-            return jsonResponse(["volume": audio.volume, "mute": audio.muted])
+            return jsonResponse(Wire.Volume(volume: audio.volume, mute: audio.muted))
         }
         return routes
     }

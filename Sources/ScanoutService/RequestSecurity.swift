@@ -33,7 +33,7 @@ struct RequestGuard: RouterMiddleware {
         if let limiter {
             let client = context.remoteAddress.flatMap { $0.ipAddress } ?? "local"
             if case .refused(let wait) = limiter.take(client) {
-                var response = jsonResponse(["error": "rate: more than \(limiter.describe) from \(client); retry in \(wait) s", "field": "rate"],
+                var response = jsonResponse(Wire.Refusal(error: "rate: more than \(limiter.describe) from \(client); retry in \(wait) s", field: "rate"),
                                             status: .tooManyRequests)
                 response.headers[.retryAfter] = String(wait)
                 return response

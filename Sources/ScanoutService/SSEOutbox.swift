@@ -66,7 +66,7 @@ final class SSEMessageCache: Sendable {
     func message(for n: EventHub.Numbered) -> String {
         if let text = messages.withLock({ $0[n.sequence] }) { return text }
         // Encoded outside the lock: streams that race here encode it again, and agree.
-        let text = WireFormat.sse(name: n.event.name, id: n.sequence, json: WireFormat.event(n))
+        let text = Wire.sse(name: n.event.name, id: n.sequence, Wire.Event(n))
         messages.withLock { m in
             m[n.sequence] = text
             if m.count > capacity * 2 {

@@ -300,50 +300,14 @@ public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Playlist entries: a string (the source) or an object {source, token, playerType, scaling, rotation, overlay}.
+/// Playlist entries (`Wire.ItemRequest`): a string (the source) or an object {source, token,
+/// playerType, scaling, rotation, overlay, ...}.
 func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistItem] {
-    var out: [PlaylistItem] = []
-    for (i, entry) in items.enumerated() {
-        let path = "\(field)[\(i)]"
-        if let s = entry as? String {
-            guard !s.isEmpty else { throw .badRequest(path, "must not be empty") }
-            out.append(PlaylistItem(source: s))
-            continue
-        }
-        guard let d = entry as? [String: Any] else { throw .badRequest(path, "must be a string or an object with \"source\" or \"token\"") }
-        var o = JSONObject(values: d, path: path)
-        out.append(try parseItem(&o))
-        try o.rejectUnknown()
-    }
-    return out
+    try RequestDecoder.decode([Wire.ItemRequest].self, from: items, path: [WireKey(stringValue: field)]).map(\.item)
 }
 
-/// One item's fields of `o` (a playlist entry, or the body of a single-item load): `source`
-/// (may be left out when `token`, a content token, names the URL), `playerType`, `scaling`,
-/// `rotation`. An item without a source gets it when its token is verified.
-func parseItem(_ o: inout JSONObject) throws(APIError) -> PlaylistItem {
-    let source = try o.string("source")
-    if let source, source.isEmpty { throw .badRequest(o.name("source"), "must not be empty") }
-    let token = try o.string("token")
-    if let token, token.isEmpty { throw .badRequest(o.name("token"), "must not be empty") }
-    guard source != nil || token != nil else { throw .badRequest(o.name("source"), "is required (or a token whose url claim names it)") }
-    let playerType = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)).map { PlayerType(rawValue: $0)! }
-    let scaling = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)).map { ScalingMode(rawValue: $0)! }
-    let rotation = try o.int("rotation") ?? 0
-    guard [0, 90, 180, 270].contains(rotation) else { throw .badRequest(o.name("rotation"), "must be 0, 90, 180 or 270 (got \(rotation))") }
-    let overlay = try OverlayConfig.parse(&o)
-    var item = PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
-    item.audio = try ServiceConfig.audioSelection(&o)
-    item.subtitles = try SubtitleFields.parse(&o)
-    return item
-}
-
-/// An item as the API shows it (`/playlist`, `/state`); the userinfo of its source redacted.
-func itemJSON(_ item: PlaylistItem) -> [String: Any] {
-    ["source": URLRedaction.redact(item.source), "scaling": item.scaling?.rawValue ?? NSNull(), "rotation": item.rotation,
-     "playerType": item.playerType?.rawValue ?? NSNull(), "tokenSet": item.token != nil,
-     "overlay": OverlayConfig.json(item.overlay)].merging(SubtitleFields.json(item.subtitles)) { a, _ in a }
-}
+/// An item as `GET /config` shows it (`Wire.Item`).
+func itemJSON(_ item: PlaylistItem) -> Any { WireJSON.object(Wire.Item(item)) }
 
 extension Error {
     var message: String { (self as? APIError)?.message ?? "\(self)" }

@@ -9,14 +9,13 @@ extension ControlAPI {
     /// `GET /metrics` (Prometheus text).
     func statusRoutes() -> RouteCollection<ServiceRequestContext> {
         let routes = RouteCollection(context: ServiceRequestContext.self)
-        routes.get("/version") { _, _ in jsonResponse(["name": "scanout", "version": ScanoutVersion.string]) }
+        routes.get("/version") { _, _ in jsonResponse(Wire.Version(version: ScanoutVersion.string)) }
         routes.get("/health") { [self] _, _ in
-            let s = player.snapshot
-            return jsonResponse(["up": s.reasons.isEmpty, "reasons": s.reasons.names, "state": s.state.rawValue],
-                                status: s.reasons.isEmpty ? .ok : .serviceUnavailable)
+            let health = Wire.Health(player.snapshot)
+            return jsonResponse(health, status: health.up ? .ok : .serviceUnavailable)
         }
-        routes.get("/state") { [self] _, _ in jsonResponse(WireFormat.state(player.snapshot)) }
-        routes.get("/stats") { [self] _, _ in jsonResponse(WireFormat.stats(player.snapshot)) }
+        routes.get("/state") { [self] _, _ in jsonResponse(Wire.State(player.snapshot)) }
+        routes.get("/stats") { [self] _, _ in jsonResponse(Wire.Stats(player.snapshot)) }
         routes.get("/metrics") { [self] _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"

@@ -12,7 +12,7 @@ extension ServiceConfig {
     static let subtitleKeys: Set<String> = ["subtitleLanguages", "subtitles"]
 
     mutating func applySubtitles(_ o: inout JSONObject) throws(APIError) {
-        if let v = try SubtitleFields.languages(&o) { subtitles.languages = v }
+        if let v = try o.decode("subtitleLanguages", as: Wire.LanguageTags.self) { subtitles.languages = v.tags }
         guard var s = try o.object("subtitles") else { return }
         if let v = try s.bool("enabled") { subtitles.enabled = v }
         if let v = try s.double("delay", range: -600...600) { subtitles.delay = v }
