@@ -22,6 +22,9 @@ public final class PreparedItem {
     private(set) var seeker: FrameSeeker?
     /// The options it was opened with (its content key among them), for the seeker.
     let demuxerOptions: DemuxerOptions
+    /// Whether it was seeked in (its reader skipped packets): the packet count at its end then
+    /// cannot tell a short file from the packets skipped.
+    var seeked = false
 
     init(index: Int, item: PlaylistItem, reader: FrameReader, firstFrame: VideoFrame, decodeSeconds: Double = 0,
          demuxerOptions: DemuxerOptions = DemuxerOptions()) {

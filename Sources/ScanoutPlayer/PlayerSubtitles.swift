@@ -34,6 +34,8 @@ final class PlayerSubtitles {
     static let catchUpSeconds = 30.0
     private(set) var status = SubtitleStatus()
     private(set) var renderer: SubtitleRenderer?
+    /// What kept the last `start` from setting the subtitles up (`status.error` in words).
+    private(set) var failure: (any Error)?
     /// The reader whose demuxer hands the track's packets over, and the track.
     private var routed: (reader: ObjectIdentifier, demuxer: Demuxer, source: any PacketSource, track: Int)?
     /// The API's choices, kept across items: nil where the item's own selection decides.
@@ -48,6 +50,7 @@ final class PlayerSubtitles {
         var s = selection
         if let t = trackOverride { s.track = t; s.file = nil; s.enabled = t != nil }
         status = SubtitleStatus()
+        failure = nil
         status.enabled = enabledOverride ?? s.enabled
         status.delay = delayOverride ?? s.delay
         do {
@@ -61,6 +64,7 @@ final class PlayerSubtitles {
             }
         } catch {
             status.error = "\(error)"
+            failure = error
             stop(display: display)
         }
     }

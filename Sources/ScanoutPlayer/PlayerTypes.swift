@@ -292,6 +292,13 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var timeshift = TimeshiftOptions()
     /// Subtitles of items that choose none of their own: by default a forced track only.
     public var subtitles = SubtitleSelection()
+    /// Frames are shown at their time (false: every frame as soon as it is decoded, nothing
+    /// read ahead: `play --untimed`, and `--capture`, which the display paces).
+    public var timed = true
+    /// A live input that goes silent: `buffering` until its packets come back, the service down
+    /// past its timeout (true: `serve`); false: the read waits its timeout and the item fails
+    /// with it (`play`).
+    public var waitsOutSilence = true
     public init() {}
 
     public static func == (a: Self, b: Self) -> Bool {
@@ -300,6 +307,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
             && a.demuxer.adaptive == b.demuxer.adaptive && a.demuxer.readAhead == b.demuxer.readAhead
             && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift && a.subtitles == b.subtitles
+            && a.timed == b.timed && a.waitsOutSilence == b.waitsOutSilence
     }
 }
 
