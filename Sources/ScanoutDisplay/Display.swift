@@ -110,23 +110,11 @@ public protocol VBlankSource: AnyObject {
 extension VBlankSource {
     /// The vblank nearest to `time`, extrapolated from the last one seen by whole refresh periods;
     /// nil when no vblank has been seen yet.
-    public func vblank(nearest time: UInt64) -> UInt64? {
-        guard let last = lastVBlank, refreshInterval > 0 else { return nil }
-        let p = Double(refreshInterval)
-        let n = ((Double(Int64(bitPattern: time &- last))) / p).rounded()
-        let t = Double(last) + n * p
-        return t <= 0 ? 0 : UInt64(t)
-    }
+    public func vblank(nearest time: UInt64) -> UInt64? { VBlankGrid(self).vblank(nearest: time) }
 
     /// The first vblank after `time`: where a flip committed at `time` reaches the screen (a
     /// non-blocking atomic commit latches at the next vblank); nil before the first vblank.
-    public func vblank(after time: UInt64) -> UInt64? {
-        guard let last = lastVBlank, refreshInterval > 0 else { return nil }
-        let p = Double(refreshInterval)
-        let n = ((Double(Int64(bitPattern: time &- last))) / p).rounded(.down) + 1
-        let t = Double(last) + n * p
-        return t <= 0 ? 0 : UInt64(t)
-    }
+    public func vblank(after time: UInt64) -> UInt64? { VBlankGrid(self).vblank(after: time) }
 
     public var commitLead: UInt64 { 0 }
     public var holdsCommits: Bool { false }
@@ -138,8 +126,5 @@ extension VBlankSource {
     /// when the draw is slow); aiming the commit at mid-refresh, with the draw's time
     /// (`commitLead`) taken off, leaves half a refresh of slack either way for the draw's
     /// jitter and for the extrapolated vblank times.
-    public func presentTime(for slot: UInt64) -> UInt64 {
-        let lead = refreshInterval / 2 + commitLead
-        return slot > lead ? slot - lead : 0
-    }
+    public func presentTime(for slot: UInt64) -> UInt64 { VBlankGrid(self).presentTime(for: slot) }
 }

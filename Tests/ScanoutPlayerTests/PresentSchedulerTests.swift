@@ -1,3 +1,4 @@
+import ScanoutDisplay
 import ScanoutPlayer
 import Testing
 
