@@ -21,4 +21,13 @@ extension PlaybackPipeline {
         }
         engine.onItemChanged = { item in self.apply(policy: authorizer.policy(token: item.token)) }
     }
+
+    /// A player engine on this pipeline's display, driven on the calling thread (`scanout
+    /// play`): items decode with this output's decoder options, as `serve` sets them up; the
+    /// output's reports and the content policy stay the caller's.
+    public func engine(configuration: PlayerConfiguration, emit: @escaping (PlayerEvent) -> Void) -> PlayerEngine {
+        var c = configuration
+        c.decoder = decoding(c.decoder)
+        return PlayerEngine(display: display, configuration: c, emit: emit)
+    }
 }

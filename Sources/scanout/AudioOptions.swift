@@ -42,8 +42,9 @@ func languageList(_ text: String?) -> [String] {
     (text ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }
 
-/// The audio events of `play`, one stderr line each.
-func reportAudio(_ event: PlayerEvent) {
+/// The player's events that `play` prints, one stderr line each: the sound's device lost and
+/// back, and warnings. (Errors end the run and are printed once, as its exit status says.)
+func reportPlayerEvent(_ event: PlayerEvent) {
     switch event {
     case let .audioLost(device, reason): StandardError.write("scanout: audioLost device=\(device) reason=\(reason)\n")
     case let .audioRestored(device): StandardError.write("scanout: audioRestored device=\(device)\n")

@@ -56,10 +56,12 @@ struct Play: ParsableCommand {
                        compositor: Compositor(scaling: scale, background: RGBColor(hex: background)!), capture: capture != nil)
     }
 
+    /// Plays through the player's engine, as `serve` does: the engine opens the item, shows its
+    /// frames, plays its sound and subtitles, waits for the network, and falls back; this
+    /// command parses, opens the output, runs the engine on this thread and prints.
     func run() throws {
         options.installLog()
         installStopSignals()
-        if rate > 2 { StandardError.write("scanout: warning: rate \(rate)x is above 2x; frames will be dropped on slow machines\n") }
         try runReporting {
             // The token is verified before anything is shown; its policy is what each KMS output's
             // OutputGuard enforces, frame by frame.
@@ -69,97 +71,108 @@ struct Play: ParsableCommand {
             let logo = try overlay.load()
             let pipeline = try PlaybackPipeline.open(outputSettings) { StandardError.write($0 + "\n") }
             defer { if let report = pipeline.close() { StandardError.write("output: \(report)\n") } }
-            let display = pipeline.display
-            display.overlay = logo
-            // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
-            // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
-            // them); every copy between CPU and GPU memory is counted for the summary.
-            var decoderOptions = pipeline.decoding(try options.decoder(nativePlane: pipeline.nativePlane))
-            // Audio-only input plays with a still picture (its cover, `--still`, else black),
-            // as in `serve`.
-            decoderOptions.stillImage = audio.still
-            var demuxerOptions = options.demuxer
-            demuxerOptions.acceptsAudioOnly = true
-            let reader = try FrameReader(input: input, demuxerOptions: demuxerOptions, decoderOptions: decoderOptions,
-                                         contentHint: item.contentHint)
-            // A network input with an end is read ahead on a thread of its own; when that runs
-            // dry the clock pauses (as in `serve`), so no frame is lost to the network.
-            let readsAhead = !untimed && reader.readAhead(demuxerOptions.readAhead)
-            let v = reader.video
-            display.subtitles = try SubtitleFeed.open(subtitles.selection, reader: reader, timeoutSeconds: options.demuxer.timeoutSeconds)?.renderer
-            StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
-            StandardError.write(describePolicy(item.authorization) + "\n")
-            pipeline.onReport = { report in
-                switch report {
-                case let .censored(output, reason): StandardError.write("policy: outputRestricted \(output): \(reason)\n")
-                case let .shown(output): StandardError.write("policy: \(output) shows the content again\n")
-                case let .hdcpChanged(output, state): StandardError.write("policy: \(output) HDCP \(state.rawValue)\n")
-                case let .failed(message): StandardError.write("policy: \(message)\n")
-                case .captureFailed: break  // the run stops and throws it
-                case .frameCensored: break
-                }
+            let engine = pipeline.engine(configuration: try configuration(pipeline: pipeline, overlay: logo)) { reportPlayerEvent($0) }
+            defer { if let line = audioSummary(engine.audio) { print(line) } }
+            try engine.setRate(rate)
+            let resume = format1(options.demuxer.readAhead.resumeSeconds)
+            engine.onReadAheadWait = { waiting, level in
+                StandardError.write(waiting ? "buffering: \(level.waitReason(source: URLRedaction.redact(input))); waiting for \(resume) s\n"
+                                            : "buffering: resumed with \(format1(level.seconds)) s held\n")
             }
+            engine.presentLog = try audio.presentLog.map { path in
+                do { return try PresentLog(path: path, kms: pipeline.kms) } catch { throw ValidationError("--present-log: \(error)") }
+            }
+            report(pipeline)
             // The policy on every screen, every frame: the guard says show or censor per output.
             pipeline.apply(policy: item.policy)
             if let dir = capture { try pipeline.capture(to: dir) }
-            let session = PlaybackSession(reader: reader, display: display, timed: !untimed && capture == nil, rate: rate)
-            session.transfers = decoderOptions.transfers
-            let sound = PlayerAudio()
-            session.onBuffering = { waiting, level in
-                sound.setPaused(waiting)
-                StandardError.write(waiting ? "buffering: \(level.waitReason(source: URLRedaction.redact(input))); waiting for \(format1(demuxerOptions.readAhead.resumeSeconds)) s\n"
-                                            : "buffering: resumed with \(format1(level.seconds)) s held\n")
-            }
-            sound.setRate(rate)
-            let audioSettings = try audio.settings()
-            for event in sound.attach(reader: reader, item: PlaylistItem(source: input), settings: audioSettings, session: session, gapless: false) {
-                reportAudio(event)
-            }
-            defer { if let line = audioSummary(sound) { print(line) } }
-            let presentLog = try audio.presentLog.map { path in
-                do { return try PresentLog(path: path, kms: pipeline.kms) } catch { throw ValidationError("--present-log: \(error)") }
-            }
+            let reader = try load(PlaylistItem(source: input, contentHint: item.contentHint), on: engine)
+            let v = reader.video
+            StandardError.write("playing \(input): \(v.codecName) \(v.width)x\(v.height) \(v.pixelFormat) \(v.frameRate.isValid ? format2(v.frameRate.doubleValue) + " fps" : "")\n")
+            StandardError.write(describePolicy(item.authorization) + "\n")
             let line = ProgressLine(quiet: options.quiet)
             let cpuBefore = selfUsage().cpu
-            let stats = try session.run(shouldStop: {
-                if let loss = sound.takeLoss(session: session) { reportAudio(.audioLost(device: loss.device, reason: loss.reason)) }
-                presentLog?.note(session)
-                sound.presented(by: session)
-                return interrupted() || pipeline.captureError != nil
-            }) { p in
+            let stats = try engine.run(shouldStop: { interrupted() || pipeline.captureError != nil }) { p in
                 line.update(progressText(p))
             }
             line.finish()
             if let captureError = pipeline.captureError { throw captureError }
-            if !interrupted() {
-                // The sound plays to its last sample: what the decoder and the stretcher hold,
-                // then what is queued and in the device (as long as the queue can hold, played
-                // at the rate, and a second).
-                sound.finish()
-                let limit = Int((sound.output.map { $0.maxQueuedSeconds } ?? 0) / rate * 10) + 10
-                for _ in 0..<limit where !interrupted() {
-                    if sound.waitUntilHeard(timeout: 0.1) { break }
-                }
-            }
-            print(summary(stats: stats, display: display, cpuSeconds: selfUsage().cpu - cpuBefore))
-            if readsAhead {
-                print("buffering: \(stats.bufferingWaits) waits for the network, \(format2(stats.bufferingSeconds)) s in all; \(stats.networkLateFrames) frames late from the network shown (timeline moved back)")
-            }
-            if let headless = pipeline.headlessRenderer, let display = display as? HeadlessDisplay {
-                print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")
-            }
-            print(decoderLine(reader))
-            if let kms = pipeline.kms {
-                let c = kms.counters
-                print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")
-            }
+            // The sound plays to its last sample.
+            if !interrupted() { engine.waitForTheSound(shouldStop: interrupted) }
+            printSummary(stats, pipeline: pipeline, reader: engine.currentItem?.reader ?? reader, cpuSeconds: selfUsage().cpu - cpuBefore)
             if let status = signalExitStatus() {
                 // The screen is restored (the defer above) and the summary printed; the status
                 // is the one a shell expects of a program a signal stopped.
                 StandardError.write("scanout: stopped by signal\n")
                 throw ExitCode(status)
             }
-            if let damage = reader.damage() { throw damage }
+            if let damage = (engine.currentItem?.reader ?? reader).damage() { throw damage }
+        }
+    }
+
+    /// The engine's settings as the options give them, on `pipeline`'s output.
+    func configuration(pipeline: PlaybackPipeline, overlay logo: Overlay?) throws -> PlayerConfiguration {
+        var c = PlayerConfiguration()
+        // On a screen, and headless with the GLES renderer, hardware frames stay in GPU memory
+        // (a plane or the GLES renderer takes them as they are; the CPU renderer downloads
+        // them); every copy between CPU and GPU memory is counted for the summary.
+        c.decoder = try options.decoder(nativePlane: pipeline.nativePlane)
+        // Audio-only input plays with a still picture (its cover, `--still`, else black).
+        c.decoder.stillImage = audio.still
+        // A network input with an end is read ahead on a thread of its own; when that runs
+        // dry the clock pauses, so no frame is lost to the network.
+        c.demuxer = options.demuxer
+        // A live input that goes silent fails at its timeout (exit 1), as a file that cannot be read.
+        c.waitsOutSilence = false
+        c.timed = !untimed && capture == nil
+        c.scaling = scale
+        c.overlay = logo
+        c.audio = try audio.settings()
+        c.subtitles = subtitles.selection
+        return c
+    }
+
+    /// Prints what the outputs report (censored outputs, HDCP), one stderr line each.
+    func report(_ pipeline: PlaybackPipeline) {
+        pipeline.onReport = { report in
+            switch report {
+            case let .censored(output, reason): StandardError.write("policy: outputRestricted \(output): \(reason)\n")
+            case let .shown(output): StandardError.write("policy: \(output) shows the content again\n")
+            case let .hdcpChanged(output, state): StandardError.write("policy: \(output) HDCP \(state.rawValue)\n")
+            case let .failed(message): StandardError.write("policy: \(message)\n")
+            case .captureFailed: break  // the run stops and throws it
+            case .frameCensored: break
+            }
+        }
+    }
+
+    /// Loads `item` on `engine` (opened, its first frame decoded, its sound and subtitles set up)
+    /// and returns its reader. Throws what kept it from opening, as the input's own error.
+    func load(_ item: PlaylistItem, on engine: PlayerEngine) throws -> FrameReader {
+        do {
+            try engine.load([item])
+        } catch PlayerError.media(_, let e) {
+            throw e
+        }
+        if let e = engine.subtitleFailure { throw e }
+        guard let reader = engine.currentItem?.reader else { throw PlayerError.invalidState(command: "play", state: engine.state) }
+        return reader
+    }
+
+    /// The closing lines on stdout: the summary, the network waits (when read ahead), the
+    /// headless renderer, the decoder, the KMS counters.
+    func printSummary(_ stats: PlaybackStats, pipeline: PlaybackPipeline, reader: FrameReader, cpuSeconds: Double) {
+        print(summary(stats: stats, display: pipeline.display, cpuSeconds: cpuSeconds))
+        if reader.readAheadSource != nil {
+            print("buffering: \(stats.bufferingWaits) waits for the network, \(format2(stats.bufferingSeconds)) s in all; \(stats.networkLateFrames) frames late from the network shown (timeline moved back)")
+        }
+        if let headless = pipeline.headlessRenderer, let display = pipeline.display as? HeadlessDisplay {
+            print("renderer: \(headless.renderer.detail); \(display.readbacks) readbacks; \(headless.reason)")
+        }
+        print(decoderLine(reader))
+        if let kms = pipeline.kms {
+            let c = kms.counters
+            print("kms: \(c.composited) composited, \(c.native) native, \(c.nativeRejected) native refused, \(c.flips) flips, \(c.captures) captures, \(c.censored) output frames censored")
         }
     }
 
