@@ -94,8 +94,8 @@ let package = Package(
         // A blocking HTTP/1.1 and SSE client for loopback servers (tests, `bench zap`).
         .target(name: "ScanoutLoopback"),
         // Test doubles for every layer's tests (and for users' own): FakeKMSDevice, ManualClock,
-        // MemoryScanoutRenderer.
-        .target(name: "ScanoutTesting", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay"]),
+        // MemoryScanoutRenderer, FakeAudioSink.
+        .target(name: "ScanoutTesting", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay", "ScanoutAudio"]),
         .executableTarget(name: "scanout", dependencies: [
             "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay",
             "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutLoopback",

@@ -9,9 +9,9 @@ import Glibc
 /// and channel count nearest to the ones asked for (`format` says what the device took: the
 /// decoder resamples to it).
 ///
-/// Owns the handle; `snd_pcm_close` once, in `deinit`. Not thread-safe: used by the audio output
-/// thread only, once opened.
-public final class ALSADevice {
+/// The `AudioSink` that plays. Owns the handle; `snd_pcm_close` once, in `deinit`. Not
+/// thread-safe: used by the audio output thread only, once opened.
+public final class ALSADevice: AudioSink {
     public let name: String
     public let format: AudioFormat
     /// Frames per period and in the whole ring buffer, as the device set them.
@@ -113,6 +113,8 @@ public final class ALSADevice {
 
     /// ALSA's text for an error code (`snd_strerror`).
     public static func text(_ code: Int32) -> String { String(cString: snd_strerror(code)) }
+
+    public func describe(error: Int) -> String { Self.text(Int32(error)) }
 
     /// A PCM device as ALSA's configuration lists it (`snd_device_name_hint`).
     public struct Hint: Sendable, Equatable {

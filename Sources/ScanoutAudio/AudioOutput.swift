@@ -13,14 +13,14 @@ public struct AudioLoss: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "audio device \(device) lost: \(reason); video goes on with its own clock" }
 }
 
-/// Plays audio chunks on an ALSA device from a thread of its own.
+/// Plays audio chunks on an audio sink (an ALSA device, `ALSADevice`) from a thread of its own.
 ///
 /// The loop thread `enqueue`s chunks (never blocking: a bounded queue, a chunk that does not fit
 /// is dropped and counted); the output thread takes them, scales them by the volume and writes
-/// them with blocking `snd_pcm_writei`, a period at a time. After each write it notes which
-/// sample the listener hears now: the stream time of the last sample written minus the device's
-/// delay (`snd_pcm_delay`), stamped with the monotonic clock. That is the master clock
-/// (`streamTime(at:)`).
+/// them with the sink's blocking write (`snd_pcm_writei`), a period at a time. After each write
+/// it notes which sample the listener hears now: the stream time of the last sample written minus
+/// the device's delay (`snd_pcm_delay`), stamped with the output's clock (`now`, the monotonic
+/// clock unless one is given). That is the master clock (`streamTime(at:)`).
 ///
 /// An underrun (`-EPIPE`) is recovered; any other write error ends the output for good: `loss`
 /// says why, the clock answers nil, and enqueued chunks are thrown away.
@@ -28,7 +28,7 @@ public struct AudioLoss: Sendable, Equatable, CustomStringConvertible {
 /// Chunks to be played at a rate other than 1 are stretched here, by the output thread, just
 /// before they are written (`stretch`).
 ///
-/// Thread-safety: every mutable field is guarded by `condition`, except `stretcher`; the device
+/// Thread-safety: every mutable field is guarded by `condition`, except `stretcher`; the sink
 /// and the stretcher are touched only by the output thread once `init` returns (hence
 /// `@unchecked Sendable`).
 public final class AudioOutput: MediaClockSource, @unchecked Sendable {
@@ -39,7 +39,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// interleaving fits easily).
     public let maxQueuedSeconds: Double
 
-    private let device: ALSADevice
+    private let device: any AudioSink
     private let now: @Sendable () -> UInt64
     private let condition = NSCondition()
     private var queue: [AudioChunk] = []
@@ -87,15 +87,24 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     private let done = NSCondition()
     private var finished = false
 
-    /// Opens `device` for `format` (the device may take another rate or channel count: `format`
-    /// then says which, and the decoder converts to it) and starts the output thread.
-    /// `failWritesAfter` makes every write after that many fail (`FaultPlan.audioLostAt`).
-    public init(device name: String, format wanted: AudioFormat, maxQueuedSeconds: Double = 4,
-                failWritesAfter: Int? = nil, now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds) throws {
-        device = try ALSADevice(name: name, format: wanted)
-        deviceName = name
-        format = device.format
-        slack = 2 * Double(device.periodFrames) / Double(device.format.sampleRate)
+    /// Opens ALSA device `device` for `format` (the device may take another rate or channel
+    /// count: `format` then says which, and the decoder converts to it) and starts the output
+    /// thread. `failWritesAfter` makes every write after that many fail (`FaultPlan.audioLostAt`).
+    public convenience init(device name: String, format wanted: AudioFormat, maxQueuedSeconds: Double = 4,
+                            failWritesAfter: Int? = nil, now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds) throws {
+        self.init(sink: try ALSADevice(name: name, format: wanted), maxQueuedSeconds: maxQueuedSeconds,
+                  failWritesAfter: failWritesAfter, now: now)
+    }
+
+    /// Plays on `sink`, opened already (chunks are in its format), and starts the output thread;
+    /// `now` is the clock the output stamps what it hears with. The output owns the sink from now
+    /// on: only its thread uses it.
+    public init(sink: any AudioSink, maxQueuedSeconds: Double = 4, failWritesAfter: Int? = nil,
+                now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds) {
+        device = sink
+        deviceName = sink.name
+        format = sink.format
+        slack = 2 * Double(sink.periodFrames) / Double(sink.format.sampleRate)
         self.maxQueuedSeconds = maxQueuedSeconds
         self.failWritesAfter = failWritesAfter
         self.now = now
@@ -210,7 +219,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Seconds of audio queued and not yet written.
     public var queuedSeconds: Double { condition.withLock { Double(queuedFrames) / Double(format.sampleRate) } }
 
-    /// Plays out every chunk queued and what the device holds (`ALSADevice.drain`: the end of
+    /// Plays out every chunk queued and what the device holds (`AudioSink.drain`: the end of
     /// the sound, as `aplay` ends), waiting at most `timeout` seconds; false when the time ran
     /// out first (the play-out goes on). True at once when paused, lost or closed: nothing more
     /// will be heard. Chunks queued later play as before.
@@ -282,7 +291,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
         }
         var handled = condition.withLock { generation }
         // Whether the device is paused (or was dropped for a pause it could not keep), and
-        // whether that pause kept its samples (`ALSADevice.pause`).
+        // whether that pause kept its samples (`AudioSink.pause`).
         var devicePaused = false
         var pauseKept = false
         while true {
@@ -477,7 +486,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
             }
             if n < 0 {
                 condition.withLock {
-                    lost = AudioLoss(device: deviceName, reason: ALSADevice.text(Int32(n)))
+                    lost = AudioLoss(device: deviceName, reason: device.describe(error: n))
                     heard = nil
                     queue.removeAll()
                     queuedFrames = 0
