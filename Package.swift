@@ -115,6 +115,7 @@ let package = Package(
         .testTarget(name: "ScanoutAudioTests", dependencies: [
             "ScanoutAudio", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
         ]),
+        .testTarget(name: "ScanoutKMSTests", dependencies: ["ScanoutKMS", "ScanoutTesting", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: [
             "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTesting", "ScanoutTestSupport",
@@ -124,6 +125,9 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "ScanoutPipelineTests", dependencies: [
+            "ScanoutPipeline", "ScanoutPolicy", "ScanoutDisplay", "ScanoutKMS", "ScanoutDecode", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
         ]),
         .testTarget(name: "ScanoutServiceTests", dependencies: [
             "ScanoutService", "ScanoutPipeline", "ScanoutPolicy", "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutTesting", "ScanoutTestSupport",
