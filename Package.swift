@@ -104,7 +104,8 @@ let package = Package(
 
         // Fixtures, subprocesses, scratch directories and frame checksums for every test target.
         .target(name: "ScanoutTestSupport", dependencies: [
-            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutLoopback", .product(name: "JWTKit", package: "jwt-kit"),
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutLoopback", "ScanoutOffline", .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/ScanoutTestSupport"),
         // One test target per module, named for it; tests that play through several modules sit with
         // the highest one they need (the player's, the service's, the CLI's).
@@ -125,6 +126,9 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "ScanoutOfflineTests", dependencies: [
+            "ScanoutOffline", "ScanoutPolicy", "ScanoutDemux", "ScanoutCore", "ScanoutTestSupport",
         ]),
         .testTarget(name: "ScanoutPipelineTests", dependencies: [
             "ScanoutPipeline", "ScanoutPolicy", "ScanoutDisplay", "ScanoutKMS", "ScanoutDecode", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",

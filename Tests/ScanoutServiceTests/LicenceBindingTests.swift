@@ -112,7 +112,7 @@ import Testing
             .write(toFile: media.path("third.m3u8"), atomically: true, encoding: .utf8)
         let token = try await TokenPublisher().token()
 
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         await h.expectRefused([(DownloadRequest(source: playlistServer.url("third.m3u8"), token: token),
                                 "is not on the playlist's origin (http://127.0.0.1:\(playlistServer.port)) and its token names no key server")])
         #expect(!(try third.control("log")).contains("/keys/"), "the third host was asked for the key")
@@ -123,7 +123,7 @@ import Testing
         _ = try await h.wait(added.record.id, for: .completed)
         #expect(try playlistServer.control("log").contains("/keys/k1"))
         let local = try #require(h.manager.localInput(for: playlistServer.url("enc.m3u8"))).get().source
-        #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("counter.mp4")))
         try await h.manager.remove(added.record.id)
     }
 
@@ -133,7 +133,7 @@ import Testing
         try http.control("bearer?prefix=/keys&token=\(token)")
         // The key server the token names sends the request on to another origin.
         let (redirector, port) = try OfflineHardeningTests.redirector(to: "http://127.0.0.1:\(http.port)", in: media)
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         await h.expectRefused([(DownloadRequest(source: http.url("enc.m3u8"), token: token, keyServer: "http://127.0.0.1:\(port)/keys/{kid}"),
                                 "HTTP 401")])
         #expect(try http.control("log").contains("/keys/k1"))

@@ -73,7 +73,7 @@ import Testing
         let server = "http://127.0.0.1:\(http.port)/keys/{kid}"
         let source = http.url("enc.mp4")
 
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         // Refused, each naming why: no token; a token the key server refuses; no key server at
         // all; a 15-byte key; the cbcs scheme.
         await h.expectRefused([(DownloadRequest(source: source, keyServer: server), "give the content token"),
@@ -98,7 +98,7 @@ import Testing
         let local = try #require(h.manager.localInput(for: source)).get()
         #expect(local.source.hasSuffix("/offline/\(added.record.id)/media.mp4") && local.decryptionKey?.bytes == key, "\(local)")
         let decoded = try Self.decodedMD5s(local)
-        #expect(decoded == (try OfflineStoreTests.md5s(try Fixtures.path("counter.mp4"))))
+        #expect(decoded == (try OfflineHarness.md5s(try Fixtures.path("counter.mp4"))))
         // Without the key the demuxer hands out what cannot be decoded into the source's frames.
         #expect((try? Self.decodedMD5s(LocalInput(source: local.source))) != decoded)
         // Named nowhere: descriptions, the state directory (the sealed database aside), answers.
@@ -115,7 +115,7 @@ import Testing
         let state = h.scratch.path("state")
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: state + "/offline.db"))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + "/offline.db" + suffix) }
-        let again = try OfflineStoreTests.Harness(scratch: h.scratch)
+        let again = try OfflineHarness(scratch: h.scratch)
         let reopened = try #require(again.manager.localInput(for: source)).get()
         let rebuilt = try again.manager.store.contentKey(of: added.record.id)
         #expect(reopened.decryptionKey == local.decryptionKey && rebuilt?.kid == kid)

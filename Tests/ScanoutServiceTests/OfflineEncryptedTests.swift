@@ -45,7 +45,7 @@ import Testing
         try playlist.replacingOccurrences(of: "AES-128", with: "SAMPLE-AES").write(toFile: media.path("sample.m3u8"), atomically: true, encoding: .utf8)
         let http = try HTTPFileServer.hls(directory: media.url.path)
 
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         // Refused: no token, a token the endpoint does not accept, SAMPLE-AES.
         await h.expectRefused([(DownloadRequest(source: http.url("enc.m3u8")), "give the content token"),
                                (DownloadRequest(source: http.url("enc.m3u8"), token: wrong, keyServer: keyServer), "403"),
@@ -55,7 +55,7 @@ import Testing
         _ = try await h.wait(added.record.id, for: .completed)
         let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get().source
         #expect(local.hasPrefix("/dev/shm/"), "\(local)")
-        #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("counter.mp4")))
 
         // The key is nowhere in the state directory (database, playlist, device key aside), nor
         // in the download's answer.
@@ -71,9 +71,9 @@ import Testing
         // A database rebuilt from the asset's directory keeps the sealed key.
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: state + "/offline.db"))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + "/offline.db" + suffix) }
-        let again = try OfflineStoreTests.Harness(scratch: h.scratch)
+        let again = try OfflineHarness(scratch: h.scratch)
         let reopened = try #require(again.manager.localInput(for: http.url("enc.m3u8"))).get().source
-        #expect(try OfflineStoreTests.md5s(reopened) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
+        #expect(try OfflineHarness.md5s(reopened) == OfflineHarness.md5s(try Fixtures.path("counter.mp4")))
         // Deleted with the asset: the playlist that names the key goes too.
         try await again.manager.remove(added.record.id)
         #expect(!FileManager.default.fileExists(atPath: local))
@@ -92,13 +92,13 @@ import Testing
         let http = try HTTPFileServer.hls(directory: media.url.path)
         let token = try await TokenPublisher().token()
         try http.control("bearer?prefix=/keys&token=\(token)")
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         let added = try await h.manager.add(DownloadRequest(source: http.url("enc.m3u8"), token: token,
                                                             keyServer: "http://127.0.0.1:\(http.port)/keys/{kid}"))
         _ = try await h.wait(added.record.id, for: .completed)
         #expect(try http.control("log").contains("/keys/kid7"))
         let local = try #require(h.manager.localInput(for: http.url("enc.m3u8"))).get().source
-        #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("counter.mp4")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("counter.mp4")))
         try await h.manager.remove(added.record.id)
     }
 }

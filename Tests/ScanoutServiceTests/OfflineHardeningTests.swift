@@ -74,7 +74,7 @@ import Testing
         let http = try Self.clipServer(clip)
         let previous = umask(0o022)
         defer { umask(previous) }
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         let added = try await h.manager.add(DownloadRequest(source: http.url("counter.mp4"), token: "a-token"))
         _ = try await h.wait(added.record.id, for: .completed)
         let state = h.scratch.path("state")
@@ -108,7 +108,7 @@ import Testing
         let (media, http) = try LicenceBindingTests.encryptedHLS()
         defer { withExtendedLifetime(media) {} }
 
-        let h = try OfflineStoreTests.Harness()
+        let h = try OfflineHarness()
         #expect(!FileManager.default.fileExists(atPath: stale) && !FileManager.default.fileExists(atPath: root + "/\(dead.processIdentifier)"))
         #expect(!FileManager.default.fileExists(atPath: legacy))
 
@@ -178,7 +178,7 @@ import Testing
         let clip = try Scratch()
         let http = try Self.clipServer(clip)
         let p = http.port
-        let open = try OfflineStoreTests.Harness { $0.allowedHosts = HostAllowance() }
+        let open = try OfflineHarness { $0.allowedHosts = HostAllowance() }
         await open.expectRefused([
             (DownloadRequest(source: "http://127.0.0.1:\(p)/counter.mp4"), "127.0.0.1 resolves to 127.0.0.1, a loopback address"),
             (DownloadRequest(source: "http://2130706433:\(p)/counter.mp4"), "2130706433 resolves to 127.0.0.1, a loopback address"),
@@ -191,11 +191,11 @@ import Testing
         ])
         #expect(!(try http.control("log")).contains("/counter.mp4"), "a refused host was asked")
 
-        let elsewhere = try OfflineStoreTests.Harness { $0.allowedHosts = try! HostAllowance(["10.0.0.0/8", "cdn.example"]) }
+        let elsewhere = try OfflineHarness { $0.allowedHosts = try! HostAllowance(["10.0.0.0/8", "cdn.example"]) }
         await elsewhere.expectRefused([(DownloadRequest(source: http.url("counter.mp4")), "127.0.0.1 (127.0.0.1) is not in offline.allowedHosts")])
 
         // Allowed by the list: the number that is loopback, judged by the address it reaches.
-        let allowed = try OfflineStoreTests.Harness { $0.allowedHosts = try! HostAllowance(["127.0.0.0/8"]) }
+        let allowed = try OfflineHarness { $0.allowedHosts = try! HostAllowance(["127.0.0.0/8"]) }
         let added = try await allowed.manager.add(DownloadRequest(source: "http://2130706433:\(p)/counter.mp4"))
         _ = try await allowed.wait(added.record.id, for: .completed)
     }
@@ -230,7 +230,7 @@ import Testing
         let http = try Self.clipServer(clip)
         let (toOther, otherPort) = try Self.redirector(to: "http://127.0.0.2:\(http.port)", in: clip)
         let (toClip, clipPort) = try Self.redirector(to: "http://127.0.0.1:\(http.port)", in: clip)
-        let h = try OfflineStoreTests.Harness { $0.allowedHosts = try! HostAllowance(["127.0.0.1"]) }
+        let h = try OfflineHarness { $0.allowedHosts = try! HostAllowance(["127.0.0.1"]) }
         await h.expectRefused([(DownloadRequest(source: "http://127.0.0.1:\(otherPort)/counter.mp4"),
                                 "http://127.0.0.2:\(http.port)/counter.mp4: refused: 127.0.0.2 (127.0.0.2) is not in offline.allowedHosts")])
         #expect(!(try http.control("log")).contains("/counter.mp4"), "the refused host was asked")

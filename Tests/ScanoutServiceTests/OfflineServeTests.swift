@@ -106,7 +106,7 @@ import Glibc
             #expect(done["bytes"] as? Int == done["total"] as? Int)
             #expect(second.stderr.contains("was interrupted; resuming it"), "\(second.stderr)")
             let local = state.path("state/offline/\(id)/index.m3u8")
-            #expect(try OfflineStoreTests.md5s(local) == OfflineStoreTests.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
+            #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
             // Segments were resumed, not all fetched again.
             let log = try hls.control("log").split(separator: "\n").filter { $0.hasPrefix("/v1/seg") }
             #expect(log.count < 5 + 5, "\(log)")
@@ -188,8 +188,8 @@ import Glibc
             #expect((failed["reason"] as? String)?.contains("the disk is full") == true, "\(failed)")
             let still = try request("GET", "/downloads/\(kept)").json
             #expect(still?["state"] as? String == "completed")
-            #expect(try OfflineStoreTests.md5s("/proc/\(run.processIdentifier)/root\(dir)/offline/\(kept)/index.m3u8")
-                    == OfflineStoreTests.md5s(try Fixtures.path("hls3/v0/index.m3u8")))
+            #expect(try OfflineHarness.md5s("/proc/\(run.processIdentifier)/root\(dir)/offline/\(kept)/index.m3u8")
+                    == OfflineHarness.md5s(try Fixtures.path("hls3/v0/index.m3u8")))
             // Space again: resumed, it completes.
             try FileManager.default.removeItem(atPath: filler)
             try hls.control("throttle?prefix=/v2/&rate=0")

@@ -1,8 +1,6 @@
 import Foundation
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 import ScanoutOffline
 import ScanoutPolicy
 import ScanoutTestSupport
@@ -25,11 +23,11 @@ import Testing
     /// A completed asset `id` (the counter clip, kept as a file) with `licence`, its source and
     /// the harness.
     static func asset(_ licence: Licence?, clock: ManualClock, id: String = "film-1") async throws
-        -> (h: OfflineStoreTests.Harness, source: String, server: HTTPFileServer) {
+        -> (h: OfflineHarness, source: String, server: HTTPFileServer) {
         let dir = try Scratch()
         try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: dir.path("counter.mp4"))
         let server = try HTTPFileServer.hls(directory: dir.url.path)
-        let h = try OfflineStoreTests.Harness(wallClock: clock.read)
+        let h = try OfflineHarness(wallClock: clock.read)
         let added = try await h.manager.add(DownloadRequest(source: server.url("counter.mp4"), id: id, licence: licence))
         #expect(added.record.id == id)
         _ = try await h.wait(id, for: .completed)
@@ -38,7 +36,7 @@ import Testing
 
     /// An asset with `licence`, played once at the clock's start (`t0`).
     static func played(_ licence: Licence) async throws
-        -> (h: OfflineStoreTests.Harness, source: String, clock: ManualClock, t0: Double, server: HTTPFileServer) {
+        -> (h: OfflineHarness, source: String, clock: ManualClock, t0: Double, server: HTTPFileServer) {
         let clock = ManualClock()
         let t0 = clock.read()
         let (h, source, server) = try await asset(licence, clock: clock)
@@ -101,7 +99,7 @@ import Testing
         #expect(reason.contains("licence"), "\(reason)")
         #expect(try h.manager.licenceStatus("film-1")?.verdict == .expired(at: t0 + 100))
         // A new manager on the same store (a restart) remembers the mark.
-        let again = try OfflineStoreTests.Harness(scratch: h.scratch, wallClock: clock.read)
+        let again = try OfflineHarness(scratch: h.scratch, wallClock: clock.read)
         #expect(Self.refusal(again.manager.localInput(for: source)) != nil)
     }
 

@@ -1,87 +1,14 @@
 import Foundation
-import Logging
 import ScanoutOffline
-import ScanoutService
 import ScanoutTestSupport
-import Synchronization
 import Testing
 
 /// The offline store's downloads, driven in process against `hls_server.py` (byte ranges,
 /// throttling, Content-Length lies, cut transfers).
 @Suite struct OfflineStoreTests {
-    /// A manager over a store in a scratch directory, with the events it reported.
-    final class Harness: Sendable {
-        let scratch: Scratch
-        let manager: OfflineManager
-        let log = EventLog()
-
-        init(_ configure: (inout OfflineSettings) -> Void = { _ in }, scratch: Scratch? = nil,
-             wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
-            self.scratch = try scratch ?? Scratch()
-            var settings = OfflineSettings()
-            settings.minFreeBytes = 0
-            settings.readTimeout = 5
-            // The tests' servers listen on loopback, which downloads reach only when allowed.
-            settings.allowedHosts = try HostAllowance(OfflineServeTests.loopback)
-            configure(&settings)
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            let store = try OfflineStore(directory: self.scratch.path("state"), logger: logger)
-            let log = self.log
-            manager = OfflineManager(store: store, settings: settings, logger: logger, wallClock: wallClock) { e in log.events.withLock { $0.append(e) } }
-        }
-
-        /// Waits until download `id` is in `state` (at most `seconds`).
-        func wait(_ id: String, for state: DownloadState, seconds: Double = 60) async throws -> DownloadStatus {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                let s = try manager.status(id)
-                if s.record.state == state { return s }
-                if s.record.state == .failed && state != .failed { Issue.record("\(id) failed: \(s.record.reason ?? "")"); return s }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            let s = try manager.status(id)
-            Issue.record("\(id) is \(s.record.state), not \(state), after \(seconds) s (\(s.bytes) of \(s.total) bytes)")
-            return s
-        }
-
-        /// Adds a download of `source` and waits until it runs; its id.
-        func started(_ source: String) async throws -> String {
-            let id = try await manager.add(DownloadRequest(source: source)).record.id
-            _ = try await wait(id, for: .downloading)
-            return id
-        }
-
-        /// Expects each request to be refused as unusable, its reason containing the text given.
-        func expectRefused(_ cases: [(request: DownloadRequest, reason: String)]) async {
-            for (request, reason) in cases {
-                do {
-                    _ = try await manager.add(request)
-                    Issue.record("\(request.source) was accepted (\(reason) expected)")
-                } catch {
-                    guard case .sourceUnusable(_, let why) = error else { Issue.record("\(error)"); continue }
-                    #expect(why.contains(reason), "\(why)")
-                }
-            }
-        }
-
-        func states(_ id: String) -> [DownloadState] {
-            log.events.withLock { $0.compactMap { if case .state(id, let s, _) = $0 { return s } else { return nil } } }
-        }
-    }
-
-    final class EventLog: Sendable {
-        let events = Mutex<[OfflineEvent]>([])
-    }
-
-    /// The framemd5 lines (md5 column) of an input.
-    static func md5s(_ input: String) throws -> [String] {
-        try Proc.ffmpegFrameMD5Lines(input).map(md5Column)
-    }
-
     @Test func keepsTheVariantTheCapsAllowAndItsFramesAreTheSources() async throws {
         let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls3"))
-        let h = try Harness()
+        let h = try OfflineHarness()
         // 288x216 is the highest variant at most 216 lines high.
         let added = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"), maxHeight: 216))
         #expect(added.record.kind == .hls && added.record.height == 216 && added.record.mediaURL.hasSuffix("/v1/index.m3u8"))
@@ -90,7 +17,7 @@ import Testing
         #expect(done.bytes == done.total && done.percent == 100 && done.segmentsDone == done.segmentCount)
         #expect(h.states(added.record.id) == [.queued, .downloading, .completed])
         let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
-        #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls3/v1/index.m3u8")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("hls3/v1/index.m3u8")))
         #expect(h.manager.localInput(for: hls.url("other.m3u8")) == nil)
         let log = try hls.control("log")
         #expect(!log.contains("/v0/seg") && !log.contains("/v2/seg"), "\(log)")
@@ -102,20 +29,20 @@ import Testing
                              "-hls_segment_type", "fmp4", "-hls_playlist_type", "vod", dir.path("index.m3u8")])
         #expect(try String(contentsOfFile: dir.path("index.m3u8"), encoding: .utf8).contains("#EXT-X-MAP:"))
         let server = try HTTPFileServer.hls(directory: dir.url.path)
-        let h = try Harness()
+        let h = try OfflineHarness()
         let added = try await h.manager.add(DownloadRequest(source: server.url("index.m3u8")))
         #expect(added.record.kind == .hls && added.record.bitrate == nil)
         _ = try await h.wait(added.record.id, for: .completed)
         let local = try #require(h.manager.localInput(for: server.url("index.m3u8"))).get().source
         #expect(try String(contentsOfFile: local, encoding: .utf8).contains("#EXT-X-MAP:URI=\"init.mp4\""))
-        #expect(try Self.md5s(local) == Self.md5s(dir.path("index.m3u8")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(dir.path("index.m3u8")))
     }
 
     @Test func aPlainFileIsKeptWhole() async throws {
         let dir = try Scratch()
         try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: dir.path("counter.mp4"))
         let server = try HTTPFileServer.hls(directory: dir.url.path)
-        let h = try Harness()
+        let h = try OfflineHarness()
         let added = try await h.manager.add(DownloadRequest(source: server.url("counter.mp4")))
         let size = try #require(try FileManager.default.attributesOfItem(atPath: dir.path("counter.mp4"))[.size] as? Int)
         #expect(added.record.kind == .file && added.record.estimate == Int64(size))
@@ -126,7 +53,7 @@ import Testing
 
     @Test func refusedWhenTheDiskWouldKeepLessThanTheCushion() async throws {
         let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
-        let h = try Harness { $0.minFreeBytes = 1 << 50 }
+        let h = try OfflineHarness { $0.minFreeBytes = 1 << 50 }
         var refusal: OfflineError?
         do { _ = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))) } catch { refusal = error }
         #expect(refusal?.description.contains("offline.minFreeBytes") == true, "\(String(describing: refusal))")
@@ -144,11 +71,11 @@ import Testing
         // both are continued from the bytes on disk.
         try hls.control("lie?prefix=/v1/seg1.ts&delta=1000")
         try hls.control("cut?prefix=/v1/seg3.ts&at=5000")
-        let h = try Harness()
+        let h = try OfflineHarness()
         let added = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8")))
         _ = try await h.wait(added.record.id, for: .completed)
         let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
-        #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
         let log = try hls.control("log").split(separator: "\n")
         #expect(log.filter { $0 == "/v1/seg3.ts" }.count == 2 && log.filter { $0 == "/v1/seg1.ts" }.count == 2, "\(log)")
     }
@@ -157,7 +84,7 @@ import Testing
         let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
         // Segment 2 announces 1000 bytes fewer than it has: the segment kept is short.
         try hls.control("lie?prefix=/v1/seg2.ts&delta=-1000")
-        let h = try Harness()
+        let h = try OfflineHarness()
         let id = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))).record.id
         let failed = try await h.wait(id, for: .failed)
         #expect(failed.record.reason?.contains("188-byte") == true, "\(failed.record.reason ?? "")")
@@ -166,13 +93,13 @@ import Testing
         _ = try h.manager.resume(id)
         _ = try await h.wait(id, for: .completed)
         let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
-        #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
     }
 
     @Test func pausedResumedAndDeleted() async throws {
         let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
         try hls.control("throttle?prefix=/v1/&rate=40000")
-        let h = try Harness()
+        let h = try OfflineHarness()
         let id = try await h.started(hls.url("master.m3u8"))
         // Some bytes first (a loaded machine may take longer than usual to start the download).
         let deadline = Date().addingTimeInterval(10)
@@ -202,22 +129,22 @@ import Testing
         // Segment 2 comes slowly (89 kB at 4 kB/s: over 20 s, so a loaded machine that polls
         // late still finds it in flight): segments 0 and 1 (60 frames) are there meanwhile.
         try hls.control("throttle?prefix=/v1/seg2.ts&rate=4000")
-        let h = try Harness()
+        let h = try OfflineHarness()
         let id = try await h.started(hls.url("master.m3u8"))
         let deadline = Date().addingTimeInterval(30)
         while try h.manager.status(id).segmentsDone < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let status = try h.manager.status(id)
         #expect(status.segmentsDone == 2 && status.record.state == .downloading && status.bytes < status.total)
         let local = try #require(h.manager.localInput(for: hls.url("master.m3u8"))).get().source
-        let source = try Self.md5s(try Fixtures.path("hls2/v1/index.m3u8"))
-        #expect(try Self.md5s(local) == Array(source.prefix(60)))
+        let source = try OfflineHarness.md5s(try Fixtures.path("hls2/v1/index.m3u8"))
+        #expect(try OfflineHarness.md5s(local) == Array(source.prefix(60)))
         try await h.manager.remove(id)
     }
 
     @Test func atMostTheConfiguredNumberRunAtOnce() async throws {
         let hls = try HTTPFileServer.hls(directory: try Fixtures.path("hls2"))
         try hls.control("throttle?prefix=/v1/&rate=100000")
-        let h = try Harness { $0.concurrentDownloads = 1 }
+        let h = try OfflineHarness { $0.concurrentDownloads = 1 }
         let first = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))).record.id
         let second = try await h.manager.add(DownloadRequest(source: hls.url("v1/index.m3u8"))).record.id
         _ = try await h.wait(first, for: .downloading)
@@ -231,40 +158,19 @@ import Testing
         let scratch = try Scratch()
         var id = ""
         do {
-            let h = try Harness(scratch: scratch)
+            let h = try OfflineHarness(scratch: scratch)
             id = try await h.manager.add(DownloadRequest(source: hls.url("master.m3u8"))).record.id
             _ = try await h.wait(id, for: .completed)
         }
         let db = scratch.path("state/offline.db")
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: db))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
-        let again = try Harness(scratch: scratch)
+        let again = try OfflineHarness(scratch: scratch)
         let list = try again.manager.statuses()
         #expect(list.map(\.record.id) == [id] && list.first?.record.state == .completed)
         let aside = try FileManager.default.contentsOfDirectory(atPath: scratch.path("state")).filter { $0.hasPrefix("offline.db.corrupt-") }
         #expect(aside.count == 1, "\(aside)")
         let local = try #require(again.manager.localInput(for: hls.url("master.m3u8"))).get().source
-        #expect(try Self.md5s(local) == Self.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
-    }
-}
-
-/// The `offline` config key: a flag (keepAll) or an object.
-@Suite struct OfflineConfigTests {
-    static func parse(_ json: String) throws -> ServiceConfig {
-        let scratch = try Scratch()
-        let file = scratch.path("c.json")
-        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
-        return try ServiceConfig.load(file: file)
-    }
-
-    @Test func aFlagOrAnObject() throws {
-        #expect(try Self.parse(#"{"offline": true}"#).offline.keepAll)
-        #expect(try !Self.parse(#"{"offline": false}"#).offline.keepAll)
-        let c = try Self.parse(#"{"offline": {"keepAll": true, "concurrentDownloads": 3, "minFreeBytes": 1000, "maxHeight": 720}}"#)
-        #expect(c.offline.keepAll && c.offline.concurrentDownloads == 3 && c.offline.minFreeBytes == 1000 && c.offline.maxHeight == 720)
-        #expect((c.json["offline"] as? [String: Any])?["concurrentDownloads"] as? Int == 3)
-        #expect(throws: ConfigFileError.self) { try Self.parse(#"{"offline": 1}"#) }
-        #expect(throws: ConfigFileError.self) { try Self.parse(#"{"offline": {"concurrentDownloads": 0}}"#) }
-        #expect(throws: ConfigFileError.self) { try Self.parse(#"{"offline": {"bogus": 1}}"#) }
+        #expect(try OfflineHarness.md5s(local) == OfflineHarness.md5s(try Fixtures.path("hls2/v1/index.m3u8")))
     }
 }
