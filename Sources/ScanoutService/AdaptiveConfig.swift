@@ -35,10 +35,10 @@ extension ServiceConfig {
     static let adaptiveKeys: Set<String> = ["maxHeight", "maxBitrate", "initialBandwidth", "liveStartIndex",
                                             "minBufferForUp", "starvationMargin", "abandonSegments"]
 
-    var adaptiveJSON: [String: Any] {
-        ["maxHeight": adaptive.maxHeight ?? NSNull(), "maxBitrate": adaptive.maxBitrate ?? NSNull(),
-         "initialBandwidth": adaptive.initialBandwidth, "liveStartIndex": adaptive.liveStartIndex,
-         "minBufferForUp": adaptive.minBufferForUp, "starvationMargin": adaptive.starvationMargin,
-         "abandonSegments": adaptive.abandonSegments]
+    func encodeAdaptive(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        try c.encodeNullable(adaptive.maxHeight, forKey: "maxHeight"); try c.encodeNullable(adaptive.maxBitrate, forKey: "maxBitrate")
+        try c.encode(adaptive.initialBandwidth, forKey: "initialBandwidth"); try c.encode(adaptive.liveStartIndex, forKey: "liveStartIndex")
+        try c.encode(adaptive.minBufferForUp, forKey: "minBufferForUp"); try c.encode(adaptive.starvationMargin, forKey: "starvationMargin")
+        try c.encode(adaptive.abandonSegments, forKey: "abandonSegments")
     }
 }

@@ -30,8 +30,9 @@ extension ServiceConfig {
     static let audioKeys: Set<String> = ["audioDevice", "volume", "mute", "alang", "aid", "presentLog"]
     static let audioRuntimeKeys: Set<String> = ["volume", "mute"]
 
-    var audioJSON: [String: Any] {
-        ["audioDevice": audio.device, "volume": audio.volume, "mute": audio.muted,
-         "alang": audio.selection.languages, "aid": audio.selection.track ?? NSNull(), "presentLog": presentLog ?? NSNull()]
+    func encodeAudio(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        try c.encode(audio.device, forKey: "audioDevice"); try c.encode(audio.volume, forKey: "volume"); try c.encode(audio.muted, forKey: "mute")
+        try c.encode(audio.selection.languages, forKey: "alang"); try c.encodeNullable(audio.selection.track, forKey: "aid")
+        try c.encodeNullable(presentLog, forKey: "presentLog")
     }
 }

@@ -20,7 +20,9 @@ extension ServiceConfig {
         try t.rejectUnknown()
     }
 
-    var bufferingJSON: [String: Any] {
-        ["readAhead": readAhead.enabled ? readAhead.seconds : 0, "maxBytes": readAhead.maxBytes, "resumeAfter": readAhead.resumeSeconds]
+    func encodeBuffering(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        var o = c.nestedContainer(keyedBy: WireKey.self, forKey: "buffering")
+        try o.encode(readAhead.enabled ? readAhead.seconds : 0, forKey: "readAhead"); try o.encode(readAhead.maxBytes, forKey: "maxBytes")
+        try o.encode(readAhead.resumeSeconds, forKey: "resumeAfter")
     }
 }

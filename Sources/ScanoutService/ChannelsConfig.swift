@@ -19,11 +19,15 @@ public struct ChannelsConfig: Sendable, Equatable {
 
     public var isEmpty: Bool { m3u == nil && sap == nil }
 
-    var json: Any {
-        guard !isEmpty else { return NSNull() }
-        return ["m3u": m3u.map(URLRedaction.redact) ?? NSNull(),
-                "sap": sap.map { s -> Any in ["address": s.address, "port": s.port, "interface": s.interface ?? NSNull(),
-                                              "timeout": s.timeout ?? NSNull()] } ?? false] as [String: Any]
+    /// As `GET /config` shows it: null without a channel list; `sap` false without SAP.
+    func encode(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        guard !isEmpty else { return try c.encodeNil(forKey: "channels") }
+        var o = c.nestedContainer(keyedBy: WireKey.self, forKey: "channels")
+        try o.encodeNullable(m3u?.redacted, forKey: "m3u")
+        guard let s = sap else { return try o.encode(false, forKey: "sap") }
+        var listen = o.nestedContainer(keyedBy: WireKey.self, forKey: "sap")
+        try listen.encode(s.address, forKey: "address"); try listen.encode(s.port, forKey: "port")
+        try listen.encodeNullable(s.interface, forKey: "interface"); try listen.encodeNullable(s.timeout, forKey: "timeout")
     }
 }
 

@@ -8,7 +8,7 @@ extension ControlAPI {
     /// `GET|PUT /config` (the runtime fields) and `GET|PUT /log-level`.
     func configRoutes() -> RouteCollection<ServiceRequestContext> {
         let routes = RouteCollection(context: ServiceRequestContext.self)
-        routes.get("/config") { [self] _, _ in jsonResponse(config.withLock { $0.json }) }
+        routes.get("/config") { [self] _, _ in jsonResponse(Wire.Config(config.withLock { $0 })) }
         routes.put("/config") { [self] request, context in
             var o = try await body(request, context, fields: Array(ServiceConfig.allKeys))
             var c = config.withLock { $0 }
@@ -24,7 +24,7 @@ extension ControlAPI {
                 return 0
             }
             logger.info("configuration changed", metadata: ["fields": "\(o.values.keys.sorted())"])
-            return jsonResponse(updated.json)
+            return jsonResponse(Wire.Config(updated))
         }
         routes.get("/log-level") { [self] _, _ in jsonResponse(Wire.LogLevel(level: logLevel.current.rawValue)) }
         routes.put("/log-level") { [self] request, context in

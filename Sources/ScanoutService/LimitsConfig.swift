@@ -60,9 +60,10 @@ extension ServiceConfig {
     }
 
     /// As `GET /config` shows it: the bounds in force, derived ones included.
-    var limitsJSON: [String: Any] {
+    func encodeLimits(into c: inout KeyedEncodingContainer<WireKey>) throws {
         let r = limits.resolved()
-        return ["connections": r.connections, "eventStreams": r.eventStreams,
-                "headerTimeout": limits.headerTimeout, "idleTimeout": limits.idleTimeout]
+        var o = c.nestedContainer(keyedBy: WireKey.self, forKey: "limits")
+        try o.encode(r.connections, forKey: "connections"); try o.encode(r.eventStreams, forKey: "eventStreams")
+        try o.encode(limits.headerTimeout, forKey: "headerTimeout"); try o.encode(limits.idleTimeout, forKey: "idleTimeout")
     }
 }

@@ -43,7 +43,12 @@ extension ServiceConfig {
         try t.rejectUnknown()
     }
 
-    var timeshiftJSON: [String: Any] {
-        ["seconds": timeshift.seconds, "maxBytes": timeshift.maxBytes, "directory": timeshift.directory ?? NSNull()]
+    /// `interface`, `sources`, `liveTimeout` and `timeshift`, as `GET /config` shows them.
+    func encodeLive(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        try c.encodeNullable(live.interface, forKey: "interface"); try c.encode(live.sources, forKey: "sources")
+        try c.encode(live.timeoutSeconds, forKey: "liveTimeout")
+        var o = c.nestedContainer(keyedBy: WireKey.self, forKey: "timeshift")
+        try o.encode(timeshift.seconds, forKey: "seconds"); try o.encode(timeshift.maxBytes, forKey: "maxBytes")
+        try o.encodeNullable(timeshift.directory, forKey: "directory")
     }
 }

@@ -34,9 +34,11 @@ extension ServiceConfig {
         try t.rejectUnknown()
     }
 
-    var offlineJSON: [String: Any] {
-        ["keepAll": offline.keepAll, "concurrentDownloads": offline.concurrentDownloads, "minFreeBytes": offline.minFreeBytes,
-         "maxHeight": offline.maxHeight ?? NSNull(), "maxBitrate": offline.maxBitrate ?? NSNull(),
-         "licenceKeys": offline.licenceKeys ?? NSNull(), "allowedHosts": offline.allowedHosts.entries]
+    func encodeOffline(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        var o = c.nestedContainer(keyedBy: WireKey.self, forKey: "offline")
+        try o.encode(offline.keepAll, forKey: "keepAll"); try o.encode(offline.concurrentDownloads, forKey: "concurrentDownloads")
+        try o.encode(offline.minFreeBytes, forKey: "minFreeBytes"); try o.encodeNullable(offline.maxHeight, forKey: "maxHeight")
+        try o.encodeNullable(offline.maxBitrate, forKey: "maxBitrate"); try o.encodeNullable(offline.licenceKeys, forKey: "licenceKeys")
+        try o.encode(offline.allowedHosts.entries, forKey: "allowedHosts")
     }
 }

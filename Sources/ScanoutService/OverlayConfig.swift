@@ -13,7 +13,4 @@ enum OverlayConfig {
         }
         return try o.decode(key, as: Wire.OverlayRequest.self)?.load()
     }
-
-    /// As JSON, for `GET /config` and playlist listings.
-    static func json(_ overlay: Overlay?) -> Any { overlay.map { WireJSON.object(Wire.OverlayShown($0)) } ?? NSNull() }
 }

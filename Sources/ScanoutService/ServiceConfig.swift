@@ -256,27 +256,23 @@ public struct ServiceConfig: Sendable, Equatable {
         return p
     }
 
-    /// As JSON for `GET /config` (the token itself is never shown).
-    public var json: [String: Any] {
-        let base: [String: Any] = [
-            "host": host, "port": port, "unixSocket": unixSocket ?? NSNull(), "tokenSet": token != nil, "allowedHosts": allowedHosts,
-            "rateLimit": rateLimit.map { ["requestsPerSecond": $0.perSecond, "burst": $0.burst] as [String: Any] } ?? NSNull(),
-            "keys": keys ?? NSNull(), "output": output, "outputSize": outputWidth.map { "\($0)x\(outputHeight!)" } ?? NSNull(),
-            "mode": mode ?? NSNull(),
-            "capture": capture ?? NSNull(),
-            "playlist": playlist.map(itemJSON), "repeat": repeatMode.rawValue, "autoplay": autoplay,
-            "scaling": scaling.rawValue, "slate": slate ?? NSNull(), "positionInterval": positionInterval,
-            "retryInterval": retryInterval, "logLevel": logLevel.rawValue, "threads": threads, "timeout": timeout,
-            "playerType": playerType.rawValue, "hwBackend": hwBackend.rawValue, "overlay": OverlayConfig.json(overlay),
-            "stateDir": stateDir ?? NSNull(),
-            "interface": live.interface ?? NSNull(), "sources": live.sources, "liveTimeout": live.timeoutSeconds,
-            "timeshift": timeshiftJSON,
-            "channels": channels.json,
-            "offline": offlineJSON,
-            "limits": limitsJSON,
-            "buffering": bufferingJSON,
-        ]
-        return base.merging(adaptiveJSON) { a, _ in a }.merging(audioJSON) { a, _ in a }.merging(subtitlesJSON) { a, _ in a }
+    /// As `GET /config` shows it (`Wire.Config`), parsed: the token itself is never shown.
+    public var json: [String: Any] { WireJSON.object(Wire.Config(self)) as? [String: Any] ?? [:] }
+
+    /// The fields of this file's keys, as `GET /config` shows them.
+    func encodeService(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        try c.encode(host, forKey: "host"); try c.encode(port, forKey: "port"); try c.encodeNullable(unixSocket, forKey: "unixSocket")
+        try c.encode(token != nil, forKey: "tokenSet"); try c.encode(allowedHosts, forKey: "allowedHosts")
+        try c.encodeNullable(rateLimit.map { Wire.RateLimit(requestsPerSecond: $0.perSecond, burst: $0.burst) }, forKey: "rateLimit")
+        try c.encodeNullable(keys, forKey: "keys"); try c.encode(output, forKey: "output")
+        try c.encodeNullable(outputWidth.map { "\($0)x\(outputHeight!)" }, forKey: "outputSize")
+        try c.encodeNullable(mode, forKey: "mode"); try c.encodeNullable(capture, forKey: "capture")
+        try c.encode(playlist.map(Wire.Item.init), forKey: "playlist"); try c.encode(repeatMode.rawValue, forKey: "repeat")
+        try c.encode(autoplay, forKey: "autoplay"); try c.encode(scaling.rawValue, forKey: "scaling"); try c.encodeNullable(slate, forKey: "slate")
+        try c.encode(positionInterval, forKey: "positionInterval"); try c.encode(retryInterval, forKey: "retryInterval")
+        try c.encode(logLevel.rawValue, forKey: "logLevel"); try c.encode(threads, forKey: "threads"); try c.encode(timeout, forKey: "timeout")
+        try c.encode(playerType.rawValue, forKey: "playerType"); try c.encode(hwBackend.rawValue, forKey: "hwBackend")
+        try c.encodeNullable(overlay.map(Wire.OverlayShown.init), forKey: "overlay"); try c.encodeNullable(stateDir, forKey: "stateDir")
     }
 }
 
@@ -305,9 +301,6 @@ public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
 func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistItem] {
     try RequestDecoder.decode([Wire.ItemRequest].self, from: items, path: [WireKey(stringValue: field)]).map(\.item)
 }
-
-/// An item as `GET /config` shows it (`Wire.Item`).
-func itemJSON(_ item: PlaylistItem) -> Any { WireJSON.object(Wire.Item(item)) }
 
 extension Error {
     var message: String { (self as? APIError)?.message ?? "\(self)" }

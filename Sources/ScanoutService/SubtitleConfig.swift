@@ -25,8 +25,10 @@ extension ServiceConfig {
         try s.rejectUnknown()
     }
 
-    var subtitlesJSON: [String: Any] {
-        ["subtitleLanguages": subtitles.languages,
-         "subtitles": ["enabled": subtitles.enabled, "delay": subtitles.delay, "safeMargin": subtitles.margin.number] as [String: Any]]
+    func encodeSubtitles(into c: inout KeyedEncodingContainer<WireKey>) throws {
+        try c.encode(subtitles.languages, forKey: "subtitleLanguages")
+        var o = c.nestedContainer(keyedBy: WireKey.self, forKey: "subtitles")
+        try o.encode(subtitles.enabled, forKey: "enabled"); try o.encode(subtitles.delay, forKey: "delay")
+        try o.encode(subtitles.margin.number, forKey: "safeMargin")
     }
 }

@@ -1,10 +1,36 @@
 import Foundation
 import Logging
 
-// `GET|PUT /log-level`, and the refusals of every route. (`GET|PUT /config` read and answer with
-// the config file's own reader, `ServiceConfig.apply` and `ServiceConfig.json`.)
+// `GET|PUT /config`, `GET|PUT /log-level`, and the refusals of every route. (`PUT /config` reads
+// its body with the config file's own reader, `ServiceConfig.apply`.)
 
 extension Wire {
+    /// `GET|PUT /config`: the running settings, each section written by the file that reads it
+    /// (`ServiceConfig.encodeService`, `encodeAudio`...); the token itself is never shown.
+    struct Config: Encodable, Sendable {
+        var config: ServiceConfig
+
+        init(_ config: ServiceConfig) { self.config = config }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: WireKey.self)
+            try config.encodeService(into: &c)
+            try config.encodeLive(into: &c)
+            try config.channels.encode(into: &c)
+            try config.encodeAdaptive(into: &c)
+            try config.encodeBuffering(into: &c)
+            try config.encodeAudio(into: &c)
+            try config.encodeOffline(into: &c)
+            try config.encodeSubtitles(into: &c)
+            try config.encodeLimits(into: &c)
+        }
+    }
+
+    struct RateLimit: Encodable, Sendable {
+        var requestsPerSecond: Double
+        var burst: Int
+    }
+
     /// `GET|PUT /log-level`: the answer, and the body of `PUT`.
     struct LogLevel: Encodable, Sendable {
         var level: String
