@@ -31,16 +31,10 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible, Equat
     }
 }
 
-/// A JSON response with sorted keys.
-func jsonResponse(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-    var headers = HTTPFields()
-    headers[.contentType] = "application/json"
-    return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-}
-
 /// Reads the fields of a JSON object one by one with their types and ranges checked, then
-/// refuses any field it was not asked for. Every error names the field.
+/// refuses any field it was not asked for. Every error names the field. The config file and
+/// `PUT /config` are read with it; the other request bodies are `RequestBody` types that
+/// `RequestDecoder` reads with the same checks and messages.
 public struct JSONObject {
     public let values: [String: Any]
     /// Where this object sits in the request ("" for the body, "playlist[2]" for an item).
