@@ -112,11 +112,13 @@ let package = Package(
         .testTarget(name: "ScanoutCoreTests", dependencies: ["ScanoutCore"]),
         .testTarget(name: "ScanoutDemuxTests", dependencies: ["ScanoutDemux", "ScanoutCore", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutDecodeTests", dependencies: ["ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTestSupport"]),
-        .testTarget(name: "ScanoutMediaTests", dependencies: ["ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutAudioTests", dependencies: [
             "ScanoutAudio", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
         ]),
-        .testTarget(name: "ScanoutKMSTests", dependencies: ["ScanoutKMS", "ScanoutTesting", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutKMSTests", dependencies: ["ScanoutKMS", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport"]),
+        .testTarget(name: "ScanoutDisplayTests", dependencies: [
+            "ScanoutDisplay", "ScanoutKMS", "ScanoutRender", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
+        ]),
         .testTarget(name: "ScanoutRenderTests", dependencies: ["ScanoutRender", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutPlayerTests", dependencies: [
             "ScanoutPlayer", "ScanoutKMS", "ScanoutDisplay", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutTesting", "ScanoutTestSupport",

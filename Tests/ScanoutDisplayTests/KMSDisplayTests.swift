@@ -6,7 +6,6 @@ import ScanoutKMS
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
-import ScanoutAudio
 import ScanoutRender
 import ScanoutTestSupport
 import ScanoutTesting

@@ -6,7 +6,6 @@ import Testing
 @testable import ScanoutCore
 @testable import ScanoutDemux
 @testable import ScanoutDecode
-@testable import ScanoutAudio
 import ScanoutTestSupport
 #if canImport(Glibc)
 import Glibc

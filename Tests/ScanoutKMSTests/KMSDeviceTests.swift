@@ -2,7 +2,6 @@
 import ScanoutCore
 import Glibc
 #endif
-import ScanoutDisplay
 @testable import ScanoutKMS
 import ScanoutTesting
 import Testing
