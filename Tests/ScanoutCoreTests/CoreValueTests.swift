@@ -1,4 +1,3 @@
-import Foundation
 import ScanoutCore
 import Testing
 #if canImport(Glibc)
@@ -58,31 +57,5 @@ struct MonotonicClockTests {
             clock.sleep(until: deadline)
             #expect(clock.now() >= deadline)
         }
-    }
-}
-
-@Suite("named threads")
-struct NamedThreadTests {
-    /// Linux keeps 15 bytes of a thread's name and refuses a longer one (`pthread_setname_np`:
-    /// ERANGE), so the names Scanout gives are that short.
-    @Test("the thread carries its name, and the kernel's task name is it")
-    func nameReachesTheKernel() throws {
-        final class Seen: @unchecked Sendable {
-            // Written by the thread before it signals `done`, read after the wait.
-            var foundation: String?
-            var kernel: String?
-        }
-        let seen = Seen()
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread(named: "scanout-test-nm") {
-            seen.foundation = Thread.current.name
-            seen.kernel = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .newlines)
-            done.signal()
-        }
-        thread.start()
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(seen.foundation == "scanout-test-nm")
-        #expect(seen.kernel == "scanout-test-nm")
     }
 }
