@@ -15,18 +15,12 @@ import Glibc
 /// the VA surface out of the decoder's pool, or the software stand-in's `SurfaceMemory`) is kept
 /// alive by this object too, so the display can scan it out until it drops the last reference. Not thread-safe; one owner at a time.
 public final class ExportedSurface {
-    public struct Plane: Sendable, Equatable {
-        /// The DMA-BUF; owned by the surface (never close it).
-        package let fd: Int32
-        public let offset: UInt32
-        public let pitch: UInt32
-        package init(fd: Int32, offset: UInt32, pitch: UInt32) { self.fd = fd; self.offset = offset; self.pitch = pitch }
-    }
     public struct Layer: Sendable, Equatable {
         /// The layer's DRM fourcc (R8, GR88, R16, GR32 for GR1616).
         public let drmFormat: UInt32
-        public let planes: [Plane]
-        package init(drmFormat: UInt32, planes: [Plane]) { self.drmFormat = drmFormat; self.planes = planes }
+        /// Its planes; their buffers are borrowed from the surface (or the memory) that owns them.
+        public let planes: [DMABufPlane]
+        package init(drmFormat: UInt32, planes: [DMABufPlane]) { self.drmFormat = drmFormat; self.planes = planes }
     }
 
     public let width: Int
@@ -38,21 +32,18 @@ public final class ExportedSurface {
     public let layers: [Layer]
     /// Who exported it: "VA-API" or the software stand-in.
     public let origin: String
-    private let objects: [Int32]
+    private let objects: [OwnedDescriptor]
     private let keepAlive: AnyObject?
 
-    /// Takes ownership of `objects` (each closed once in `deinit`); `keepAlive` is whatever holds
-    /// the decoded surface (its `VideoFrame`).
-    package init(width: Int, height: Int, fourcc: UInt32, modifier: UInt64?, layers: [Layer], objects: [Int32], origin: String, keepAlive: AnyObject?) {
+    /// Keeps `objects`, the descriptors the layers' planes borrow (each closed once, when the
+    /// last owner goes); `keepAlive` is whatever holds the decoded surface (its `VideoFrame`).
+    package init(width: Int, height: Int, fourcc: UInt32, modifier: UInt64?, layers: [Layer], objects: [OwnedDescriptor], origin: String,
+                 keepAlive: AnyObject?) {
         self.width = width; self.height = height; self.fourcc = fourcc; self.modifier = modifier
-        self.layers = layers; self.objects = Array(Set(objects)).sorted(); self.origin = origin; self.keepAlive = keepAlive
+        self.layers = layers; self.objects = objects; self.origin = origin; self.keepAlive = keepAlive
     }
 
-    deinit {
-        for fd in objects { close(fd) }
-    }
-
-    /// Number of distinct descriptors owned (what `deinit` closes).
+    /// Number of distinct descriptors owned (closed when the surface goes).
     public var objectCount: Int { objects.count }
 
     // MARK: The software stand-in's export and download
@@ -63,19 +54,15 @@ public final class ExportedSurface {
     /// keeps the memory alive, which it reads back through (`downloadLinear`).
     static func export(_ frame: VideoFrame, with allocator: any SurfaceAllocator, origin: String) throws -> ExportedSurface {
         let memory = try allocator.allocate(frame)
-        var duplicates: [Int32: Int32] = [:]
-        do {
-            for fd in Set(memory.layers.flatMap { $0.planes.map(\.fd) }) {
-                let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
-                guard copy >= 0 else { throw HardwareFailure.exportFailed("dup of a \(allocator.name) descriptor: \(String(cString: strerror(errno)))") }
-                duplicates[fd] = copy
-            }
-        } catch {
-            for fd in duplicates.values { close(fd) }
-            throw error
+        var duplicates: [BorrowedDescriptor: OwnedDescriptor] = [:]
+        for buffer in Set(memory.layers.flatMap { $0.planes.map(\.buffer) }) {
+            let copy = fcntl(buffer.rawValue, F_DUPFD_CLOEXEC, 0)
+            guard copy >= 0 else { throw HardwareFailure.exportFailed("dup of a \(allocator.name) descriptor: \(String(cString: strerror(errno)))") }
+            duplicates[buffer] = OwnedDescriptor(taking: copy)
         }
         let layers = memory.layers.map { layer in
-            Layer(drmFormat: layer.drmFormat, planes: layer.planes.map { Plane(fd: duplicates[$0.fd]!, offset: $0.offset, pitch: $0.pitch) })
+            Layer(drmFormat: layer.drmFormat,
+                  planes: layer.planes.map { DMABufPlane(buffer: duplicates[$0.buffer]!.borrowed, offset: $0.offset, pitch: $0.pitch) })
         }
         return ExportedSurface(width: frame.width, height: frame.height, fourcc: frame.pixelFormat == .p010 ? FourCC.p010 : FourCC.nv12,
                                modifier: memory.modifier, layers: layers, objects: Array(duplicates.values), origin: origin,

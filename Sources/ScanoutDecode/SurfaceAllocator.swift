@@ -42,50 +42,46 @@ public final class MemfdSurfaceAllocator: SurfaceAllocator {
     public func allocate(_ frame: VideoFrame) throws -> any SurfaceMemory { try MemfdSurfaceMemory(frame) }
 }
 
-/// Two memory files holding a picture's planes; closed once, in `deinit`.
+/// Two memory files holding a picture's planes; closed once, when the object goes.
 final class MemfdSurfaceMemory: SurfaceMemory {
     let layers: [ExportedSurface.Layer]
     var modifier: UInt64? { 0 }
     private let sizes: [Int]
+    private let files: [OwnedDescriptor]
 
     init(_ frame: VideoFrame) throws {
         let specs = try SurfaceLayout.separateLayers(of: frame)
         var layers: [ExportedSurface.Layer] = []
         var sizes: [Int] = []
-        do {
-            for (i, s) in specs.enumerated() {
-                let pitch = (s.rowBytes + 63) & ~63
-                let fd = scanout_memfd_create("scanout-standin-plane\(i)")
-                guard fd >= 0 else { throw HardwareFailure.exportFailed("memfd_create: \(String(cString: strerror(errno)))") }
-                layers.append(ExportedSurface.Layer(drmFormat: s.format, planes: [ExportedSurface.Plane(fd: fd, offset: 0, pitch: UInt32(pitch))]))
-                let size = pitch * s.rows
-                sizes.append(size)
-                guard ftruncate(fd, off_t(size)) == 0 else { throw HardwareFailure.exportFailed("ftruncate: \(String(cString: strerror(errno)))") }
-                guard let map = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else {
-                    throw HardwareFailure.exportFailed("mmap: \(String(cString: strerror(errno)))")
-                }
-                defer { munmap(map, size) }
-                guard let src = frame.planeData(i) else { throw HardwareFailure.exportFailed("plane \(i) of \(frame.pixelFormat.name) has no data") }
-                let stride = frame.lineSize(i)
-                for y in 0..<s.rows {
-                    (map + y * pitch).copyMemory(from: src + y * stride, byteCount: s.rowBytes)
-                }
+        var files: [OwnedDescriptor] = []
+        for (i, s) in specs.enumerated() {
+            let pitch = (s.rowBytes + 63) & ~63
+            let made = scanout_memfd_create("scanout-standin-plane\(i)")
+            guard made >= 0 else { throw HardwareFailure.exportFailed("memfd_create: \(String(cString: strerror(errno)))") }
+            let file = OwnedDescriptor(taking: made), fd = made
+            files.append(file)
+            layers.append(ExportedSurface.Layer(drmFormat: s.format, planes: [DMABufPlane(buffer: file.borrowed, pitch: UInt32(pitch))]))
+            let size = pitch * s.rows
+            sizes.append(size)
+            guard ftruncate(fd, off_t(size)) == 0 else { throw HardwareFailure.exportFailed("ftruncate: \(String(cString: strerror(errno)))") }
+            guard let map = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else {
+                throw HardwareFailure.exportFailed("mmap: \(String(cString: strerror(errno)))")
             }
-        } catch {
-            for layer in layers { close(layer.planes[0].fd) }
-            throw error
+            defer { munmap(map, size) }
+            guard let src = frame.planeData(i) else { throw HardwareFailure.exportFailed("plane \(i) of \(frame.pixelFormat.name) has no data") }
+            let stride = frame.lineSize(i)
+            for y in 0..<s.rows {
+                (map + y * pitch).copyMemory(from: src + y * stride, byteCount: s.rowBytes)
+            }
         }
         self.layers = layers
         self.sizes = sizes
-    }
-
-    deinit {
-        for layer in layers { close(layer.planes[0].fd) }
+        self.files = files
     }
 
     func withReadableLayer<R>(_ index: Int, _ body: (UnsafeRawPointer, Int) throws -> R) throws -> R {
         let plane = layers[index].planes[0], size = sizes[index]
-        guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, plane.fd, 0), map != MAP_FAILED else {
+        guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, plane.buffer.rawValue, 0), map != MAP_FAILED else {
             throw HardwareFailure.importFailed("mmap of layer \(index): \(String(cString: strerror(errno)))")
         }
         defer { munmap(map, size) }

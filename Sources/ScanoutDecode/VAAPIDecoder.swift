@@ -237,11 +237,11 @@ final class VAAPIDecoder: HardwareCodecDecoder {
     private static func surface(from desc: VADRMPRIMESurfaceDescriptor, keepAlive: VideoFrame, label: String) -> ExportedSurface {
         var d = desc
         let objectCount = min(d.num_objects, 4), layerCount = min(d.num_layers, 4)
-        let fds = (0..<objectCount).map { scanout_va_prime_object_fd(&d, $0) }
+        let objects = (0..<objectCount).map { OwnedDescriptor(taking: scanout_va_prime_object_fd(&d, $0)) }
         let layers = (0..<layerCount).map { l -> ExportedSurface.Layer in
             let planes = (0..<min(scanout_va_prime_layer_planes(&d, l), 4)).map { p in
-                ExportedSurface.Plane(fd: fds[Int(min(scanout_va_prime_plane_object(&d, l, p), objectCount - 1))],
-                                      offset: scanout_va_prime_plane_offset(&d, l, p), pitch: scanout_va_prime_plane_pitch(&d, l, p))
+                DMABufPlane(buffer: objects[Int(min(scanout_va_prime_plane_object(&d, l, p), objectCount - 1))].borrowed,
+                            offset: scanout_va_prime_plane_offset(&d, l, p), pitch: scanout_va_prime_plane_pitch(&d, l, p))
             }
             return ExportedSurface.Layer(drmFormat: scanout_va_prime_layer_format(&d, l), planes: planes)
         }
@@ -249,6 +249,6 @@ final class VAAPIDecoder: HardwareCodecDecoder {
         let modifier: UInt64? = objectCount > 0 ? scanout_va_prime_object_modifier(&d, 0) : nil
         return ExportedSurface(width: Int(d.width), height: Int(d.height),
                                fourcc: d.fourcc == FourCC.p010 ? FourCC.p010 : FourCC.nv12,
-                               modifier: modifier == invalid ? nil : modifier, layers: layers, objects: fds, origin: label, keepAlive: keepAlive)
+                               modifier: modifier == invalid ? nil : modifier, layers: layers, objects: objects, origin: label, keepAlive: keepAlive)
     }
 }

@@ -45,7 +45,7 @@ extension KMSDisplay {
         do {
             fb = try KMSFramebuffer(device: device, KMSFramebufferDescription(
                 width: frame.width, height: frame.height, format: frame.fourcc, modifier: frame.modifier,
-                planes: frame.planes.map { KMSFramebufferPlane(memory: .dmaBuf(fd: $0.fd), offset: $0.offset, pitch: $0.pitch) }))
+                planes: frame.planes.map { KMSFramebufferPlane(memory: .dmaBuf($0.buffer), offset: $0.offset, pitch: $0.pitch) }))
         } catch {
             return try composite(because: "the framebuffer was refused: \(error)")
         }

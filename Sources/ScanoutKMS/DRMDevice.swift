@@ -270,9 +270,9 @@ public final class DRMDevice: KMSDevice {
             let handle: UInt32
             switch p.memory {
             case let .gemHandle(h): handle = h
-            case let .dmaBuf(bufferFD):
+            case let .dmaBuf(buffer):
                 var h: UInt32 = 0
-                guard drmPrimeFDToHandle(fd, bufferFD, &h) == 0 else { throw KMSError.drmCallFailed(call: "drmPrimeFDToHandle", errno: errno) }
+                guard drmPrimeFDToHandle(fd, buffer.rawValue, &h) == 0 else { throw KMSError.drmCallFailed(call: "drmPrimeFDToHandle", errno: errno) }
                 if !imported.contains(h) { imported.append(h) }
                 handle = h
             }

@@ -83,8 +83,8 @@ public final class GBMDevice {
 package final class GBMPlaneBuffer {
     package let device: GBMDevice
     private let bo: OpaquePointer
-    /// The exported DMA-BUF (owned: closed in `deinit`).
-    package let fd: Int32
+    /// The exported DMA-BUF.
+    package let fd: OwnedDescriptor
     package let stride: UInt32
     package let offset: UInt32
     /// The buffer's format modifier, nil when GBM does not know it (`DRM_FORMAT_MOD_INVALID`).
@@ -137,7 +137,7 @@ package final class GBMPlaneBuffer {
             throw GBMError.bufferFailed("gbm_bo_get_fd(\(formatName)) failed (\(reason))")
         }
         self.bo = bo
-        self.fd = fd
+        self.fd = OwnedDescriptor(taking: fd)
         handle = gbm_bo_get_handle(bo).u32
         stride = gbm_bo_get_stride_for_plane(bo, 0)
         offset = gbm_bo_get_offset(bo, 0)
@@ -148,7 +148,6 @@ package final class GBMPlaneBuffer {
 
     deinit {
         device.card?.releaseHandle(handle)
-        close(fd)
         gbm_bo_destroy(bo)
     }
 
@@ -198,8 +197,8 @@ public final class GBMBuffer {
 
     public let device: GBMDevice
     private let bo: OpaquePointer
-    /// The exported DMA-BUF (owned: closed in `deinit`).
-    public let fd: Int32
+    /// The exported DMA-BUF.
+    public let fd: OwnedDescriptor
     public let width: Int
     public let height: Int
     /// DRM fourcc.
@@ -254,7 +253,7 @@ public final class GBMBuffer {
             throw GBMError.deviceUnavailable(path: device.path, reason: "gbm_bo_get_fd failed (\(reason))")
         }
         self.bo = bo
-        self.fd = fd
+        self.fd = OwnedDescriptor(taking: fd)
         handle = gbm_bo_get_handle(bo).u32
         stride = gbm_bo_get_stride_for_plane(bo, 0)
         offset = gbm_bo_get_offset(bo, 0)
@@ -265,7 +264,6 @@ public final class GBMBuffer {
 
     deinit {
         device.card?.releaseHandle(handle)
-        close(fd)
         gbm_bo_destroy(bo)
     }
 
@@ -283,7 +281,7 @@ public final class GBMBuffer {
     /// own descriptor (`GBMDevice(sharing:)`: the card the framebuffer is added to), else its
     /// DMA-BUF, which the card imports.
     public var framebufferPlane: KMSFramebufferPlane {
-        let memory: KMSFramebufferPlane.Memory = device.card != nil ? .gemHandle(handle) : .dmaBuf(fd: fd)
+        let memory: KMSFramebufferPlane.Memory = device.card != nil ? .gemHandle(handle) : .dmaBuf(fd.borrowed)
         return KMSFramebufferPlane(memory: memory, offset: offset, pitch: stride)
     }
 }

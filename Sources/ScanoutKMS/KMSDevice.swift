@@ -256,8 +256,8 @@ public enum KMSError: Error, Sendable, Equatable, CustomStringConvertible {
 /// One plane of a framebuffer: where its memory is and how it is laid out.
 public struct KMSFramebufferPlane: Sendable, Equatable {
     public enum Memory: Sendable, Equatable {
-        /// A DMA-BUF descriptor (not taken over: the caller still owns and closes it).
-        case dmaBuf(fd: Int32)
+        /// A DMA-BUF, borrowed: its owner keeps it open and closes it.
+        case dmaBuf(BorrowedDescriptor)
         /// A GEM handle already valid on the device's own descriptor.
         case gemHandle(UInt32)
     }

@@ -337,22 +337,17 @@ public final class FrameImporter {
     typealias TargetTexture = @convention(c) (GLenum, GLeglImageOES?) -> Void
 }
 
-/// A frame in DMA-BUFs (as VA-API exports it): one file descriptor, offset and pitch per plane,
-/// a DRM fourcc and an optional format modifier. The descriptors stay owned by the caller.
+/// A frame in DMA-BUFs (as VA-API exports it): one buffer, offset and pitch per plane
+/// (`DMABufPlane`), a DRM fourcc and an optional format modifier. The buffers are borrowed: their
+/// owner (the exported surface, the GBM buffers) outlives the frame's use.
 public struct DMABufFrame: Sendable, Equatable {
-    public struct Plane: Sendable, Equatable {
-        public var fd: Int32
-        public var offset: UInt32
-        public var pitch: UInt32
-        public init(fd: Int32, offset: UInt32, pitch: UInt32) { self.fd = fd; self.offset = offset; self.pitch = pitch }
-    }
     public var width: Int
     public var height: Int
     public var fourcc: UInt32
     public var modifier: UInt64?
-    public var planes: [Plane]
+    public var planes: [DMABufPlane]
 
-    public init(width: Int, height: Int, fourcc: UInt32, modifier: UInt64? = nil, planes: [Plane]) {
+    public init(width: Int, height: Int, fourcc: UInt32, modifier: UInt64? = nil, planes: [DMABufPlane]) {
         self.width = width; self.height = height; self.fourcc = fourcc; self.modifier = modifier; self.planes = planes
     }
 
@@ -384,7 +379,7 @@ public struct DMABufFrame: Sendable, Equatable {
     }
 
     /// `eglCreateImageKHR` attributes for `planes` (up to 3) of a `fourcc` image, then `extra`.
-    static func attributes(width: Int, height: Int, fourcc: UInt32, planes: [Plane], modifier: UInt64?,
+    static func attributes(width: Int, height: Int, fourcc: UInt32, planes: [DMABufPlane], modifier: UInt64?,
                            extra: [EGLint] = []) -> [EGLint] {
         var a: [EGLint] = [EGLint(EGL_WIDTH), EGLint(width), EGLint(EGL_HEIGHT), EGLint(height),
                            EGLint(EGL_LINUX_DRM_FOURCC_EXT), EGLint(bitPattern: fourcc)]
@@ -395,7 +390,7 @@ public struct DMABufFrame: Sendable, Equatable {
         ]
         for (i, p) in planes.prefix(3).enumerated() {
             let k = keys[i]
-            a += [k.0, p.fd, k.1, EGLint(bitPattern: p.offset), k.2, EGLint(bitPattern: p.pitch)]
+            a += [k.0, p.buffer.rawValue, k.1, EGLint(bitPattern: p.offset), k.2, EGLint(bitPattern: p.pitch)]
             if let m = modifier {
                 a += [k.3, EGLint(bitPattern: UInt32(m & 0xffff_ffff)), k.4, EGLint(bitPattern: UInt32(m >> 32))]
             }
@@ -481,6 +476,6 @@ extension DMABufFrame {
             throw RenderError.importRefused("\(FourCC.name(surface.fourcc)) export with \(planes.count) planes in \(surface.layers.count) layers (2 planes expected)")
         }
         self.init(width: surface.width, height: surface.height, fourcc: surface.fourcc, modifier: surface.modifier,
-                  planes: planes.map { Plane(fd: $0.fd, offset: $0.offset, pitch: $0.pitch) })
+                  planes: planes)
     }
 }

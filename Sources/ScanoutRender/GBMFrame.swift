@@ -57,7 +57,7 @@ public final class GBMFrame {
         let mods = Set(buffers.map(\.modifier))
         dmabuf = DMABufFrame(width: w, height: h, fourcc: wide ? FourCC.p010 : FourCC.nv12,
                              modifier: mods.count == 1 ? mods.first! : nil,
-                             planes: buffers.map { DMABufFrame.Plane(fd: $0.fd, offset: $0.offset, pitch: $0.stride) })
+                             planes: buffers.map { DMABufPlane(buffer: $0.fd.borrowed, offset: $0.offset, pitch: $0.stride) })
     }
 
     /// The GBM buffers' format modifier (nil: unknown to GBM).
@@ -75,6 +75,6 @@ extension GBMBuffer {
     /// The buffer as a one-plane DMA-BUF frame (the descriptor stays owned here).
     public var dmabuf: DMABufFrame {
         DMABufFrame(width: width, height: height, fourcc: format, modifier: modifier,
-                    planes: [DMABufFrame.Plane(fd: fd, offset: offset, pitch: stride)])
+                    planes: [DMABufPlane(buffer: fd.borrowed, offset: offset, pitch: stride)])
     }
 }

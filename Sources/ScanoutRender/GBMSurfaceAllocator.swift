@@ -31,7 +31,7 @@ public final class GBMSurfaceAllocator: SurfaceAllocator, @unchecked Sendable {
 extension GBMFrame: SurfaceMemory {
     public var layers: [ExportedSurface.Layer] {
         zip(dmabuf.perPlaneFormats(), dmabuf.planes).map { format, plane in
-            ExportedSurface.Layer(drmFormat: format.fourcc, planes: [ExportedSurface.Plane(fd: plane.fd, offset: plane.offset, pitch: plane.pitch)])
+            ExportedSurface.Layer(drmFormat: format.fourcc, planes: [plane])
         }
     }
 

@@ -250,7 +250,7 @@ struct DecoderSelectionTests {
             #expect(surface.fourcc == FourCC.nv12 && surface.objectCount == 2)
             #expect(surface.layers.map(\.drmFormat) == [FourCC.r8, FourCC.gr88])
             #expect(surface.layers.allSatisfy { $0.planes.count == 1 && $0.planes[0].pitch % 64 == 0 })
-            fds = surface.layers.map { $0.planes[0].fd }
+            fds = surface.layers.map { $0.planes[0].buffer.rawValue }
             ids = fds.map(identity)
             #expect(ids.allSatisfy { $0 != nil })
             // The reader moves on: the clone still holds the first picture's export, readable.

@@ -61,7 +61,7 @@ private func frames(_ n: Int) throws -> [VideoFrame] {
 
 private func nv12(_ w: Int = 640, _ h: Int = 480) -> DMABufFrame {
     DMABufFrame(width: w, height: h, fourcc: FourCC.nv12,
-                planes: [.init(fd: 100, offset: 0, pitch: UInt32(w)), .init(fd: 101, offset: 0, pitch: UInt32(w))])
+                planes: [.init(buffer: BorrowedDescriptor(100), offset: 0, pitch: UInt32(w)), .init(buffer: BorrowedDescriptor(101), offset: 0, pitch: UInt32(w))])
 }
 
 private final class Token {}

@@ -117,7 +117,7 @@ struct GLErrorTests {
         // Surfaceless llvmpipe does not offer the extension; hiding it makes the test the same on drivers that do.
         let ctx = try EGLDisplayContext(options: .init(hiddenExtensions: ["EGL_EXT_image_dma_buf_import"]))
         let frame = DMABufFrame(width: 320, height: 240, fourcc: FourCC.nv12, modifier: 0,
-                                planes: [.init(fd: -1, offset: 0, pitch: 320), .init(fd: -1, offset: 320 * 240, pitch: 320)])
+                                planes: [.init(buffer: BorrowedDescriptor(-1), offset: 0, pitch: 320), .init(buffer: BorrowedDescriptor(-1), offset: 320 * 240, pitch: 320)])
         #expect(throws: RenderError.missingExtension("EGL_EXT_image_dma_buf_import", neededFor: "DMA-BUF import")) {
             try FrameImporter(context: ctx).importDMABuf(frame)
         }

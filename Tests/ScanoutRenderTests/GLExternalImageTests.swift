@@ -63,7 +63,7 @@ struct GLExternalImageTests {
         #expect(DMABufFrame.colourHints(colorSpace: .unspecified, colorRange: .unspecified).prefix(4)
             == [EGL_YUV_COLOR_SPACE_HINT_EXT, EGL_ITU_REC601_EXT, EGL_SAMPLE_RANGE_HINT_EXT, EGL_YUV_NARROW_RANGE_EXT])
         #expect(DMABufFrame.colourHints(colorSpace: .bt2020ncl, colorRange: .limited)[1] == EGL_ITU_REC2020_EXT)
-        let attribs = DMABufFrame.attributes(width: 4, height: 2, fourcc: FourCC.nv12, planes: [.init(fd: 3, offset: 0, pitch: 64)],
+        let attribs = DMABufFrame.attributes(width: 4, height: 2, fourcc: FourCC.nv12, planes: [.init(buffer: BorrowedDescriptor(3), offset: 0, pitch: 64)],
                                              modifier: nil, extra: bt709)
         #expect(Array(attribs.suffix(9)) == bt709 + [EGLint(EGL_NONE)])
     }

@@ -26,7 +26,7 @@ struct HardwareSurfaceTests {
         #expect(d.fourcc == fourcc && d.width == 320 && d.height == 240)
         #expect(d.modifier == DMABufFrame.linearModifier)
         let sample = fourcc == FourCC.p010 ? 2 : 1
-        #expect(d.planes == surface.layers.map { DMABufFrame.Plane(fd: $0.planes[0].fd, offset: 0, pitch: $0.planes[0].pitch) })
+        #expect(d.planes == surface.layers.map { DMABufPlane(buffer: $0.planes[0].buffer, offset: 0, pitch: $0.planes[0].pitch) })
         #expect(d.planes.map(\.pitch) == [UInt32(((320 * sample) + 63) & ~63), UInt32(((320 * sample) + 63) & ~63)])
         #expect(d.perPlaneFormats().map(\.fourcc) == (fourcc == FourCC.p010 ? [FourCC.r16, FourCC.gr1616] : [FourCC.r8, FourCC.gr88]))
     }

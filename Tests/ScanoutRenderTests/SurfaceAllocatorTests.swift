@@ -58,7 +58,7 @@ final class OneFileAllocator: SurfaceAllocator {
             let offsets = [0, chromaOffset]
             layers = specs.indices.map { i in
                 ExportedSurface.Layer(drmFormat: specs[i].format,
-                                      planes: [ExportedSurface.Plane(fd: file, offset: UInt32(offsets[i]), pitch: UInt32(pitches[i]))])
+                                      planes: [DMABufPlane(buffer: BorrowedDescriptor(file), offset: UInt32(offsets[i]), pitch: UInt32(pitches[i]))])
             }
             // Fully initialised from here: a throw runs deinit, which closes the file.
             guard ftruncate(fd, off_t(size)) == 0, let map = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else {
@@ -126,7 +126,7 @@ struct SurfaceAllocatorTests {
         let lumaPitch = ((320 * sample + 255) & ~255) + 32
         #expect(d.planes.map(\.pitch) == [UInt32(lumaPitch), UInt32((320 * sample + 127) & ~127)])
         #expect(d.planes.map(\.offset) == [0, UInt32(lumaPitch * 240 + 4096)])
-        #expect(Set(d.planes.map(\.fd)).count == 1)
+        #expect(Set(d.planes.map(\.buffer)).count == 1)
         let formats = d.perPlaneFormats()
         #expect(formats.map(\.fourcc) == surface.layers.map(\.drmFormat))
         #expect(formats.map(\.fourcc) == (fourcc == FourCC.p010 ? [FourCC.r16, FourCC.gr1616] : [FourCC.r8, FourCC.gr88]))
@@ -165,7 +165,7 @@ struct SurfaceAllocatorTests {
             }
             // Three pictures held: each file open twice (the memory's descriptor, the export's duplicate).
             #expect(openDescriptors(containing: allocator.tag) == 6)
-            let fds = frames.map { $0.surface!.layers[0].planes[0].fd }
+            let fds = frames.map { $0.surface!.layers[0].planes[0].buffer.rawValue }
             #expect(Set(fds).count == 3)
             frames.removeFirst()
             #expect(openDescriptors(containing: allocator.tag) == 4)
