@@ -55,7 +55,10 @@ public struct BufferLevel: Sendable, Equatable {
 /// handed to their sinks when `read` reaches them, on the reading thread, in the order the
 /// container interleaves them: the sound is fed as the picture is, never ahead of it.
 ///
-/// Ownership: from `init` on only the filling thread uses the demuxer for reading, seeking and
+/// Ownership: the filling thread starts at the first `read` (or `waitForData`); routes and seeks
+/// made before then go to the demuxer directly, so a track routed before playback begins (the
+/// sound of an item about to play) loses none of its packets to a fill that ran ahead of the
+/// routing. From then on only the filling thread uses the demuxer for reading, seeking and
 /// routing; the reader's `seek` and `route` are carried out by that thread between two reads
 /// (they wait for a read in progress to return). What the demuxer fixed at open (`video`,
 /// `tracks`, `input`, `formatName`) may still be read anywhere. Closing (the last reference
@@ -71,11 +74,20 @@ public final class PacketReadAhead: PacketSource {
     public let seeksByPresentationTime: Bool
     public var transportCounts: TSCounts? { nil }
 
-    /// Starts reading `demuxer` ahead on a thread of its own.
+    /// The demuxer until the filling thread starts.
+    private var unstarted: Demuxer?
+
+    /// Reads `demuxer` ahead on a thread of its own from the first `read` on.
     public init(demuxer: Demuxer, options: ReadAheadOptions) {
         self.options = options
         seeksByPresentationTime = demuxer.seeksByPresentationTime
         shared = ReadAheadState(options: options, timeBase: demuxer.video.timeBase)
+        unstarted = demuxer
+    }
+
+    private func startFilling() {
+        guard let demuxer = unstarted else { return }
+        unstarted = nil
         shared.start(demuxer: demuxer)
     }
 
@@ -101,7 +113,10 @@ public final class PacketReadAhead: PacketSource {
 
     /// Waits until the next packet is held, or `nanoseconds` passed (at once when the input
     /// ended or the read-ahead is full).
-    public func waitForData(nanoseconds: UInt64) { shared.waitForData(nanoseconds: nanoseconds) }
+    public func waitForData(nanoseconds: UInt64) {
+        startFilling()
+        shared.waitForData(nanoseconds: nanoseconds)
+    }
 
     /// Calls `report` (on the reading thread, from inside `read`) once a read has waited
     /// `seconds` for the network, with the seconds waited; as `Demuxer.reportStalls`.
@@ -113,6 +128,7 @@ public final class PacketReadAhead: PacketSource {
     private var onStall: ((Double) -> Void)?
 
     public func read(into packet: Packet) throws -> Bool {
+        startFilling()
         while true {
             switch try shared.take(stallAfter: onStall == nil ? 0 : stallThreshold, onStall: onStall) {
             case .video(let p):
@@ -128,14 +144,16 @@ public final class PacketReadAhead: PacketSource {
     }
 
     public func seek(toTimestamp timestamp: Int64, position: Int64?) throws {
+        if let demuxer = unstarted { return try demuxer.seek(toTimestamp: timestamp, position: position) }
         try shared.perform(clearing: true) { demuxer in try demuxer.seek(toTimestamp: timestamp, position: position) }
     }
 
     public func route(track index: Int, to sink: ((Packet) -> Void)?) throws {
         let state = shared
-        try shared.perform(clearing: false) { demuxer in
+        let routing: (Demuxer) throws -> Void = { demuxer in
             try demuxer.route(track: index, to: sink == nil ? nil : { state.append(track: $0.clone()) })
         }
+        if let demuxer = unstarted { try routing(demuxer) } else { try shared.perform(clearing: false, routing) }
         sinks[index] = sink
     }
 }

@@ -36,6 +36,29 @@ import Testing
         #expect(ahead.routed == direct.routed)
     }
 
+    @Test func nothingIsReadAheadBeforeTheFirstReadSoATrackRoutedThenLosesNoPacket() throws {
+        let server = try HTTPFileServer(directory: Fixtures.directory.path)
+        let url = server.url("tracks.mkv")
+        let audio = try #require(try Demuxer(input: url).tracks.first { $0.kind == .audio }?.index)
+        let reader = try FrameReader(input: url, demuxerOptions: DemuxerOptions(timeoutSeconds: 10))
+        #expect(reader.readAhead(ReadAheadOptions(seconds: 2)))
+        let ahead = try #require(reader.readAheadSource)
+        // A fill that started at once would hold packets by now (the server is on loopback).
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(ahead.level.packets == 0 && ahead.level.bytes == 0)
+        var first: Int64?
+        try reader.source.route(track: audio) { if first == nil { first = $0.pts } }
+        let f = VideoFrame()
+        _ = try reader.next(into: f)
+        while first == nil, try reader.next(into: f) {}
+        let direct = try Demuxer(input: url)
+        let p = Packet()
+        var expected: Int64?
+        try direct.route(track: audio) { if expected == nil { expected = $0.pts } }
+        while expected == nil, try direct.read(into: p) {}
+        #expect(first != nil && first == expected)
+    }
+
     @Test func aSeekDropsWhatWasHeldAndReadsOnFromTheKeyframe() throws {
         let server = try HTTPFileServer(directory: Fixtures.directory.path)
         let url = server.url("faststart.mp4")
