@@ -83,14 +83,13 @@ public final class GBMDevice {
 package final class GBMPlaneBuffer {
     package let device: GBMDevice
     private let bo: OpaquePointer
+    private let exported: GBMExport
     /// The exported DMA-BUF.
-    package let fd: OwnedDescriptor
-    package let stride: UInt32
-    package let offset: UInt32
+    package var fd: OwnedDescriptor { exported.fd }
+    package var stride: UInt32 { exported.stride }
+    package var offset: UInt32 { exported.offset }
     /// The buffer's format modifier, nil when GBM does not know it (`DRM_FORMAT_MOD_INVALID`).
-    package let modifier: UInt64?
-    /// The buffer's GEM handle on the device's descriptor (GBM's).
-    private let handle: UInt32
+    package var modifier: UInt64? { exported.modifier }
     package let width: Int
     package let height: Int
 
@@ -130,25 +129,12 @@ package final class GBMPlaneBuffer {
             gbm_bo_destroy(bo)
             throw GBMError.bufferFailed("gbm_bo_map(\(formatName), \(width)x\(height)) failed (\(error))")
         }
-        let fd = gbm_bo_get_fd(bo)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
-            gbm_bo_destroy(bo)
-            throw GBMError.bufferFailed("gbm_bo_get_fd(\(formatName)) failed (\(reason))")
-        }
+        exported = try GBMExport(bo, of: device) { GBMError.bufferFailed("gbm_bo_get_fd(\(formatName)) failed (\($0))") }
         self.bo = bo
-        self.fd = OwnedDescriptor(taking: fd)
-        handle = gbm_bo_get_handle(bo).u32
-        stride = gbm_bo_get_stride_for_plane(bo, 0)
-        offset = gbm_bo_get_offset(bo, 0)
-        let m = gbm_bo_get_modifier(bo)
-        modifier = m == SCANOUT_DRM_FORMAT_MOD_INVALID ? nil : m
-        device.card?.retainHandle(handle)
     }
 
     deinit {
-        device.card?.releaseHandle(handle)
-        gbm_bo_destroy(bo)
+        exported.release(bo, of: device)
     }
 
     /// Maps the buffer for reading (`gbm_bo_map`) and calls `body` with its first byte and the
@@ -159,6 +145,39 @@ package final class GBMPlaneBuffer {
         } catch let e as MapFailed {
             throw GBMError.deviceUnavailable(path: device.path, reason: "gbm_bo_map(\(width)x\(height)) for reading failed (\(e))")
         }
+    }
+}
+
+/// A GBM buffer object as exported: its DMA-BUF (owned), GEM handle, stride, offset and modifier.
+/// While it lives, the handle is marked as GBM's on a card that shares the device's descriptor.
+private struct GBMExport {
+    let fd: OwnedDescriptor
+    let handle: UInt32
+    let stride: UInt32
+    let offset: UInt32
+    let modifier: UInt64?
+
+    /// Exports `bo`; when that fails, destroys it and throws what `failed` makes of the reason.
+    init(_ bo: OpaquePointer, of device: GBMDevice, failed: (String) -> GBMError) throws {
+        let raw = gbm_bo_get_fd(bo)
+        guard raw >= 0 else {
+            let reason = String(cString: strerror(errno))
+            gbm_bo_destroy(bo)
+            throw failed(reason)
+        }
+        fd = OwnedDescriptor(taking: raw)
+        handle = gbm_bo_get_handle(bo).u32
+        stride = gbm_bo_get_stride_for_plane(bo, 0)
+        offset = gbm_bo_get_offset(bo, 0)
+        let m = gbm_bo_get_modifier(bo)
+        modifier = m == SCANOUT_DRM_FORMAT_MOD_INVALID ? nil : m
+        device.card?.retainHandle(handle)
+    }
+
+    /// Gives the handle back to the card and destroys `bo` (the descriptor closes with this value).
+    func release(_ bo: OpaquePointer, of device: GBMDevice) {
+        device.card?.releaseHandle(handle)
+        gbm_bo_destroy(bo)
     }
 }
 
@@ -197,18 +216,19 @@ public final class GBMBuffer {
 
     public let device: GBMDevice
     private let bo: OpaquePointer
+    private let exported: GBMExport
     /// The exported DMA-BUF.
-    public let fd: OwnedDescriptor
+    public var fd: OwnedDescriptor { exported.fd }
     public let width: Int
     public let height: Int
     /// DRM fourcc.
     public let format: UInt32
-    public let stride: UInt32
-    public let offset: UInt32
+    public var stride: UInt32 { exported.stride }
+    public var offset: UInt32 { exported.offset }
     /// The layout modifier, nil when GBM does not know it (`DRM_FORMAT_MOD_INVALID`).
-    public let modifier: UInt64?
+    public var modifier: UInt64? { exported.modifier }
     /// The buffer's GEM handle on the device's descriptor (owned by GBM: never closed by KMS).
-    public let handle: UInt32
+    public var handle: UInt32 { exported.handle }
 
     /// `modifiers`: the layouts the consumer (a KMS plane's `IN_FORMATS`) accepts for `format`;
     /// when given for a GL buffer, GBM picks the best of them (`gbm_bo_create_with_modifiers2`),
@@ -246,25 +266,12 @@ public final class GBMBuffer {
         guard let bo = made else {
             throw GBMError.deviceUnavailable(path: device.path, reason: "gbm_bo_create(\(FourCC.name(format)) \(width)x\(height)) failed (\(tried.joined(separator: "; ")))")
         }
-        let fd = gbm_bo_get_fd(bo)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
-            gbm_bo_destroy(bo)
-            throw GBMError.deviceUnavailable(path: device.path, reason: "gbm_bo_get_fd failed (\(reason))")
-        }
+        exported = try GBMExport(bo, of: device) { GBMError.deviceUnavailable(path: device.path, reason: "gbm_bo_get_fd failed (\($0))") }
         self.bo = bo
-        self.fd = OwnedDescriptor(taking: fd)
-        handle = gbm_bo_get_handle(bo).u32
-        stride = gbm_bo_get_stride_for_plane(bo, 0)
-        offset = gbm_bo_get_offset(bo, 0)
-        let m = gbm_bo_get_modifier(bo)
-        modifier = m == SCANOUT_DRM_FORMAT_MOD_INVALID ? nil : m
-        device.card?.retainHandle(handle)
     }
 
     deinit {
-        device.card?.releaseHandle(handle)
-        gbm_bo_destroy(bo)
+        exported.release(bo, of: device)
     }
 
     /// Maps the buffer for the CPU and calls `body` with its first byte and row stride.
