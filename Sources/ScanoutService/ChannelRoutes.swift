@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ScanoutDemux
 import ScanoutPlayer
 
 extension ControlAPI {

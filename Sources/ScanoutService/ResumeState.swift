@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutDemux
 import ScanoutPlayer
 import Synchronization
 

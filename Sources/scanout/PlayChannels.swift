@@ -1,4 +1,5 @@
 import ArgumentParser
+import ScanoutDemux
 import ScanoutPlayer
 
 /// `play --channels FILE [--channel ID]`: a channel of an M3U list instead of an input.

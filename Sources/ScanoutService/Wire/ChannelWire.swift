@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutDemux
 import ScanoutPlayer
 
 // `GET /channels`, `POST /channel` (and the `channel` of the channel commands' answers).
@@ -15,7 +16,7 @@ extension Wire {
         var origin: String
         var current: Bool
 
-        init(_ c: ScanoutPlayer.Channel, snapshot s: PlayerSnapshot, tuned: String?) {
+        init(_ c: ScanoutDemux.Channel, snapshot s: PlayerSnapshot, tuned: String?) {
             id = c.id
             name = c.name
             group = c.group

@@ -1,8 +1,5 @@
 import Foundation
 import ScanoutCore
-import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
 
 /// One channel of a channel list: a live stream (or any input) with a name, found in an M3U
 /// playlist or in a SAP announcement.

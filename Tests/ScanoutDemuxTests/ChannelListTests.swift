@@ -1,9 +1,6 @@
 import Foundation
 import ScanoutCore
 import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
-import ScanoutPlayer
 import Testing
 
 @Suite("M3U channel lists")
