@@ -31,6 +31,10 @@ public struct AudioLoss: Sendable, Equatable, CustomStringConvertible {
 /// Thread-safety: every mutable field is guarded by `condition`, except `stretcher`; the sink
 /// and the stretcher are touched only by the output thread once `init` returns (hence
 /// `@unchecked Sendable`).
+///
+/// One file of about 500 lines, on purpose: both threads' sides use the same guarded fields, and
+/// keeping them `private` (visible to this file only) is what lets the locking above be checked
+/// by reading one file. The decoding, tempo and sink parts live in their own files.
 public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     public let deviceName: String
     /// The format the device took; chunks must be in it.

@@ -50,7 +50,10 @@ public final class GLRenderer {
     public private(set) var readbacks = 0
     /// Whether the last DMA-BUF frame came in as one external image (the driver refused the
     /// per-plane import) rather than one EGLImage per plane.
-    public private(set) var lastDMABufSingleImage = false
+    public internal(set) var lastDMABufSingleImage = false
+    /// Whether drawing at the stored size follows swscale's integer tables (testing hook: false
+    /// converts with the float matrix instead).
+    var tableMath = true
 
     /// The shading language the programs are compiled in: GLSL ES 3.00 on GLES 3, 1.00 on GLES 2.
     public let dialect: GLSLDialect
@@ -164,7 +167,7 @@ public final class GLRenderer {
     }
 
     /// What the drawing needs to know of a frame besides its textures.
-    private struct Picture {
+    struct Picture {
         var width: Int
         var height: Int
         var sampleAspectRatio: Rational
@@ -250,80 +253,6 @@ public final class GLRenderer {
         return try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0, completion: completion) }
     }
 
-    /// Renders a DMA-BUF frame (NV12 or P010), imported one EGLImage per plane
-    /// (`FrameImporter.importDMABuf`), with the same shader as an uploaded nv12 / p010 frame.
-    /// The images and their textures are released before this returns.
-    public func render(_ frame: DMABufFrame, colorSpace: ColorSpace = .unspecified, colorRange: ColorRange = .unspecified,
-                       sampleAspectRatio: Rational = Rational(1, 1)) throws -> RGBImage {
-        try render(frame, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio, completion: .readPixels)
-    }
-
-    private func render(_ frame: DMABufFrame, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
-                        completion: Completion) throws -> RGBImage {
-        try context.makeCurrent()
-        let t0 = ContinuousClock.now
-        let dmabuf = try importer.importDMABuf(frame, colorSpace: colorSpace, colorRange: colorRange)
-        return try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio,
-                          completion: completion, since: t0)
-    }
-
-    /// Draws an imported DMA-BUF frame (per-plane textures, or one external image) into `target`,
-    /// or into the renderer's framebuffer and reads it back when `target` is nil.
-    func render(_ dmabuf: DMABufImport, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
-                target: GLRenderTarget? = nil, since t0: ContinuousClock.Instant) throws -> RGBImage {
-        try render(dmabuf, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio,
-                   completion: target.map { .target($0) } ?? .readPixels, since: t0)
-    }
-
-    private func render(_ dmabuf: DMABufImport, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
-                        completion: Completion, since t0: ContinuousClock.Instant) throws -> RGBImage {
-        let imported = try dmabuf.imported()
-        lastDMABufSingleImage = dmabuf.external
-        try uploadOverlayIfChanged()
-        let frame = dmabuf.frame
-        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: sampleAspectRatio,
-                              colorSpace: colorSpace, fullRange: colorRange == .full,
-                              formatName: "DMA-BUF \(FourCC.name(frame.fourcc))\(dmabuf.external ? " (one external image)" : "")")
-        return try withExtendedLifetime(dmabuf) { try draw(imported, picture, clock: ContinuousClock(), since: t0, completion: completion) }
-    }
-
-    /// Renders a hardware decoder's export (`VideoFrame.surface`) through the DMA-BUF import,
-    /// with the colour tags and aspect ratio of `frame`. The surface is kept alive until the
-    /// images are released.
-    public func render(_ surface: ExportedSurface, taggedLike frame: VideoFrame) throws -> RGBImage {
-        try render(surface, taggedLike: frame, completion: .readPixels)
-    }
-
-    /// `render(_:taggedLike:)`, completed as `completion` says. With `.handOff` the drawing may
-    /// still read the surface when this returns: the caller keeps it until the drawing is done.
-    func render(_ surface: ExportedSurface, taggedLike frame: VideoFrame, completion: Completion) throws -> RGBImage {
-        let dmabuf = try DMABufFrame(surface: surface)
-        return try withExtendedLifetime(surface) {
-            try render(dmabuf, colorSpace: frame.colorSpace, colorRange: frame.colorRange, sampleAspectRatio: frame.sampleAspectRatio,
-                       completion: completion)
-        }
-    }
-
-    /// Renders `frame` turned by `orientation` into `target` (a scanout buffer), filling it as
-    /// `compositor` says (its output size is the target's). No readback: the buffer is what a KMS
-    /// plane scans out. Returns when drawing has finished (`glFinish`), so the buffer may be shown.
-    public func render(_ frame: VideoFrame, orientation: Orientation, into target: GLRenderTarget) throws {
-        let saved = compositor
-        compositor.orientation = orientation
-        defer { compositor = saved }
-        _ = try render(frame, completion: .target(target))
-    }
-
-    /// Renders a DMA-BUF frame (NV12 / P010, imported one EGLImage per plane) into `target`.
-    public func render(_ frame: DMABufFrame, colorSpace: ColorSpace, colorRange: ColorRange, sampleAspectRatio: Rational,
-                       orientation: Orientation, into target: GLRenderTarget) throws {
-        let saved = compositor
-        compositor.orientation = orientation
-        defer { compositor = saved }
-        _ = try render(frame, colorSpace: colorSpace, colorRange: colorRange, sampleAspectRatio: sampleAspectRatio,
-                       completion: .target(target))
-    }
-
     /// Fills `target` with the compositor's background (a censored frame).
     public func clear(_ target: GLRenderTarget) throws {
         try context.makeCurrent()
@@ -374,7 +303,7 @@ public final class GLRenderer {
 
     /// Issues the drawing of `imported` (`drawCommands`), then completes it as `completion` says,
     /// timing each stage into `lastStats`.
-    private func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant,
+    func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant,
                       completion: Completion) throws -> RGBImage {
         let t1 = clock.now
         let drawn = try drawCommands(imported, frame, target: completion.target)
@@ -496,70 +425,6 @@ public final class GLRenderer {
         return DrawnPicture(width: W, height: H, sampleAspectRatio: outSAR)
     }
 
-    /// The chroma reconstruction swscale uses for `format` → rgb24 at the same size: its unscaled converter (nearest) for yuv420p / yuv422p with an
-    /// even output height, otherwise its generic scaler (vertical cubic).
-    static func swscaleChroma(_ format: PixelFormat, uprightHeight: Int) -> YUVProgramKey.Chroma {
-        // swscale turns yuvj formats into their yuv twins with a full-range flag first.
-        let unscaled: Set<String> = ["yuv420p", "yuv422p", "yuva420p", "yuvj420p", "yuvj422p"]
-        return unscaled.contains(format.name) && uprightHeight % 2 == 0 ? .nearest : .cubic
-    }
-
-    /// Kr and Kb of the matrix swscale uses for `space` (`Scaler.effectiveMatrix`).
-    static func lumaCoefficients(_ space: ColorSpace) -> (kr: Double, kb: Double) {
-        switch Scaler.effectiveMatrix(for: space) {
-        case 1: return (0.2126, 0.0722)        // BT.709
-        case 4: return (0.30, 0.11)            // FCC
-        case 7: return (0.212, 0.087)          // SMPTE 240M
-        case 9, 10: return (0.2627, 0.0593)    // BT.2020
-        default: return (0.299, 0.114)         // BT.601 (470BG, 170M, untagged)
-        }
-    }
-
-    /// Y'CbCr → R'G'B' as a column-major 3×3 matrix for `rgb = M · (y, cb, cr)`.
-    static func yuvToRGB(kr: Double, kb: Double) -> [Float] {
-        let kg = 1 - kr - kb
-        let cols: [Double] = [1, 1, 1,
-                              0, -2 * kb * (1 - kb) / kg, 2 * (1 - kb),
-                              2 * (1 - kr), -2 * kr * (1 - kr) / kg, 0]
-        return cols.map { Float($0) }
-    }
-
-    /// (offset, scale) taking `bits`-bit luma and chroma code values to Y' in [0, 1] and Cb, Cr in
-    /// [-0.5, 0.5], for limited or full range.
-    static func ranges(bits: Int, full: Bool) -> (y: (Float, Float), c: (Float, Float)) {
-        let k = Double(1 << (bits - 8))
-        if full {
-            let maxCode = Double((1 << bits) - 1)
-            return ((0, Float(1 / maxCode)), (Float(128 * k), Float(1 / maxCode)))
-        }
-        return ((Float(16 * k), Float(1 / (219 * k))), (Float(128 * k), Float(1 / (224 * k))))
-    }
-
-    /// Whether drawing at the stored size follows swscale's integer tables (testing hook: false
-    /// converts with the float matrix instead).
-    var tableMath = true
-
-    static func isFullRange(_ frame: VideoFrame) -> Bool {
-        frame.colorRange == .full || (frame.colorRange == .unspecified && frame.pixelFormat.isFullRangeByDefinition)
-    }
-
-    /// The constants of swscale's table-driven yuv2rgb (`ff_yuv2rgb_c_init_tables` with neutral
-    /// brightness, contrast and saturation), for the shader's integer path.
-    static func swscaleTables(space: ColorSpace, full: Bool) -> (crv: Int32, cbu: Int32, cgu: Int32, cgv: Int32, cy: Int32, yoffs: Int32, oy: Int32) {
-        let table = sws_getCoefficients(Scaler.effectiveMatrix(for: space))!
-        var crv = Int64(table[0]), cbu = Int64(table[1]), cgu = -Int64(table[2]), cgv = -Int64(table[3])
-        var cy: Int64 = 1 << 16
-        var oy: Int64 = 0
-        if !full {
-            cy = cy * 255 / 219
-            oy = 16 << 16
-        } else {
-            crv = crv * 224 / 255; cbu = cbu * 224 / 255; cgu = cgu * 224 / 255; cgv = cgv * 224 / 255
-        }
-        func scaled(_ c: Int64) -> Int32 { Int32((c * (1 << 16) + 0x8000) / cy) }
-        return (scaled(crv), scaled(cbu), scaled(cgu), scaled(cgv), Int32(cy), full ? 384 : 326, Int32(oy))
-    }
-
     private func setColour(_ program: GLProgram, frame: Picture, imported: FrameImporter.Imported) {
         let full = frame.fullRange
         let (kr, kb) = Self.lumaCoefficients(frame.colorSpace)
@@ -576,144 +441,8 @@ public final class GLRenderer {
         program.set(uniform, int: unit)
     }
 
-    private func uploadOverlayIfChanged() throws {
+    func uploadOverlayIfChanged() throws {
         try overlayTexture.update(compositor.overlay?.image, context: context)
         try subtitleTexture.update(compositor.subtitles?.image, context: context)
-    }
-}
-
-/// What one yuv.frag program is compiled for: the `#define`s the shader reads (see its head).
-/// Compile-time choices rather than uniform branches, because a software rasteriser such as
-/// llvmpipe executes both sides of every branch on every pixel, texture reads included; on a
-/// GPU they save registers. Scaled output always uses bilinear luma and chroma; drawn at its
-/// stored size, luma is nearest and chroma is what swscale would do.
-struct YUVProgramKey: Hashable, Sendable {
-    enum Chroma: String, CaseIterable, Sendable {
-        case nearest = "CHROMA_NEAREST"
-        case cubic = "CHROMA_CUBIC"
-        case cubicExact = "CHROMA_CUBIC_EXACT"
-        case bilinear = "CHROMA_BILINEAR"
-    }
-    var semiPlanar: Bool
-    var bytePairs: Bool
-    var luminanceAlpha: Bool
-    var chroma: Chroma
-    var tableMath: Bool
-
-    var defines: [String] {
-        var d: [String] = []
-        if semiPlanar { d.append("SEMI_PLANAR") }
-        if bytePairs { d.append("BYTE_PAIRS") }
-        if luminanceAlpha { d.append("LUMINANCE_ALPHA") }
-        if chroma == .bilinear { d.append("LUMA_BILINEAR") }
-        d.append(chroma.rawValue)
-        if tableMath { d.append("TABLE_MATH") }
-        return d
-    }
-
-    var programName: String { (["yuv"] + defines.map { $0.lowercased() }).joined(separator: "_") }
-
-    /// Every combination the renderer can draw (exact cubic taps only with table math; table
-    /// math only at the stored size).
-    static var all: [YUVProgramKey] {
-        var keys: [YUVProgramKey] = []
-        for semiPlanar in [false, true] {
-            for bytePairs in [false, true] {
-                for luminanceAlpha in [false, true] {
-                    for chroma in Chroma.allCases {
-                        let tables: [Bool] = switch chroma {
-                        case .nearest, .cubic: [false, true]
-                        case .cubicExact: [true]
-                        case .bilinear: [false]
-                        }
-                        for tableMath in tables {
-                            keys.append(YUVProgramKey(semiPlanar: semiPlanar, bytePairs: bytePairs, luminanceAlpha: luminanceAlpha,
-                                                      chroma: chroma, tableMath: tableMath))
-                        }
-                    }
-                }
-            }
-        }
-        return keys
-    }
-}
-
-/// The GLSL ES version the renderer's programs are compiled as.
-public enum GLSLDialect: String, Sendable {
-    /// GLSL ES 3.00 (GLES 3 contexts): the shaders as stored.
-    case es300 = "GLSL ES 3.00"
-    /// GLSL ES 1.00 (GLES 2 contexts): the same sources under `#version 100`.
-    case es100 = "GLSL ES 1.00"
-
-    var versionLine: String { self == .es300 ? "#version 300 es" : "#version 100" }
-}
-
-/// What one draw left in the renderer's framebuffer: its size, and the shape of its pixels (not
-/// square when the compositor keeps the stored sample aspect ratio).
-struct DrawnPicture: Equatable {
-    var width: Int
-    var height: Int
-    var sampleAspectRatio: Rational
-
-    /// Bytes of the framebuffer read back as RGBA8.
-    var rgbaByteCount: Int { width * height * 4 }
-
-    /// The picture as rgb24, from its framebuffer read back as tightly packed RGBA8 rows
-    /// (`rgbaByteCount` bytes in glReadPixels' row order; video.vert draws the top row as row 0).
-    func image(fromRGBA rgba: UnsafeRawBufferPointer) -> RGBImage {
-        precondition(rgba.count >= rgbaByteCount, "DrawnPicture: readback smaller than the picture")
-        let n = width * height
-        let out = [UInt8](unsafeUninitializedCapacity: n * 3) { dst, initialized in
-            for i in 0..<n {
-                dst[3 * i] = rgba[4 * i]; dst[3 * i + 1] = rgba[4 * i + 1]; dst[3 * i + 2] = rgba[4 * i + 2]
-            }
-            initialized = n * 3
-        }
-        return RGBImage(width: width, height: height, layout: .rgb24, bytes: out, sampleAspectRatio: sampleAspectRatio)
-    }
-}
-
-enum PlaneTransformSize {
-    static func upright(_ w: Int, _ h: Int, _ o: Orientation) -> (width: Int, height: Int) {
-        o.swapsDimensions ? (h, w) : (w, h)
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let c = components
-        return Double(c.seconds) + Double(c.attoseconds) * 1e-18
-    }
-}
-
-/// The texture of one RGBA layer drawn over the picture (the logo, the subtitles), uploaded again
-/// only when its image changes; released with the renderer's context (`GLTexture`).
-private struct LayerTexture {
-    let name: String
-    private(set) var texture: GLTexture?
-    private var uploaded: RGBAImage?
-
-    init(name: String) { self.name = name }
-
-    /// Uploads `image` unless it is the one uploaded last; nil drops the texture.
-    mutating func update(_ image: RGBAImage?, context: EGLDisplayContext) throws {
-        guard let img = image else { texture = nil; uploaded = nil; return }
-        if uploaded == img, texture != nil { return }
-        guard img.width > 0, img.height > 0, img.width <= context.maxTextureSize, img.height <= context.maxTextureSize else {
-            throw RenderError.invalidSize("\(name) \(img.width)x\(img.height)")
-        }
-        // Unsized RGBA: what GLES 2 takes, and RGBA8 on GLES 3.
-        let t = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA, width: img.width, height: img.height))
-        t.setFilter(linear: true)
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        img.bytes.withUnsafeBytes {
-            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA, GLsizei(img.width), GLsizei(img.height), 0,
-                         GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
-        }
-        do { try checkGL("glTexImage2D(\(name))") } catch RenderError.glCall(_, let code) {
-            throw RenderError.importRefused("\(name) \(img.width)x\(img.height): GL error 0x\(String(code, radix: 16))")
-        }
-        texture = t
-        uploaded = img
     }
 }
