@@ -37,6 +37,8 @@ install -D -m 0644 dist/scanout.service "$root/lib/systemd/system/scanout.servic
 install -D -m 0644 dist/scanout.example.json "$root/etc/scanout/scanout.json"
 install -D -m 0644 README.md "$root/usr/share/doc/scanout/README.md"
 install -D -m 0644 docs/PACKAGING.md "$root/usr/share/doc/scanout/PACKAGING.md"
+# The README's links lead into docs/: the guides go with it, at the same relative paths.
+for doc in docs/*.md; do install -D -m 0644 "$doc" "$root/usr/share/doc/scanout/$doc"; done
 
 mandir=$(mktemp -d)
 tools/man.sh "$mandir" >/dev/null
