@@ -102,13 +102,22 @@ import Testing
         let h = try OfflineHarness()
         let id = try await h.started(hls.url("master.m3u8"))
         // Some bytes first (a loaded machine may take longer than usual to start the download).
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while try h.manager.status(id).bytes == 0, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let paused = try h.manager.pause(id)
         #expect(paused.record.state == .paused)
-        try await Task.sleep(for: .milliseconds(600))
-        let held = try h.manager.status(id).bytes
-        try await Task.sleep(for: .milliseconds(500))
+        // The transfer in flight stops once its task sees the cancellation, which a loaded
+        // machine may take a while to get to: wait until the size holds for half a second (a
+        // download that went on would never hold, and fail here), then check that it stays.
+        var held = try h.manager.status(id).bytes
+        let settle = Date().addingTimeInterval(15)
+        while Date() < settle {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = try h.manager.status(id).bytes
+            if now == held { break }
+            held = now
+        }
+        try await Task.sleep(for: .milliseconds(700))
         #expect(try h.manager.status(id).bytes == held && held > 0)
         #expect(throws: OfflineError.self) { try h.manager.pause(id) }
         try hls.control("throttle?prefix=/v1/&rate=0")
