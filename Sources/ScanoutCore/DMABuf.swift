@@ -24,10 +24,7 @@ public final class OwnedDescriptor: Sendable, CustomStringConvertible {
 
     /// A new descriptor of the same open file (close-on-exec), owned by the object returned.
     /// Nil with `errno` set when the process is out of descriptors.
-    public func duplicate() -> OwnedDescriptor? {
-        let copy = fcntl(rawValue, F_DUPFD_CLOEXEC, 0)
-        return copy >= 0 ? OwnedDescriptor(taking: copy) : nil
-    }
+    public func duplicate() -> OwnedDescriptor? { borrowed.duplicate() }
 
     public var description: String { "fd \(rawValue) (owned)" }
 }
@@ -39,6 +36,14 @@ public struct BorrowedDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// `rawValue` as lent by its owner, who keeps it open while the value is used.
     public init(_ rawValue: Int32) { self.rawValue = rawValue }
     public var description: String { "fd \(rawValue)" }
+
+    /// A new descriptor of the same open file (close-on-exec), owned by the object returned: what
+    /// a consumer keeps beyond its owner's life. Nil with `errno` set when the process is out of
+    /// descriptors.
+    public func duplicate() -> OwnedDescriptor? {
+        let copy = fcntl(rawValue, F_DUPFD_CLOEXEC, 0)
+        return copy >= 0 ? OwnedDescriptor(taking: copy) : nil
+    }
 }
 
 /// One plane of a picture in a DMA-BUF: the buffer (borrowed from the object that owns it: an

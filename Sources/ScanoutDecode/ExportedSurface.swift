@@ -56,9 +56,10 @@ public final class ExportedSurface {
         let memory = try allocator.allocate(frame)
         var duplicates: [BorrowedDescriptor: OwnedDescriptor] = [:]
         for buffer in Set(memory.layers.flatMap { $0.planes.map(\.buffer) }) {
-            let copy = fcntl(buffer.rawValue, F_DUPFD_CLOEXEC, 0)
-            guard copy >= 0 else { throw HardwareFailure.exportFailed("dup of a \(allocator.name) descriptor: \(String(cString: strerror(errno)))") }
-            duplicates[buffer] = OwnedDescriptor(taking: copy)
+            guard let copy = buffer.duplicate() else {
+                throw HardwareFailure.exportFailed("dup of a \(allocator.name) descriptor: \(String(cString: strerror(errno)))")
+            }
+            duplicates[buffer] = copy
         }
         let layers = memory.layers.map { layer in
             Layer(drmFormat: layer.drmFormat,
