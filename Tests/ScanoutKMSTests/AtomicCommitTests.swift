@@ -16,14 +16,7 @@ import Testing
     static func lightUp(_ device: FakeKMSDevice) throws -> UInt32 {
         let format = try #require(try device.resources().planes.first { $0.type == .primary }?.formats.first)
         let fb = device.addFramebuffer(format: format)
-        let blob = try device.createPropertyBlob([1, 2, 3, 4])
-        var r = AtomicRequest()
-        r.set(10, "ACTIVE", 1)
-        r.set(10, "MODE_ID", UInt64(blob))
-        r.set(30, "CRTC_ID", 10)
-        r.set(40, "FB_ID", UInt64(fb))
-        r.set(40, "CRTC_ID", 10)
-        _ = try device.atomicCommit(r, flags: .allowModeset, writebackConnector: nil)
+        _ = try device.atomicCommit(try modeset(device, fb: fb), flags: .allowModeset, writebackConnector: nil)
         return fb
     }
 

@@ -8,7 +8,7 @@ import Testing
 
 /// A first modeset on the fake's single screen: CRTC 10 on, mode blob, connector 30 → CRTC 10,
 /// primary plane 40 showing `fb`.
-private func modeset(_ device: FakeKMSDevice, fb: UInt32) throws -> AtomicRequest {
+func modeset(_ device: FakeKMSDevice, fb: UInt32) throws -> AtomicRequest {
     let blob = try device.createPropertyBlob([1, 2, 3, 4])
     var r = AtomicRequest()
     r.set(10, "ACTIVE", 1)
