@@ -4,7 +4,7 @@ extension KMSDisplay {
     /// Drawn by the scanout renderer over each composited frame, placed on each output's mode;
     /// while one is set, frames are composited rather than put on a plane of their own.
     public var overlay: Overlay? {
-        get { renderer.compositor.overlay }
-        set { renderer.compositor.overlay = newValue }
+        get { composition.overlay }
+        set { composition.overlay = newValue }
     }
 }

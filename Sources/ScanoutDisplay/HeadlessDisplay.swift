@@ -73,7 +73,7 @@ public final class HeadlessDisplay: Display {
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         try renderer.draw(frame, layout: layout, outputSize: outputSize)
         if let o = outputSize {
-            lastDestination = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height,
+            lastDestination = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height,
                                                      sampleAspectRatio: frame.sampleAspectRatio, orientation: layout.orientation,
                                                      outputWidth: o.width, outputHeight: o.height, mode: layout.scaling)
         }
@@ -96,14 +96,14 @@ extension HeadlessDisplay {
     /// its errors are thrown). `auto`: GLES when it runs on hardware; the CPU renderer when GL
     /// cannot be opened or is a software rasteriser (llvmpipe draws a 1080p frame several times
     /// slower than swscale converts it), with the reason.
-    public static func makeRenderer(_ choice: KMSDisplay.RendererChoice, compositor: Compositor = Compositor(),
+    public static func makeRenderer(_ choice: KMSDisplay.RendererChoice, composition: Composition = Composition(),
                                     eglOptions: EGLDisplayContext.Options = .init()) throws -> RendererDecision {
         func gl(_ context: EGLDisplayContext) throws -> GLHeadlessRenderer {
-            GLHeadlessRenderer(gl: try GLRenderer(context: context, compositor: compositor), compositor: compositor)
+            GLHeadlessRenderer(gl: try GLRenderer(context: context), composition: composition)
         }
         switch choice {
         case .cpu:
-            return RendererDecision(renderer: CPUHeadlessRenderer(overlay: compositor.overlay), reason: "asked for")
+            return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay), reason: "asked for")
         case .gl:
             return RendererDecision(renderer: try gl(EGLDisplayContext(options: eglOptions)), reason: "asked for")
         case .auto:
@@ -111,12 +111,12 @@ extension HeadlessDisplay {
                 // The context alone tells software from hardware; the programs are built only for a GPU.
                 let context = try EGLDisplayContext(options: eglOptions)
                 if let software = context.softwareRasterizer {
-                    return RendererDecision(renderer: CPUHeadlessRenderer(overlay: compositor.overlay),
+                    return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay),
                                             reason: "auto: GLES is \(context.glRenderer), \(software); the CPU renderer is faster")
                 }
                 return RendererDecision(renderer: try gl(context), reason: "auto: GLES on hardware, \(context.glRenderer)")
             } catch let e as RenderError {
-                return RendererDecision(renderer: CPUHeadlessRenderer(overlay: compositor.overlay), reason: "auto: gl unavailable: \(e)")
+                return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay), reason: "auto: gl unavailable: \(e)")
             }
         }
     }

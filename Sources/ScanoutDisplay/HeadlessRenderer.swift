@@ -55,7 +55,7 @@ public final class CPUHeadlessRenderer: HeadlessRenderer {
     public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
         try renderer.render(frame, orientation: layout.orientation, into: &framebuffer)
         overlay?.blend(into: &framebuffer)
-        subtitles?.layer(for: frame, orientation: layout.orientation, compositor: Compositor(applySampleAspectRatio: false),
+        subtitles?.layer(for: frame, in: Composition(orientation: layout.orientation, applySampleAspectRatio: false),
                          outputWidth: framebuffer.width, outputHeight: framebuffer.height)?.blend(into: &framebuffer)
         drawn = true
     }
@@ -80,18 +80,20 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
     public let name = "gl"
     public let gl: GLRenderer
     private var target: GLRenderTarget?
-    private var compositor: Compositor
+    /// The background and overlay of every picture (its size, scaling and orientation are set
+    /// per frame).
+    private var composition: Composition
     public var overlay: Overlay? {
-        get { compositor.overlay }
-        set { compositor.overlay = newValue }
+        get { composition.overlay }
+        set { composition.overlay = newValue }
     }
     public var subtitles: SubtitleRenderer?
 
-    /// Draws with `gl`; `compositor` gives the background and overlay (its size, scaling and
+    /// Draws with `gl`; `composition` gives the background and overlay (its size, scaling and
     /// orientation are set per frame).
-    public init(gl: GLRenderer, compositor: Compositor = Compositor()) {
+    public init(gl: GLRenderer, composition: Composition = Composition()) {
         self.gl = gl
-        self.compositor = compositor
+        self.composition = composition
     }
 
     /// How DMA-BUF frames reach the GPU on this EGL display.
@@ -114,19 +116,18 @@ public final class GLHeadlessRenderer: HeadlessRenderer {
     }
 
     public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
-        var c = compositor
+        var c = composition
         c.scaling = layout.scaling
+        c.orientation = layout.orientation
         c.applySampleAspectRatio = outputSize != nil
-        let size = outputSize ?? Compositor.naturalSize(width: frame.width, height: frame.height,
+        let size = outputSize ?? Composition.naturalSize(width: frame.width, height: frame.height,
                                                          sampleAspectRatio: Rational(1, 1), orientation: layout.orientation)
         if target?.width != size.width || target?.height != size.height {
             target = nil
             target = try gl.makeTarget(width: size.width, height: size.height)
         }
-        c.subtitles = subtitles?.layer(for: frame, orientation: layout.orientation, compositor: c,
-                                       outputWidth: size.width, outputHeight: size.height)
-        gl.compositor = c
-        try gl.render(frame, orientation: layout.orientation, into: target!)
+        c.subtitles = subtitles?.layer(for: frame, in: c, outputWidth: size.width, outputHeight: size.height)
+        try gl.render(.frame(frame), as: c, into: target!)
     }
 
     public func snapshot() throws -> RGBImage? {

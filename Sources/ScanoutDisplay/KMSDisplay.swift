@@ -66,6 +66,9 @@ public final class KMSDisplay: Display {
 
     public let device: KMSDevice
     public var renderer: ScanoutRenderer
+    /// What every output's picture looks like (background, scaling, the logo), handed to the
+    /// renderer with each frame; the frame's orientation and subtitles are added per draw.
+    public var composition: Composition
     public let options: Options
     /// The time the output filter is asked at: the clock the playback session paces with.
     public let clock: any PlaybackClock
@@ -101,10 +104,11 @@ public final class KMSDisplay: Display {
     var restored = false
 
     /// Chooses the outputs on `device`; nothing is shown until the first `present`.
-    public init(device: KMSDevice, renderer: ScanoutRenderer, options: Options = Options(),
+    public init(device: KMSDevice, renderer: ScanoutRenderer, composition: Composition = Composition(), options: Options = Options(),
                 clock: any PlaybackClock = MonotonicClock()) throws {
         self.device = device
         self.renderer = renderer
+        self.composition = composition
         self.options = options
         self.clock = clock
         let res = try device.resources()
@@ -171,12 +175,12 @@ public final class KMSDisplay: Display {
         guard !dark.isEmpty else { return }
         var request = AtomicRequest()
         for output in dark {
-            try drawIntoFreeBuffer(output, in: &request) { try renderer.drawCensored(into: $0) }
+            try drawIntoFreeBuffer(output, in: &request) { try renderer.drawCensored(composition.background, into: $0) }
             // The output's other buffers get the background too, now: a buffer's first draw is
             // the slow one (its pages mapped, the renderer's state for it made). In the vkms
             // guest the first frame's draw took 58 ms, against 7 ms in a buffer drawn before,
             // and it was late on its aim, where its sound started.
-            for (i, b) in output.buffers.enumerated() where i != output.queued { try renderer.drawCensored(into: b) }
+            for (i, b) in output.buffers.enumerated() where i != output.queued { try renderer.drawCensored(composition.background, into: b) }
         }
         try commit(request, outputs: dark)
         try waitForFlips(dark)
@@ -195,7 +199,7 @@ public final class KMSDisplay: Display {
         useScaling(of: layout)
         do {
             try ensureBuffers(output)
-            try renderer.draw(frame, orientation: layout.orientation, into: output.buffers[freeBuffer(output)])
+            try renderer.draw(frame, as: composing(orientation: layout.orientation), into: output.buffers[freeBuffer(output)])
         } catch {
             // The real draw will say what failed.
         }
@@ -215,13 +219,13 @@ public final class KMSDisplay: Display {
         for output in outputs {
             try drawIntoFreeBuffer(output, in: &request) { buffer in
                 if let reason = censored[output.connectorID] {
-                    try renderer.drawCensored(into: buffer)
+                    try renderer.drawCensored(composition.background, into: buffer)
                     lastCensorReason[output.name] = reason
                     counters.censored += 1
                 } else {
-                    renderer.compositor.subtitles = subtitles?.layer(for: frame, orientation: orientation, compositor: renderer.compositor,
-                                                                     outputWidth: buffer.width, outputHeight: buffer.height)
-                    try renderer.draw(frame, orientation: orientation, into: buffer)
+                    var c = composing(orientation: orientation)
+                    c.subtitles = subtitles?.layer(for: frame, in: c, outputWidth: buffer.width, outputHeight: buffer.height)
+                    try renderer.draw(frame, as: c, into: buffer)
                 }
             }
             touched.append(output)

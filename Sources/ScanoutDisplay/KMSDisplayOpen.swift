@@ -16,7 +16,7 @@ extension KMSDisplay {
     /// Opens a real screen: the card at `devicePath` (nil: the first card with a connected
     /// screen), DRM master, the chosen renderer on GBM, and the outputs `options` asks for.
     /// `note` receives one line for each choice made on the user's behalf (renderer fallback).
-    public static func open(devicePath: String?, renderer choice: RendererChoice = .auto, compositor: Compositor = Compositor(),
+    public static func open(devicePath: String?, renderer choice: RendererChoice = .auto, composition: Composition = Composition(),
                             options: Options = Options(), clock: any PlaybackClock = MonotonicClock(), directory: String = "/dev/dri",
                             note: (String) -> Void = { _ in }) throws -> KMSDisplay {
         let path: String
@@ -44,14 +44,13 @@ extension KMSDisplay {
         case .gl, .auto:
             do {
                 let context = try EGLDisplayContext(gbmDevice: gbm)
-                renderer = GLScanoutRenderer(gbm: gbm, gl: try GLRenderer(context: context, compositor: compositor))
+                renderer = GLScanoutRenderer(gbm: gbm, gl: try GLRenderer(context: context))
                 if choice == .auto { note("renderer: gl (\(context.glRenderer))") }
             } catch let e as RenderError where choice == .auto {
                 note("renderer: cpu (gl unavailable: \(e))")
                 renderer = CPUScanoutRenderer(gbm: gbm)
             }
         }
-        renderer.compositor = compositor
-        return try KMSDisplay(device: device, renderer: renderer, options: options, clock: clock)
+        return try KMSDisplay(device: device, renderer: renderer, composition: composition, options: options, clock: clock)
     }
 }

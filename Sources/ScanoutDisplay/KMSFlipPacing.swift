@@ -64,15 +64,22 @@ extension KMSDisplay: VBlankSource {
 
     public var commitLead: UInt64 { UInt64(max(drawEstimate ?? 0, 0)) }
 
-    /// The compositor scales by `layout`'s mode from now on.
+    /// Frames are scaled by `layout`'s mode from now on.
     func useScaling(of layout: FrameLayout) {
-        if renderer.compositor.scaling != layout.scaling { renderer.compositor.scaling = layout.scaling }
+        composition.scaling = layout.scaling
+    }
+
+    /// The display's composition for a frame turned by `orientation`.
+    func composing(orientation: Orientation) -> Composition {
+        var c = composition
+        c.orientation = orientation
+        return c
     }
 
     public var holdsCommits: Bool { true }
     public func holdNextCommit(until time: UInt64) { commitHold = time }
 
-    /// Shows `frame` with the item's scaling mode (the compositor's, for this frame on).
+    /// Shows `frame` with the item's scaling mode (the display's, for this frame on).
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         useScaling(of: layout)
         try present(frame, orientation: layout.orientation)

@@ -29,9 +29,9 @@ extension KMSDisplay {
         // The resources as last read (at start and on hotplug): no connector or plane re-read per frame.
         let res = resources
         guard let crtcIndex = res.crtcIndex(of: output.crtcID) else { return try composite(because: "CRTC gone") }
-        let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: Rational(1, 1),
+        let rect = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: Rational(1, 1),
                                           orientation: .identity, outputWidth: output.mode.width, outputHeight: output.mode.height,
-                                          mode: renderer.compositor.scaling)
+                                          mode: composition.scaling)
         let fullScreen = rect == PixelRect(x: 0, y: 0, width: output.mode.width, height: output.mode.height)
         let candidates = res.planes.filter { p in
             p.canUse(crtcIndex: crtcIndex) && p.formats.contains(frame.fourcc) && p.type != .cursor
@@ -84,7 +84,7 @@ extension KMSDisplay {
         if outputs.count != 1 { return "\(outputs.count) outputs (a plane shows one)" }
         if let reason = censored[outputs[0].connectorID] { return "censored (\(reason))" }
         if !orientation.isIdentity { return "rotation needs composition" }
-        if renderer.compositor.overlay != nil { return "an overlay image needs composition" }
+        if composition.overlay != nil { return "an overlay image needs composition" }
         if subtitles?.enabled == true { return "subtitles need composition" }
         return nil
     }

@@ -32,14 +32,13 @@ public protocol ScanoutRenderer: AnyObject {
     func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer
     /// A buffer a writeback connector writes into, and that `read` can read.
     func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer
-    /// Draws `frame` turned by `orientation` into `buffer`, filling all of it; returns once the
-    /// drawing is complete.
-    func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws
-    /// Fills `buffer` with the compositor's background (a censored frame).
-    func drawCensored(into buffer: ScanoutBuffer) throws
+    /// Draws `frame` as `composition` says into `buffer`, filling all of it (the buffer's size is
+    /// the output's); returns once the drawing is complete.
+    func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws
+    /// Fills `buffer` with `background` (a censored frame).
+    func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws
     /// The buffer's pixels.
     func read(_ buffer: ScanoutBuffer) throws -> RGBImage
-    var compositor: Compositor { get set }
     /// Where uploads of decoded pictures (and GPU copies and imports) are counted; renderers
     /// that draw from CPU planes without a GPU upload count nothing.
     var transfers: FrameTransfers? { get set }
@@ -56,9 +55,8 @@ extension ScanoutRenderer {
         set {}
     }
 
-    /// Fills XRGB8888 rows with the background colour.
-    package func fillBackground(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int) {
-        let bg = compositor.background
+    /// Fills XRGB8888 rows with `bg`.
+    package func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with bg: RGBColor) {
         let value = (UInt32(bg.r) << 16 | UInt32(bg.g) << 8 | UInt32(bg.b)).littleEndian
         for y in 0..<height { (base + y * stride).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: width) }
     }
@@ -69,10 +67,6 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
     public let name = "cpu"
     private let gbm: GBMDevice
     private let cpu = CPUCompositor()
-    public var compositor: Compositor {
-        get { cpu.compositor }
-        set { cpu.compositor = newValue }
-    }
 
     public init(gbm: GBMDevice) { self.gbm = gbm }
     public var gbmDevice: GBMDevice? { gbm }
@@ -93,16 +87,16 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
                       backing: bo)
     }
 
-    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+    public func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
         try bo.withMappedPixels(write: true) { base, stride in
-            try cpu.compose(frame, orientation: orientation, into: base, stride: stride, width: bo.width, height: bo.height)
+            try cpu.compose(frame, as: composition, into: base, stride: stride, width: bo.width, height: bo.height)
         }
     }
 
-    public func drawCensored(into buffer: ScanoutBuffer) throws {
+    public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
-        try bo.withMappedPixels(write: true) { base, stride in fillBackground(base, stride: stride, width: bo.width, height: bo.height) }
+        try bo.withMappedPixels(write: true) { base, stride in fill(base, stride: stride, width: bo.width, height: bo.height, with: background) }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
@@ -117,10 +111,6 @@ public final class GLScanoutRenderer: ScanoutRenderer {
     public let name = "gl"
     private let gbm: GBMDevice
     public let gl: GLRenderer
-    public var compositor: Compositor {
-        get { gl.compositor }
-        set { gl.compositor = newValue }
-    }
     public var transfers: FrameTransfers? {
         get { gl.importer.transfers }
         set { gl.importer.transfers = newValue }
@@ -145,14 +135,14 @@ public final class GLScanoutRenderer: ScanoutRenderer {
         CPUScanoutRenderer.wrap(try GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .writeback))
     }
 
-    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+    public func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws {
         guard let target = buffer.target as? GLRenderTarget else { throw KMSDisplayError.bufferFailed("no GL render target") }
-        try gl.render(frame, orientation: orientation, into: target)
+        try gl.render(.frame(frame), as: composition, into: target)
     }
 
-    public func drawCensored(into buffer: ScanoutBuffer) throws {
+    public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
         guard let target = buffer.target as? GLRenderTarget else { throw KMSDisplayError.bufferFailed("no GL render target") }
-        try gl.clear(target)
+        try gl.clear(target, to: background)
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {

@@ -26,7 +26,7 @@ public struct OutputSettings: Sendable {
     /// The EGL platforms the headless GL renderer may use, in order.
     public var eglPlatforms: [HeadlessPlatform]
     /// Scaling and background for `play`'s whole run (the service lays out per item).
-    public var compositor: Compositor
+    public var composition: Composition
     /// KMS: a writeback connector captures every frame shown.
     public var capture: Bool
     /// Headless: the output size pictures are laid out on.
@@ -37,7 +37,7 @@ public struct OutputSettings: Sendable {
 
     public init(kind: Kind = .auto, card: String? = nil, connectors: [String] = [], mode: String? = nil,
                 renderer: KMSDisplay.RendererChoice = .auto, eglPlatforms: [HeadlessPlatform] = HeadlessPlatform.allCases,
-                compositor: Compositor = Compositor(), capture: Bool = false, headlessWidth: Int? = nil, headlessHeight: Int? = nil,
+                composition: Composition = Composition(), capture: Bool = false, headlessWidth: Int? = nil, headlessHeight: Int? = nil,
                 directory: String = "/dev/dri") {
         self.kind = kind
         self.card = card
@@ -45,7 +45,7 @@ public struct OutputSettings: Sendable {
         self.mode = mode
         self.renderer = renderer
         self.eglPlatforms = eglPlatforms
-        self.compositor = compositor
+        self.composition = composition
         self.capture = capture
         self.headlessWidth = headlessWidth
         self.headlessHeight = headlessHeight
@@ -112,7 +112,7 @@ public final class PlaybackPipeline {
         }
         do {
             let kms = try KMSDisplay.open(devicePath: settings.card ?? choice.devicePath, renderer: settings.renderer,
-                                          compositor: settings.compositor,
+                                          composition: settings.composition,
                                           options: KMSDisplay.Options(connectors: settings.connectors, mode: settings.mode, capture: settings.capture),
                                           directory: settings.directory, note: note)
             // The screen is lit (the modeset) before anything plays: the first frame is an
@@ -129,7 +129,7 @@ public final class PlaybackPipeline {
     private static func headless(_ settings: OutputSettings, note: (String) -> Void) throws -> PlaybackPipeline {
         var egl = EGLDisplayContext.Options()
         egl.headlessPlatforms = settings.eglPlatforms
-        let decision = try HeadlessDisplay.makeRenderer(settings.renderer, compositor: settings.compositor, eglOptions: egl)
+        let decision = try HeadlessDisplay.makeRenderer(settings.renderer, composition: settings.composition, eglOptions: egl)
         note(decision.line)
         let display = HeadlessDisplay(renderer: decision.renderer, outputWidth: settings.headlessWidth, outputHeight: settings.headlessHeight)
         return PlaybackPipeline(display: display, headlessRenderer: decision)

@@ -3,7 +3,7 @@ import ScanoutDemux
 import ScanoutDecode
 
 /// Composites a decoded frame into an XRGB8888 canvas (a KMS scanout buffer, or memory) with the
-/// CPU: `Compositor`'s placement (fit, fill, stretch, none; rotation; sample aspect ratio),
+/// CPU, as the `Composition` each call is given says: its placement (fit, fill, stretch, none; rotation; sample aspect ratio),
 /// background and overlay, with libswscale doing the colour conversion and the scaling in one
 /// pass (`SWS_BICUBIC | SWS_BITEXACT`, YUV straight to XRGB).
 ///
@@ -12,20 +12,19 @@ import ScanoutDecode
 /// the headless output and `scanout render --size` draw too, so a KMS screen and a headless run
 /// agree exactly. Reuses its conversion context and buffers; one owner at a time.
 public final class CPUCompositor {
-    public var compositor: Compositor
     private let scaler = Scaler()
     private let scaled = VideoFrame()
     private let widened = VideoFrame()
 
-    public init(compositor: Compositor = Compositor()) { self.compositor = compositor }
+    public init() {}
 
-    /// Draws `frame` turned by `orientation` into the `width`×`height` XRGB8888 canvas at `pixels`
-    /// (`stride` bytes per row). The compositor's output size is ignored: the canvas is the output.
-    package func compose(_ frame: VideoFrame, orientation: Orientation, into pixels: UnsafeMutableRawPointer, stride: Int,
+    /// Draws `frame` as `c` says into the `width`×`height` XRGB8888 canvas at `pixels` (`stride`
+    /// bytes per row). The composition's output size is ignored: the canvas is the output.
+    package func compose(_ frame: VideoFrame, as c: Composition, into pixels: UnsafeMutableRawPointer, stride: Int,
                          width W: Int, height H: Int) throws {
         guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
         try frame.makeCPUResident()
-        let c = compositor
+        let orientation = c.orientation
         var source = frame
         if !orientation.isIdentity {
             if !frame.canOrientPlanes(orientation) {
@@ -36,7 +35,7 @@ public final class CPUCompositor {
             source = try source.oriented(orientation)
         }
         let sar = frame.sampleAspectRatio.isValid && c.applySampleAspectRatio ? frame.sampleAspectRatio : Rational(1, 1)
-        let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: sar,
+        let rect = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: sar,
                                           orientation: orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
         let bg = UInt32(c.background.r) << 16 | UInt32(c.background.g) << 8 | UInt32(c.background.b)
         // The visible part of the picture.
@@ -65,9 +64,9 @@ public final class CPUCompositor {
 
     /// Composites into a new packed rgb24 image of `width`×`height` (what `scanout render --size`
     /// writes, and the reference a KMS capture is compared with).
-    public func compose(_ frame: VideoFrame, orientation: Orientation, width: Int, height: Int) throws -> RGBImage {
+    public func compose(_ frame: VideoFrame, as composition: Composition, width: Int, height: Int) throws -> RGBImage {
         var canvas = [UInt8](repeating: 0, count: 4 * width * height)
-        try canvas.withUnsafeMutableBytes { try compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * width, width: width, height: height) }
+        try canvas.withUnsafeMutableBytes { try compose(frame, as: composition, into: $0.baseAddress!, stride: 4 * width, width: width, height: height) }
         return RGBImage(xrgb: canvas, width: width, height: height, stride: 4 * width)
     }
 

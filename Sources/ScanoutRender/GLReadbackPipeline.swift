@@ -54,7 +54,7 @@ public final class GLReadbackPipeline<Tag> {
     private var nextSlot = 0
 
     /// A pipeline `depth` frames deep (3: one drawing, one copying, one being handed out) over
-    /// `renderer`, which it draws with (its compositor, timings and context).
+    /// `renderer`, which it draws with (its timings and context).
     public init(renderer: GLRenderer, depth: Int = 3) throws {
         precondition(depth >= 0, "GLReadbackPipeline: depth must not be negative")
         self.renderer = renderer
@@ -68,19 +68,12 @@ public final class GLReadbackPipeline<Tag> {
     /// Frames submitted and not yet handed out.
     public var framesInFlight: Int { inFlight.count }
 
-    /// Uploads and draws `frame` (`GLRenderer.render(_:)`), starts its readback, and returns the
-    /// frames that are done: the oldest once the ring is full, otherwise none (on GLES 2, this one).
-    /// `frame` may be reused as soon as this returns: a hardware picture it holds is kept until
-    /// its readback is done.
-    public func submit(_ frame: VideoFrame, tag: Tag) throws -> [Finished] {
-        try submit(tag: tag, keepAlive: frame.hardware) { completion in try renderer.render(frame, completion: completion) }
-    }
-
-    /// `submit(_:tag:)` for a hardware decoder's export, drawn through the DMA-BUF import with the
-    /// tags of `frame` (`GLRenderer.render(_:taggedLike:)`). The pipeline keeps `surface` until
-    /// its readback is done.
-    public func submit(_ surface: ExportedSurface, taggedLike frame: VideoFrame, tag: Tag) throws -> [Finished] {
-        try submit(tag: tag, keepAlive: surface) { completion in try renderer.render(surface, taggedLike: frame, completion: completion) }
+    /// Brings `source` to the GPU and draws it as `composition` says (`GLRenderer.render`),
+    /// starts its readback, and returns the frames that are done: the oldest once the ring is
+    /// full, otherwise none (on GLES 2, this one). A frame may be reused as soon as this returns:
+    /// the hardware picture it holds, or the exported surface, is kept until its readback is done.
+    public func submit(_ source: GLSource, as composition: Composition = Composition(), tag: Tag) throws -> [Finished] {
+        try submit(tag: tag, keepAlive: source.keepAlive) { completion in try renderer.render(source, as: composition, completion: completion) }
     }
 
     /// Hands out every frame still in flight, oldest first (the end of a stream).

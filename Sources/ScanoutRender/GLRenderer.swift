@@ -22,8 +22,9 @@ public struct GLRenderStats: Equatable, Sendable {
 }
 
 /// The GLES renderer: a decoded frame → textures (`FrameImporter`) → one shader pass into an
-/// RGBA framebuffer laid out by `compositor` (size, scaling, rotation, sample aspect ratio,
-/// background, overlay) → `glReadPixels` into an rgb24 `RGBImage`.
+/// RGBA framebuffer laid out by the `Composition` each call is given (size, scaling, rotation,
+/// sample aspect ratio, background, overlay, subtitles) → `glReadPixels` into an rgb24
+/// `RGBImage`, or straight into a scanout buffer (`GLRenderTarget`).
 ///
 /// GLES 3 where the context is GLES 3, GLES 2 otherwise: the shaders are written once to compile
 /// as GLSL ES 3.00 and 1.00 (`GLSLDialect`), the importer uses the formats GLES 2 has
@@ -42,9 +43,8 @@ public struct GLRenderStats: Equatable, Sendable {
 public final class GLRenderer {
     public let context: EGLDisplayContext
     public let importer: FrameImporter
-    public var compositor: Compositor
     /// Timings of the last `render`.
-    public private(set) var lastStats = GLRenderStats()
+    public internal(set) var lastStats = GLRenderStats()
     /// `glReadPixels` calls made so far: one per `render(_:)` that returns pixels, one per `read(_:)`;
     /// drawing into a target reads nothing back.
     public private(set) var readbacks = 0
@@ -54,6 +54,12 @@ public final class GLRenderer {
     /// Whether drawing at the stored size follows swscale's integer tables (testing hook: false
     /// converts with the float matrix instead).
     var tableMath = true
+
+    /// Why the last hardware frame was drawn from CPU planes rather than from its GPU memory; nil
+    /// when it was drawn from GPU memory, or was a software frame.
+    public internal(set) var lastImportFallback: String?
+    /// Whether this display imports DMA-BUFs (`EGL_EXT_image_dma_buf_import`).
+    lazy var importsDMABuf = context.hasEGLExtension("EGL_EXT_image_dma_buf_import")
 
     /// The shading language the programs are compiled in: GLSL ES 3.00 on GLES 3, 1.00 on GLES 2.
     public let dialect: GLSLDialect
@@ -65,15 +71,15 @@ public final class GLRenderer {
         case external
     }
     private var lazyPrograms: [LazyProgram: GLProgram] = [:]
-    private let rgb: GLProgram
-    private let overlayProgram: GLProgram
+    let rgb: GLProgram
+    let overlayProgram: GLProgram
     private let shaderSources: [String: String]
-    private let quad: GLQuad
+    let quad: GLQuad
     /// The framebuffer `render(_:)` draws into and reads back.
-    private var framebuffer: GLRenderTarget?
+    var framebuffer: GLRenderTarget?
     /// The logo's texture and the subtitle layer's, each uploaded again only when its image changed.
-    private var overlayTexture = LayerTexture(name: "overlay")
-    private var subtitleTexture = LayerTexture(name: "subtitles")
+    var overlayTexture = LayerTexture(name: "overlay")
+    var subtitleTexture = LayerTexture(name: "subtitles")
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -100,7 +106,7 @@ public final class GLRenderer {
 
     /// Opens a surfaceless context of its own when `context` is nil. `shaderSources` replaces
     /// the embedded shaders (by file name), which is how tests reach the compile and link errors.
-    public init(context: EGLDisplayContext? = nil, compositor: Compositor = Compositor(),
+    public init(context: EGLDisplayContext? = nil,
                 shaderSources: [String: String] = GLRenderer.defaultShaderSources) throws {
         let ctx = try context ?? EGLDisplayContext()
         try ctx.makeCurrent()
@@ -121,7 +127,6 @@ public final class GLRenderer {
         }
         self.context = ctx
         self.dialect = dialect
-        self.compositor = compositor
         self.shaderSources = shaderSources
         importer = try FrameImporter(context: ctx)
         let vert = try Self.source("video.vert", in: shaderSources, dialect: dialect)
@@ -135,13 +140,13 @@ public final class GLRenderer {
     }
 
     /// The yuv.frag program for `key`, compiled on first use.
-    private func yuvProgram(_ key: YUVProgramKey) throws -> GLProgram {
+    func yuvProgram(_ key: YUVProgramKey) throws -> GLProgram {
         try lazyProgram(.yuv(key), name: key.programName, fragment: "yuv.frag", defines: key.defines)
     }
 
     /// The program sampling one external image (compiled on first use; the GLES extension it
     /// needs is checked by the importer before an external image is made).
-    private func externalImageProgram() throws -> GLProgram {
+    func externalImageProgram() throws -> GLProgram {
         try lazyProgram(.external, name: "rgb_external", fragment: "rgb.frag", defines: ["EXTERNAL"])
     }
 
@@ -192,71 +197,34 @@ public final class GLRenderer {
         }
     }
 
-    /// Puts `frame`'s picture into textures the cheapest way its memory allows: NVDEC's CUDA
-    /// memory by a copy on the GPU (CUDA–GL interop); a DMA-BUF export, where this EGL display
-    /// imports them, as EGLImages (no copy); otherwise its CPU planes by upload, downloading a
-    /// GPU-only frame first. Returns what must stay alive until drawn, and the format's name for
-    /// errors. Why a hardware picture went the CPU way is kept in `lastImportFallback`.
-    private func importPicture(_ frame: VideoFrame) throws -> (imported: FrameImporter.Imported, keepAlive: AnyObject?, name: String) {
-        lastImportFallback = nil
-        if let cuda = frame.cudaFrame {
-            if CUDADriver.hasGLInterop {
-                do {
-                    return (try importer.importCUDA(cuda), cuda, "CUDA \(cuda.layout.name)")
-                } catch {
-                    lastImportFallback = "\(error)"
-                }
-            } else {
-                lastImportFallback = "libcuda has no CUDA-GL interop"
-            }
-        } else if let surface = frame.surface {
-            if importsDMABuf {
-                do {
-                    let dmabuf = try importer.importDMABuf(try DMABufFrame(surface: surface), colorSpace: frame.colorSpace, colorRange: frame.colorRange)
-                    let imported = try dmabuf.imported()
-                    lastDMABufSingleImage = dmabuf.external
-                    importer.transfers?.countImport()
-                    return (imported, dmabuf, "DMA-BUF \(FourCC.name(surface.fourcc))")
-                } catch {
-                    lastImportFallback = "\(error)"
-                }
-            } else {
-                lastImportFallback = "EGL_EXT_image_dma_buf_import is missing on this display"
-            }
-        }
-        try frame.makeCPUResident()
-        return (try importer.importFrame(frame), nil, frame.pixelFormat.name)
+
+    /// Draws `source` as `composition` says and reads the picture back, as packed rgb24 (its
+    /// size: the composition's output size, or the picture's natural one).
+    public func render(_ source: GLSource, as composition: Composition = Composition()) throws -> RGBImage {
+        try render(source, as: composition, completion: .readPixels)
     }
 
-    /// Why the last hardware frame was drawn from CPU planes rather than from its GPU memory; nil
-    /// when it was drawn from GPU memory, or was a software frame.
-    public private(set) var lastImportFallback: String?
-
-    /// Whether this display imports DMA-BUFs (`EGL_EXT_image_dma_buf_import`).
-    private lazy var importsDMABuf = context.hasEGLExtension("EGL_EXT_image_dma_buf_import")
-
-    /// Renders `frame` as `compositor` says, into packed rgb24.
-    public func render(_ frame: VideoFrame) throws -> RGBImage {
-        try render(frame, completion: .readPixels)
+    /// Draws `source` into `target` (a scanout buffer, or an offscreen target), filling it as
+    /// `composition` says (its output size is the target's). No readback: the buffer is what a
+    /// KMS plane scans out. Returns when drawing has finished (`glFinish`), so it may be shown.
+    public func render(_ source: GLSource, as composition: Composition, into target: GLRenderTarget) throws {
+        _ = try render(source, as: composition, completion: .target(target))
     }
 
-    /// Uploads and draws `frame`, then completes as `completion` says (the image is empty unless
-    /// it says `.readPixels`).
-    func render(_ frame: VideoFrame, completion: Completion) throws -> RGBImage {
+    /// Brings `source` to the GPU, draws it as `composition` says, then completes as `completion`
+    /// says (the image is empty unless it says `.readPixels`). With `.handOff` the drawing may
+    /// still read the picture when this returns: the caller keeps `source.keepAlive`.
+    func render(_ source: GLSource, as composition: Composition, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let clock = ContinuousClock()
         let t0 = clock.now
-        let (imported, keep, name) = try importPicture(frame)
-        try uploadOverlayIfChanged()
-        let picture = Picture(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
-                              colorSpace: frame.colorSpace, fullRange: Self.isFullRange(frame), formatName: name)
-        return try withExtendedLifetime(keep) { try draw(imported, picture, clock: clock, since: t0, completion: completion) }
+        let picture = try importSource(source)
+        return try draw(picture, composition, clock: clock, since: t0, completion: completion)
     }
 
-    /// Fills `target` with the compositor's background (a censored frame).
-    public func clear(_ target: GLRenderTarget) throws {
+    /// Fills `target` with `background` (a censored frame).
+    public func clear(_ target: GLRenderTarget, to bg: RGBColor) throws {
         try context.makeCurrent()
-        let bg = compositor.background
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
         glViewport(0, 0, GLsizei(target.width), GLsizei(target.height))
         glClearColor(Float(bg.r) / 255, Float(bg.g) / 255, Float(bg.b) / 255, 1)
@@ -289,7 +257,7 @@ public final class GLRenderer {
     }
 
     /// Reads the bound framebuffer's `drawn` picture back at once (`glReadPixels`), as rgb24.
-    private func readPixels(_ drawn: DrawnPicture) throws -> RGBImage {
+    func readPixels(_ drawn: DrawnPicture) throws -> RGBImage {
         let count = drawn.rgbaByteCount
         if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
@@ -299,150 +267,5 @@ public final class GLRenderer {
         readbacks += 1
         try checkGL("glReadPixels")
         return pixels.withUnsafeBytes { drawn.image(fromRGBA: $0) }
-    }
-
-    /// Issues the drawing of `imported` (`drawCommands`), then completes it as `completion` says,
-    /// timing each stage into `lastStats`.
-    func draw(_ imported: FrameImporter.Imported, _ frame: Picture, clock: ContinuousClock, since t0: ContinuousClock.Instant,
-                      completion: Completion) throws -> RGBImage {
-        let t1 = clock.now
-        let drawn = try drawCommands(imported, frame, target: completion.target)
-        switch completion {
-        case .target, .readPixels:
-            glFinish()
-            try checkGL("drawing \(frame.formatName) into \(drawn.width)x\(drawn.height)")
-        case .handOff(let start):
-            try checkGL("drawing \(frame.formatName) into \(drawn.width)x\(drawn.height)")
-            let t2 = clock.now
-            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
-            try start(drawn)
-            return RGBImage(width: 0, height: 0, bytes: [])
-        }
-        let t2 = clock.now
-        guard case .readPixels = completion else {
-            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
-            return RGBImage(width: 0, height: 0, bytes: [])
-        }
-        let image = try readPixels(drawn)
-        let t3 = clock.now
-        lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (t3 - t2).seconds)
-        return image
-    }
-
-    /// Issues the drawing of `imported` as `compositor` says into `target`, or into the renderer's
-    /// framebuffer (made or resized to the output size) when `target` is nil, and leaves that
-    /// framebuffer bound. Does not wait for the drawing.
-    private func drawCommands(_ imported: FrameImporter.Imported, _ frame: Picture, target: GLRenderTarget?) throws -> DrawnPicture {
-        let c = compositor
-        let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
-        let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
-        let natural = Compositor.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: layoutSAR, orientation: c.orientation)
-        let W = target?.width ?? c.outputWidth ?? natural.width, H = target?.height ?? c.outputHeight ?? natural.height
-        guard W > 0, H > 0, W <= context.maxTextureSize, H <= context.maxTextureSize else {
-            throw RenderError.invalidSize("output \(W)x\(H) (1...\(context.maxTextureSize) per side)")
-        }
-        if let target {
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
-        } else {
-            if framebuffer?.width != W || framebuffer?.height != H {
-                framebuffer = nil
-                framebuffer = try GLRenderTarget(context: context, width: W, height: H)
-            }
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer!.framebuffer)
-        }
-        glViewport(0, 0, GLsizei(W), GLsizei(H))
-        glDisable(GLenum(GL_BLEND))
-        glClearColor(Float(c.background.r) / 255, Float(c.background.g) / 255, Float(c.background.b) / 255, 1)
-        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
-
-        let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: layoutSAR,
-                                          orientation: c.orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
-        let m = Compositor.sourceMap(rect: rect, sourceWidth: frame.width, sourceHeight: frame.height, orientation: c.orientation)
-        let map: [Float] = [m[0], m[3], 0, m[1], m[4], 0, m[2], m[5], 1].map { Float($0) }
-        let upright = PlaneTransformSize.upright(frame.width, frame.height, c.orientation)
-        let oneToOne = rect.width == upright.width && rect.height == upright.height
-
-        let program: GLProgram
-        switch imported.layout {
-        case .rgb, .external:
-            program = imported.layout == .rgb ? rgb : try externalImageProgram()
-            program.use()
-            bind(imported.textures[0], unit: 0, to: "u_image", in: program, linear: !oneToOne)
-            program.set("u_size", vec2: (Float(frame.width), Float(frame.height)))
-        case .planar, .semiPlanar:
-            var chroma = oneToOne ? Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height) : .bilinear
-            let table = chroma != .bilinear && tableMath
-            let axis = c.orientation.swapsDimensions ? 1 : 0
-            // swscale's exact vertical chroma taps where they are known (see the shader).
-            let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
-            if chroma == .cubic, table, along.0 % 2 == 0, along.0 >= 16, along.1 * 2 == along.0, imported.bitDepth <= 14 {
-                chroma = .cubicExact
-            }
-            program = try yuvProgram(YUVProgramKey(semiPlanar: imported.layout == .semiPlanar, bytePairs: imported.bytePairs,
-                                                   luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table))
-            program.use()
-            let names = imported.layout == .planar ? ["u_planeY", "u_planeU", "u_planeV"] : ["u_planeY", "u_planeUV"]
-            for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program, linear: false) }
-            setColour(program, frame: frame, imported: imported)
-            program.set("u_lumaSize", vec2: (Float(imported.lumaSize.0), Float(imported.lumaSize.1)))
-            program.set("u_chromaSize", vec2: (Float(imported.chromaSize.0), Float(imported.chromaSize.1)))
-            program.set("u_rawMax", float: imported.rawMax)
-            program.set("u_shift", float: imported.shift)
-            program.set("u_step8", float: Float(1 << (imported.bitDepth - 8)))
-            if table {
-                let t = Self.swscaleTables(space: frame.colorSpace, full: frame.fullRange)
-                program.set("u_swsCoeffs", vec4: (Float(t.crv), Float(t.cbu), Float(t.cgu), Float(t.cgv)))
-                program.set("u_swsLuma", vec3: (Float(t.cy), Float(t.yoffs), Float(t.oy >> 16)))
-            }
-            program.set("u_cubicAxis", int: axis)
-            // Whether the upright rows run against the stored axis: the stored coordinate along it
-            // falls as the output row (gl_FragCoord.y) rises.
-            program.set("u_cubicFlip", int: (axis == 0 ? m[4] : m[1]) < 0 ? 1 : 0)
-            program.set("u_exactScale", float: Float(1 << max(0, 15 - imported.bitDepth)))
-        }
-        program.set("u_map", mat3: map)
-        program.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))
-        program.set("u_output", vec2: (Float(W), Float(H)))
-        quad.draw()
-
-        for (layer, texture) in [(c.overlay, overlayTexture.texture), (c.subtitles, subtitleTexture.texture)] {
-            guard let o = layer, let t = texture, o.opacity > 0 else { continue }
-            glEnable(GLenum(GL_BLEND))
-            glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
-            overlayProgram.use()
-            bind(t, unit: 0, to: "u_overlay", in: overlayProgram, linear: true)
-            overlayProgram.set("u_opacity", float: Float(min(max(o.opacity, 0), 1)))
-            let at = o.origin(outputWidth: W, outputHeight: H)
-            overlayProgram.set("u_rect", vec4: (Float(at.x), Float(at.y), Float(o.image.width), Float(o.image.height)))
-            overlayProgram.set("u_output", vec2: (Float(W), Float(H)))
-            quad.draw()
-            glDisable(GLenum(GL_BLEND))
-        }
-        var outSAR = Rational(1, 1)
-        if target == nil, !c.applySampleAspectRatio, sar != Rational(1, 1) {
-            outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
-        }
-        return DrawnPicture(width: W, height: H, sampleAspectRatio: outSAR)
-    }
-
-    private func setColour(_ program: GLProgram, frame: Picture, imported: FrameImporter.Imported) {
-        let full = frame.fullRange
-        let (kr, kb) = Self.lumaCoefficients(frame.colorSpace)
-        let r = Self.ranges(bits: imported.bitDepth, full: full)
-        program.set("u_yRange", vec2: r.y)
-        program.set("u_cRange", vec2: r.c)
-        program.set("u_matrix", mat3: Self.yuvToRGB(kr: kr, kb: kb))
-    }
-
-    /// Binds `t` to texture unit `unit` for sampler `uniform`, filtered linearly or nearest.
-    private func bind(_ t: GLTexture, unit: Int, to uniform: String, in program: GLProgram, linear: Bool) {
-        glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
-        t.setFilter(linear: linear)
-        program.set(uniform, int: unit)
-    }
-
-    func uploadOverlayIfChanged() throws {
-        try overlayTexture.update(compositor.overlay?.image, context: context)
-        try subtitleTexture.update(compositor.subtitles?.image, context: context)
     }
 }

@@ -24,11 +24,11 @@ private func assMessage(level: Int32, format: UnsafePointer<CChar>?, args: CVaLi
 }
 
 /// Draws subtitle events with libass into an RGBA layer the size of the output, which both
-/// renderers blend over the picture as they blend the logo (`Compositor.subtitles`).
+/// renderers blend over the picture as they blend the logo (`Composition.subtitles`).
 ///
 /// Layout, the same for every renderer: libass's frame is the output (less the safe margin on
 /// each side), its video rectangle the part of the picture's rectangle inside it
-/// (`Compositor.destination`: fit, fill, rotation), so text sits on the visible picture, scales
+/// (`Composition.destination`: fit, fill, rotation), so text sits on the visible picture, scales
 /// with the output and stays inside the safe area; the storage size is the picture's upright
 /// size. Fonts come from fontconfig, DejaVu Sans when a style's font is missing.
 ///
@@ -193,25 +193,30 @@ public final class SubtitleRenderer {
 }
 
 extension SubtitleRenderer {
-    /// The layer for `frame` drawn as `compositor` lays it out (its scaling and sample-aspect rule)
-    /// on a `outputWidth`×`outputHeight` output (nil: the compositor's size, else the picture's
-    /// natural size), at media time `time`.
-    public func layer(at time: Double, for frame: VideoFrame, orientation: Orientation, compositor c: Compositor,
+    /// The layer for `frame` drawn as `c` lays it out (its scaling, orientation and
+    /// sample-aspect rule) on a `outputWidth`×`outputHeight` output (nil: the composition's size,
+    /// else the picture's natural size), at media time `time`.
+    public func layer(at time: Double, for frame: VideoFrame, in c: Composition,
                       outputWidth: Int? = nil, outputHeight: Int? = nil) -> Overlay? {
         let sar = frame.sampleAspectRatio.isValid && c.applySampleAspectRatio ? frame.sampleAspectRatio : Rational(1, 1)
-        let natural = Compositor.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: sar, orientation: orientation)
+        let natural = Composition.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: sar, orientation: c.orientation)
         let W = outputWidth ?? c.outputWidth ?? natural.width, H = outputHeight ?? c.outputHeight ?? natural.height
-        let rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: sar,
-                                          orientation: orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
+        let rect = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: sar,
+                                           orientation: c.orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
         return layer(at: time, outputWidth: W, outputHeight: H, picture: rect, pictureWidth: natural.width, pictureHeight: natural.height)
     }
 
     /// The layer for `frame` at its own time (its timestamp in `videoTimeBase`); nil when the
     /// frame has none or the subtitles are off. What displays call as they draw.
-    public func layer(for frame: VideoFrame, orientation: Orientation, compositor c: Compositor,
-                      outputWidth: Int? = nil, outputHeight: Int? = nil) -> Overlay? {
+    public func layer(for frame: VideoFrame, in c: Composition, outputWidth: Int? = nil, outputHeight: Int? = nil) -> Overlay? {
         guard enabled, let pts = frame.pts else { return nil }
-        return layer(at: Double(pts) * videoTimeBase.doubleValue, for: frame, orientation: orientation, compositor: c,
-                     outputWidth: outputWidth, outputHeight: outputHeight)
+        return layer(at: Double(pts) * videoTimeBase.doubleValue, for: frame, in: c, outputWidth: outputWidth, outputHeight: outputHeight)
+    }
+
+    /// `c` with this renderer's layer for `frame` as its subtitles (none when there is no text).
+    public func composing(_ frame: VideoFrame, into c: Composition, outputWidth: Int? = nil, outputHeight: Int? = nil) -> Composition {
+        var c = c
+        c.subtitles = layer(for: frame, in: c, outputWidth: outputWidth, outputHeight: outputHeight)
+        return c
     }
 }

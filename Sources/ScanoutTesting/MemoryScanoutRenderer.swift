@@ -10,10 +10,8 @@ import ScanoutRender
 public final class MemoryScanoutRenderer: ScanoutRenderer {
     public let name = "memory"
     private let cpu = CPUCompositor()
-    public var compositor: Compositor {
-        get { cpu.compositor }
-        set { cpu.compositor = newValue }
-    }
+    /// The composition of the last frame drawn (what the display asked for).
+    public private(set) var lastComposition: Composition?
     /// Buffers made so far.
     public private(set) var buffersMade = 0
     /// Frames drawn so far, and censored frames (the background) drawn so far.
@@ -36,19 +34,20 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer { try makeBuffer(width: width, height: height) }
 
-    public func draw(_ frame: VideoFrame, orientation: Orientation, into buffer: ScanoutBuffer) throws {
+    public func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws {
         guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         framesDrawn += 1
+        lastComposition = composition
         onDraw?()
         try canvas.bytes.withUnsafeMutableBytes {
-            try cpu.compose(frame, orientation: orientation, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
+            try cpu.compose(frame, as: composition, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
         }
     }
 
-    public func drawCensored(into buffer: ScanoutBuffer) throws {
+    public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
         guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         censoredDrawn += 1
-        canvas.bytes.withUnsafeMutableBytes { fillBackground($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height) }
+        canvas.bytes.withUnsafeMutableBytes { fill($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height, with: background) }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {

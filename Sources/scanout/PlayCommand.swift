@@ -53,7 +53,7 @@ struct Play: ParsableCommand {
     var outputSettings: OutputSettings {
         OutputSettings(kind: OutputSettings.Kind(rawValue: output.rawValue)!, card: card, connectors: connector, mode: mode,
                        renderer: renderer.kms, eglPlatforms: eglPlatform.platform.map { [$0] } ?? HeadlessPlatform.allCases,
-                       compositor: Compositor(scaling: scale, background: RGBColor(hex: background)!), capture: capture != nil)
+                       composition: Composition(scaling: scale, background: RGBColor(hex: background)!), capture: capture != nil)
     }
 
     /// Plays through the player's engine, as `serve` does: the engine opens the item, shows its

@@ -180,33 +180,36 @@ extension Render {
     /// layer of its time; the CPU then draws through the compositor, at the picture's natural size
     /// when no --size is given.
     func makeRenderer(orientation: Orientation, subtitles: (SubtitleRenderer, Rational)? = nil) throws -> FrameRendering {
-        func text(_ frame: VideoFrame, _ c: Compositor, _ size: (Int, Int)? = nil) -> Overlay? {
-            guard let (subs, tb) = subtitles, let pts = frame.pts else { return nil }
-            return subs.layer(at: Double(pts) * tb.doubleValue, for: frame, orientation: orientation, compositor: c,
-                              outputWidth: size?.0, outputHeight: size?.1)
+        /// `c` with the subtitle layer of `frame`'s time.
+        func text(_ frame: VideoFrame, _ c: Composition, _ size: (Int, Int)? = nil) -> Composition {
+            var c = c
+            if let (subs, tb) = subtitles, let pts = frame.pts {
+                c.subtitles = subs.layer(at: Double(pts) * tb.doubleValue, for: frame, in: c, outputWidth: size?.0, outputHeight: size?.1)
+            }
+            return c
         }
         if renderer != .cpu {
             do {
                 let layout = try layoutOptions()
-                let compositor = Compositor(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
-                                            orientation: orientation, background: layout.background, overlay: try overlay.load())
-                let gl = try GLRenderer(compositor: compositor)
+                let composition = Composition(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
+                                              orientation: orientation, background: layout.background, overlay: try overlay.load())
+                let gl = try GLRenderer()
                 if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
                 let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
                 var importWorks = true
                 return FrameRendering(submit: { frame, request in
-                    gl.compositor.subtitles = text(frame, gl.compositor)
+                    let c = text(frame, composition)
                     // A hardware frame is imported as DMA-BUFs; should the import be refused
                     // mid-stream, its CPU copy (every hardware frame has one) is uploaded instead.
                     if importWorks, let surface = frame.surface {
                         do {
-                            return try pipeline.submit(surface, taggedLike: frame, tag: request).map { ($0.tag, $0.image) }
+                            return try pipeline.submit(.surface(surface, taggedLike: frame), as: c, tag: request).map { ($0.tag, $0.image) }
                         } catch let e as RenderError {
                             importWorks = false
                             StandardError.write("scanout: DMA-BUF import refused (\(e)); uploading frames from CPU memory instead\n")
                         }
                     }
-                    return try pipeline.submit(frame, tag: request).map { ($0.tag, $0.image) }
+                    return try pipeline.submit(.frame(frame), as: c, tag: request).map { ($0.tag, $0.image) }
                 }, finish: { try pipeline.finish().map { ($0.tag, $0.image) } })
             } catch let e as RenderError where renderer == .auto {
                 StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
@@ -217,22 +220,19 @@ extension Render {
         let layout = try layoutOptions()
         if let size = layout.size {
             guard !deep else { throw ValidationError("--deep renders at the picture's own size; leave out --size") }
-            let compositor = Compositor(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, background: layout.background,
-                                        overlay: try overlay.load())
-            let composer = CPUCompositor(compositor: compositor)
-            return FrameRendering {
-                composer.compositor.subtitles = text($0, composer.compositor, size)
-                return try composer.compose($0, orientation: orientation, width: size.0, height: size.1)
-            }
+            let composition = Composition(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, orientation: orientation,
+                                          background: layout.background, overlay: try overlay.load())
+            let composer = CPUCompositor()
+            return FrameRendering { try composer.compose($0, as: text($0, composition, size), width: size.0, height: size.1) }
         }
         if subtitles != nil {
             guard !deep else { throw ValidationError("--deep draws no subtitles; leave out --sub-file, --sid and --slang, or add --no-sub") }
             // At 1:1 the compositor's picture is the CPU renderer's, byte for byte.
-            let composer = CPUCompositor(compositor: Compositor(applySampleAspectRatio: false))
+            let composer = CPUCompositor()
+            let composition = Composition(orientation: orientation, applySampleAspectRatio: false)
             return FrameRendering { frame in
-                let size = Compositor.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: Rational(1, 1), orientation: orientation)
-                composer.compositor.subtitles = text(frame, composer.compositor, size)
-                return try composer.compose(frame, orientation: orientation, width: size.width, height: size.height)
+                let size = Composition.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: Rational(1, 1), orientation: orientation)
+                return try composer.compose(frame, as: text(frame, composition, size), width: size.width, height: size.height)
             }
         }
         if overlay.image != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }

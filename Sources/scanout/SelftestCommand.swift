@@ -64,9 +64,9 @@ struct SelftestDMABuf: ParsableCommand {
                 seen.insert(index)
                 let gbmFrame = try GBMFrame(device: gbm, frame: frame)
                 let source = gbmFrame.source
-                let uploaded = try renderer.render(source)
-                let imported = try renderer.render(gbmFrame.dmabuf, colorSpace: source.colorSpace, colorRange: source.colorRange,
-                                                   sampleAspectRatio: source.sampleAspectRatio)
+                let uploaded = try renderer.render(.frame(source))
+                let imported = try renderer.render(.dmabuf(gbmFrame.dmabuf, colorSpace: source.colorSpace, colorRange: source.colorRange,
+                                                           sampleAspectRatio: source.sampleAspectRatio))
                 guard uploaded.width == imported.width, uploaded.height == imported.height, uploaded.bytes.count == imported.bytes.count else {
                     throw SelftestFailure("frame \(index): upload gave \(uploaded.width)x\(uploaded.height), DMA-BUF \(imported.width)x\(imported.height)")
                 }
@@ -108,7 +108,7 @@ private extension Substring {
 
 /// `scanout selftest captures DIR --input CLIP --size WxH --renderer cpu|gl`: checks the writeback
 /// captures `scanout play --capture DIR` wrote. Each capture's frame number is read from the
-/// clip's binary code band (where the compositor put it), and its pixels are compared with the
+/// clip's binary code band (where the composition put it), and its pixels are compared with the
 /// headless render of that frame at the screen's size by the same renderer. Prints one line per
 /// capture and a verdict; exits 1 unless every frame of the clip appears exactly once, in order,
 /// within the tolerance.
@@ -134,17 +134,17 @@ struct SelftestCaptures: ParsableCommand {
             let (W, H) = (wh[0], wh[1])
             // The reference renders, frame by frame, in decode order.
             let reader = try FrameReader(input: input)
-            let compositor = Compositor(outputWidth: W, outputHeight: H, scaling: scaling)
-            let cpu = CPUCompositor(compositor: compositor)
-            let gl = renderer == "gl" ? try GLRenderer(compositor: compositor) : nil
+            let composition = Composition(outputWidth: W, outputHeight: H, scaling: scaling)
+            let cpu = CPUCompositor()
+            let gl = renderer == "gl" ? try GLRenderer() : nil
             var references: [RGBImage] = []
             var rect = PixelRect(x: 0, y: 0, width: W, height: H)
             var source = (w: 1, h: 1)
             let frame = VideoFrame()
             while try reader.next(into: frame) {
-                references.append(try gl?.render(frame) ?? cpu.compose(frame, orientation: .identity, width: W, height: H))
+                references.append(try gl?.render(.frame(frame), as: composition) ?? cpu.compose(frame, as: composition, width: W, height: H))
                 source = (frame.width, frame.height)
-                rect = Compositor.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
+                rect = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
                                               orientation: .identity, outputWidth: W, outputHeight: H, mode: scaling)
             }
             let names = try listDirectory(directory).filter { $0.hasPrefix("capture-") && $0.hasSuffix(".png") }.sorted()

@@ -87,7 +87,7 @@ private final class Token {}
         // compositor draws it headless.
         let output = display.outputs[0]
         let shown = try display.renderer.read(output.buffers[output.queued ?? output.onScreen!])
-        let reference = try CPUCompositor().compose(f, orientation: .identity, width: 640, height: 480)
+        let reference = try CPUCompositor().compose(f, as: Composition(), width: 640, height: 480)
         #expect(shown == reference)
         #expect(UInt32(device.value(of: 40, "FB_ID")!) == output.framebufferIDs[output.queued ?? output.onScreen!])
     }
@@ -319,10 +319,10 @@ private final class Token {}
         // The 4:3 picture fills the 4:3 screen and is pillarboxed on the 16:9 one.
         let dp = try display.renderer.read(display.shownBuffer(named: "DP-1")!)
         #expect(dp.width == 320 && dp.height == 180)
-        #expect(dp == (try CPUCompositor().compose(f, orientation: .identity, width: 320, height: 180)))
+        #expect(dp == (try CPUCompositor().compose(f, as: Composition(), width: 320, height: 180)))
         #expect(dp.pixel(x: 10, y: 90) == (0, 0, 0))
         let hdmi = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
-        #expect(hdmi == (try CPUCompositor().compose(f, orientation: .identity, width: 640, height: 480)))
+        #expect(hdmi == (try CPUCompositor().compose(f, as: Composition(), width: 640, height: 480)))
     }
 
     @Test func restorePutsBackWhatWasOnTheScreen() throws {
@@ -442,8 +442,8 @@ private final class Token {}
         #expect(display.counters.nativeRejected == 1 && display.lastNativeRejection == "rotation needs composition")
         // The composited picture is turned as the plane would have had to show it.
         let shown = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
-        #expect(shown == (try CPUCompositor().compose(frame, orientation: turned, width: 640, height: 480)))
-        #expect(shown != (try CPUCompositor().compose(frame, orientation: .identity, width: 640, height: 480)))
+        #expect(shown == (try CPUCompositor().compose(frame, as: Composition(orientation: turned), width: 640, height: 480)))
+        #expect(shown != (try CPUCompositor().compose(frame, as: Composition(), width: 640, height: 480)))
     }
 
     @Test func aRefusedPlaneCompositesTheSameFrames() throws {
@@ -458,6 +458,27 @@ private final class Token {}
         #expect(display.counters.native == 0 && display.counters.nativeRejected == 1 && display.counters.composited == 1)
         // What the primary plane shows is the downloaded frame composited, as headless would draw it.
         let shown = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
-        #expect(shown == (try CPUCompositor().compose(frame, orientation: .identity, width: 640, height: 480)))
+        #expect(shown == (try CPUCompositor().compose(frame, as: Composition(), width: 640, height: 480)))
+    }
+
+    @Test("each draw hands the renderer the whole composition as a value: the item's layout, the display's logo; nothing lingers")
+    func compositionTravelsWithEachFrame() throws {
+        let renderer = MemoryScanoutRenderer()
+        let display = try KMSDisplay(device: twoPorts(), renderer: renderer, composition: Composition(background: RGBColor(r: 0, g: 0, b: 255)))
+        let reader = try standInReader()
+        let frame = VideoFrame()
+        _ = try reader.next(into: frame)
+        let logo = Overlay(image: RGBAImage(width: 2, height: 2, bytes: [UInt8](repeating: 255, count: 16)), x: 4, y: 4, opacity: 1)
+        display.overlay = logo
+        try display.present(frame, layout: FrameLayout(orientation: Orientation(rotation: 90), scaling: .fill))
+        let turned = try #require(renderer.lastComposition)
+        #expect(turned.orientation == Orientation(rotation: 90) && turned.scaling == .fill)
+        #expect(turned.overlay == logo && turned.background == RGBColor(r: 0, g: 0, b: 255))
+        display.overlay = nil
+        try display.present(frame, layout: FrameLayout())
+        let plain = try #require(renderer.lastComposition)
+        #expect(plain.orientation == .identity && plain.scaling == .fit && plain.overlay == nil)
+        let shown = try renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
+        #expect(shown == (try CPUCompositor().compose(frame, as: Composition(background: RGBColor(r: 0, g: 0, b: 255)), width: 640, height: 480)))
     }
 }

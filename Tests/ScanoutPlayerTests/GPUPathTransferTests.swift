@@ -71,7 +71,7 @@ import Testing
             try frame.makeCPUResident()
             #expect(transfers.counts.downloads == i + 1)
             let shown = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
-            #expect(shown == (try CPUCompositor().compose(reference, orientation: .identity, width: 320, height: 240)))
+            #expect(shown == (try CPUCompositor().compose(reference, as: Composition(), width: 320, height: 240)))
         }
         #expect(display.counters.nativeRejected == 6 && display.counters.composited == 6)
         #expect(transfers.counts.uploads == 0)

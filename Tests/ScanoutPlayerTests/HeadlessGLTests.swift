@@ -44,7 +44,7 @@ struct HeadlessGLTests {
 
     @Test("with an output size, the GL renderer draws at that size, the picture placed as on a screen")
     func outputSize() throws {
-        let display = HeadlessDisplay(renderer: GLHeadlessRenderer(gl: try GLRenderer(), compositor: Compositor(background: RGBColor(r: 255, g: 0, b: 0))),
+        let display = HeadlessDisplay(renderer: GLHeadlessRenderer(gl: try GLRenderer(), composition: Composition(background: RGBColor(r: 255, g: 0, b: 0))),
                                       outputWidth: 640, outputHeight: 360)
         let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
         _ = try PlaybackSession(reader: reader, display: display, timed: false).run(shouldStop: { display.framesPresented >= 3 })

@@ -99,10 +99,10 @@ struct SubtitlePlaybackTests {
         for (n, text) in [(14, false), (20, true)] {
             try display.present(frames[n], orientation: .identity)
             let shown = try display.renderer.read(try #require(display.shownBuffer(named: "HDMI-A-1")))
-            var c = Compositor()
-            c.subtitles = subs.layer(for: frames[n], orientation: .identity, compositor: c, outputWidth: 1920, outputHeight: 1080)
+            var c = Composition()
+            c.subtitles = subs.layer(for: frames[n], in: c, outputWidth: 1920, outputHeight: 1080)
             #expect((c.subtitles != nil) == text, "frame \(n)")
-            let reference = try CPUCompositor(compositor: c).compose(frames[n], orientation: .identity, width: 1920, height: 1080)
+            let reference = try CPUCompositor().compose(frames[n], as: c, width: 1920, height: 1080)
             #expect(shown.bytes == reference.bytes, "frame \(n)")
         }
     }

@@ -44,9 +44,9 @@ struct GLES2Tests {
     func sameAsGLES3() throws {
         var overlayPixels: [UInt8] = []
         for y in 0..<16 { for x in 0..<24 { overlayPixels += [UInt8(x * 10), UInt8(y * 15), 200, UInt8(x * 10 + 15)] } }
-        let compositors = [
-            Compositor(),
-            Compositor(outputWidth: 200, outputHeight: 180, scaling: .fit, orientation: Orientation(rotation: 90),
+        let compositions = [
+            Composition(),
+            Composition(outputWidth: 200, outputHeight: 180, scaling: .fit, orientation: Orientation(rotation: 90),
                        background: RGBColor(hex: "203040")!,
                        overlay: Overlay(image: RGBAImage(width: 24, height: 16, bytes: overlayPixels), x: 10, y: 20, opacity: 0.7)),
         ]
@@ -61,11 +61,11 @@ struct GLES2Tests {
         let p010 = VideoFrame()
         try Scaler().convert(deep, to: .p010, into: p010)
         frames.append(p010)
-        for c in compositors {
-            let gl2 = try GLRenderer(context: try EGLDisplayContext(options: Self.gles2), compositor: c)
-            let gl3 = try GLRenderer(compositor: c)
+        for c in compositions {
+            let gl2 = try GLRenderer(context: try EGLDisplayContext(options: Self.gles2))
+            let gl3 = try GLRenderer()
             for frame in frames {
-                let a = try gl3.render(frame), b = try gl2.render(frame)
+                let a = try gl3.render(.frame(frame), as: c), b = try gl2.render(.frame(frame), as: c)
                 #expect(a.width == b.width && a.height == b.height)
                 #expect((a.maxChannelDifference(b) ?? 99) <= 1, "\(frame.pixelFormat.name): \(firstDifference(a.bytes, b.bytes))")
             }
@@ -79,11 +79,11 @@ struct GLES2Tests {
         let frame = VideoFrame()
         try Scaler().convert(decoded, to: format, into: frame)
         #expect((0..<frame.pixelFormat.planeCount).contains { frame.lineSize($0) > frame.width * (format == .rgb24 ? 3 : 1) })
-        let reference = try GLRenderer().render(frame)
+        let reference = try GLRenderer().render(.frame(frame))
         var packing = Self.gles2
         packing.hiddenExtensions = ["GL_EXT_unpack_subimage"]
         for options in [Self.gles2, packing] {
-            let image = try GLRenderer(context: try EGLDisplayContext(options: options)).render(frame)
+            let image = try GLRenderer(context: try EGLDisplayContext(options: options)).render(.frame(frame))
             #expect((reference.maxChannelDifference(image) ?? 99) <= 1, "\(format.name) \(options.hiddenExtensions): \(firstDifference(reference.bytes, image.bytes))")
         }
     }
@@ -99,7 +99,7 @@ struct GLES2Tests {
         #expect(!packing.importer.usesRowLength)
         let withRowLength = try GLRenderer(context: try EGLDisplayContext(options: Self.gles2))
         #expect(withRowLength.importer.usesRowLength)
-        let a = try packing.render(frame), b = try withRowLength.render(frame)
+        let a = try packing.render(.frame(frame)), b = try withRowLength.render(.frame(frame))
         #expect(packing.importer.packedUploads == 3)
         #expect(withRowLength.importer.packedUploads == 0)
         #expect(a.bytes == b.bytes, "\(firstDifference(a.bytes, b.bytes))")

@@ -89,7 +89,7 @@ struct GLErrorTests {
         frame.pointer.pointee.height = 2
         #expect(av_frame_get_buffer(frame.pointer, 0) >= 0)
         do {
-            _ = try GLRenderer(context: ctx, compositor: Compositor(outputWidth: 64, outputHeight: 64)).render(frame)
+            _ = try GLRenderer(context: ctx).render(.frame(frame), as: Composition(outputWidth: 64, outputHeight: 64))
             Issue.record("the driver took a \(ctx.maxTextureSize + 2)-wide texture")
         } catch let RenderError.importRefused(why) {
             #expect(why.contains("plane 0 of yuv420p"))
@@ -102,14 +102,14 @@ struct GLErrorTests {
         let (decoded, _) = try decodeFrame(0, of: try Fixtures.path("counter.mp4"))
         let frame = VideoFrame()
         try Scaler().convert(decoded, to: PixelFormat(name: "yuyv422")!, into: frame)
-        #expect(throws: RenderError.unsupportedPixelFormat("yuyv422")) { try GLRenderer().render(frame) }
+        #expect(throws: RenderError.unsupportedPixelFormat("yuyv422")) { try GLRenderer().render(.frame(frame)) }
     }
 
     @Test("an output size of zero")
     func invalidSize() throws {
         let (frame, _) = try decodeFrame(0, of: try Fixtures.path("counter.mp4"))
-        let gl = try GLRenderer(compositor: Compositor(outputWidth: 0, outputHeight: 240))
-        #expect(throws: RenderError.self) { try gl.render(frame) }
+        let gl = try GLRenderer()
+        #expect(throws: RenderError.self) { try gl.render(.frame(frame), as: Composition(outputWidth: 0, outputHeight: 240)) }
     }
 
     @Test("DMA-BUF import without EGL_EXT_image_dma_buf_import is rejected, naming the extension")

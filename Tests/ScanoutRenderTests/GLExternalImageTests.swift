@@ -40,17 +40,16 @@ struct GLExternalImageTests {
         let rgba = VideoFrame()
         try Scaler().convert(decoded, to: .rgba, into: rgba)
         let options = gles2 ? GLES2Tests.gles2 : EGLDisplayContext.Options()
-        for compositor in [Compositor(), Compositor(outputWidth: 500, outputHeight: 300, orientation: Orientation(rotation: 270))] {
-            let gl = try GLRenderer(context: try EGLDisplayContext(options: options), compositor: compositor)
-            let direct = try gl.render(rgba)
+        for composition in [Composition(), Composition(outputWidth: 500, outputHeight: 300, orientation: Orientation(rotation: 270))] {
+            let gl = try GLRenderer(context: try EGLDisplayContext(options: options))
+            let direct = try gl.render(.frame(rgba), as: composition)
             #expect(!gl.lastDMABufSingleImage)
             let imported = try Self.externalImport(rgba, renderer: gl)
-            let viaExternal = try gl.render(imported, colorSpace: .unspecified, colorRange: .unspecified,
-                                            sampleAspectRatio: Rational(1, 1), since: .now)
+            let viaExternal = try gl.render(imported: imported, as: composition)
             #expect(gl.lastDMABufSingleImage)
             #expect(viaExternal.width == direct.width && viaExternal.height == direct.height)
             #expect(viaExternal.bytes == direct.bytes, "\(firstDifference(direct.bytes, viaExternal.bytes))")
-            #expect(frameCode(viaExternal) == 9 || compositor.orientation.rotation != 0)
+            #expect(frameCode(viaExternal) == 9 || composition.orientation.rotation != 0)
         }
     }
 

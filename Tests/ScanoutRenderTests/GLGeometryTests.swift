@@ -4,7 +4,7 @@ import ScanoutDemux
 import ScanoutDecode
 @testable import ScanoutRender
 
-@Suite("Compositor geometry")
+@Suite("Composition geometry")
 struct GLGeometryTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var w: Int, h: Int, sar: Rational, o: Orientation, ow: Int, oh: Int, mode: ScalingMode, rect: PixelRect
@@ -34,17 +34,17 @@ struct GLGeometryTests {
 
     @Test("destination rectangles", arguments: cases)
     func destination(c: Case) {
-        let r = Compositor.destination(sourceWidth: c.w, sourceHeight: c.h, sampleAspectRatio: c.sar, orientation: c.o,
+        let r = Composition.destination(sourceWidth: c.w, sourceHeight: c.h, sampleAspectRatio: c.sar, orientation: c.o,
                                        outputWidth: c.ow, outputHeight: c.oh, mode: c.mode)
         #expect(r == c.rect)
     }
 
     @Test("natural size: SAR widens or heightens, quarter turns swap")
     func naturalSize() {
-        #expect(Compositor.naturalSize(width: 320, height: 240, sampleAspectRatio: Rational(4, 3), orientation: .identity) == (427, 240))
-        #expect(Compositor.naturalSize(width: 320, height: 240, sampleAspectRatio: Rational(3, 4), orientation: .identity) == (320, 320))
-        #expect(Compositor.naturalSize(width: 320, height: 240, sampleAspectRatio: Rational(4, 3), orientation: Orientation(rotation: 270)) == (240, 427))
-        #expect(Compositor.naturalSize(width: 720, height: 576, sampleAspectRatio: Rational(16, 15), orientation: .identity) == (768, 576))
+        #expect(Composition.naturalSize(width: 320, height: 240, sampleAspectRatio: Rational(4, 3), orientation: .identity) == (427, 240))
+        #expect(Composition.naturalSize(width: 320, height: 240, sampleAspectRatio: Rational(3, 4), orientation: .identity) == (320, 320))
+        #expect(Composition.naturalSize(width: 320, height: 240, sampleAspectRatio: Rational(4, 3), orientation: Orientation(rotation: 270)) == (240, 427))
+        #expect(Composition.naturalSize(width: 720, height: 576, sampleAspectRatio: Rational(16, 15), orientation: .identity) == (768, 576))
     }
 
     /// The source map must agree with PlaneTransform (what the CPU renderer uses): output pixel
@@ -61,7 +61,7 @@ struct GLGeometryTests {
         src.withUnsafeBytes { s in dst.withUnsafeMutableBytes { d in
             PlaneTransform.apply(o, src: s.baseAddress!, srcStride: w, width: w, height: h, elementSize: 1, dst: d.baseAddress!, dstStride: ow)
         } }
-        let m = Compositor.sourceMap(rect: PixelRect(x: 0, y: 0, width: ow, height: oh), sourceWidth: w, sourceHeight: h, orientation: o)
+        let m = Composition.sourceMap(rect: PixelRect(x: 0, y: 0, width: ow, height: oh), sourceWidth: w, sourceHeight: h, orientation: o)
         for y in 0..<oh {
             for x in 0..<ow {
                 let fx = Double(x) + 0.5, fy = Double(y) + 0.5

@@ -26,15 +26,15 @@ import Testing
         for i in 1...4 {
             #expect(try hw.next(into: frame) && (try sw.next(into: softwareFrame)))
             #expect(frame.isGPUOnly)
-            let image = try gl.render(frame)
+            let image = try gl.render(.frame(frame))
             #expect(gl.lastImportFallback == "EGL_EXT_image_dma_buf_import is missing on this display")
-            #expect(image == (try reference.render(softwareFrame)))
+            #expect(image == (try reference.render(.frame(softwareFrame))))
             #expect(transfers.counts == TransferCounts(downloads: i, uploads: i))
         }
         // A software frame: one upload, nothing else.
         let counted = FrameTransfers()
         gl.importer.transfers = counted
-        _ = try gl.render(softwareFrame)
+        _ = try gl.render(.frame(softwareFrame))
         #expect(gl.lastImportFallback == nil)
         #expect(counted.counts == TransferCounts(uploads: 1))
     }

@@ -24,7 +24,8 @@ struct GLAgreementTests {
         let last = wanted.max()!
         let reader = try FrameReader(input: try Fixtures.path(name))
         let decoded = VideoFrame()
-        let gl = try GLRenderer(context: try EGLDisplayContext(options: options), compositor: Compositor(orientation: reader.video.orientation))
+        let gl = try GLRenderer(context: try EGLDisplayContext(options: options))
+        let upright = Composition(orientation: reader.video.orientation)
         let cpu = CPURenderer()
         let scaler = Scaler()
         var n = 0, worst = 0
@@ -38,7 +39,7 @@ struct GLAgreementTests {
                 #expect(frame.pixelFormat == convert)
             }
             let a = try cpu.render(frame, orientation: reader.video.orientation)
-            let b = try gl.render(frame)
+            let b = try gl.render(.frame(frame), as: upright)
             #expect(b.width == a.width && b.height == a.height)
             let d = try #require(a.maxChannelDifference(b))
             worst = max(worst, d)
@@ -76,7 +77,7 @@ struct GLAgreementTests {
         let frame = VideoFrame()
         try Scaler().convert(decoded, to: format, into: frame)
         let reference = try CPURenderer().render(decoded)
-        let image = try GLRenderer().render(frame)
+        let image = try GLRenderer().render(.frame(frame))
         #expect(image.bytes == reference.bytes)
     }
 }
@@ -86,8 +87,8 @@ struct GLCompositionTests {
     @Test("fit into a wider output: pillarbox in the background colour, the picture centred")
     func pillarbox() throws {
         let (frame, _) = try decodeFrame(5, of: try Fixtures.path("counter.mp4"))
-        let gl = try GLRenderer(compositor: Compositor(outputWidth: 640, outputHeight: 240, background: RGBColor(hex: "0000FF")!))
-        let image = try gl.render(frame)
+        let gl = try GLRenderer()
+        let image = try gl.render(.frame(frame), as: Composition(outputWidth: 640, outputHeight: 240, background: RGBColor(hex: "0000FF")!))
         #expect(image.width == 640 && image.height == 240)
         for (x, y) in [(0, 0), (159, 120), (480, 239), (639, 0)] {
             let p = image.pixel(x: x, y: y)
@@ -105,8 +106,8 @@ struct GLCompositionTests {
     @Test("scaled to half size, the picture still agrees with a CPU render of the frame on average")
     func downscale() throws {
         let (frame, _) = try decodeFrame(3, of: try Fixtures.path("counter.mp4"))
-        let gl = try GLRenderer(compositor: Compositor(outputWidth: 160, outputHeight: 120, scaling: .stretch))
-        let small = try gl.render(frame)
+        let gl = try GLRenderer()
+        let small = try gl.render(.frame(frame), as: Composition(outputWidth: 160, outputHeight: 120, scaling: .stretch))
         let full = try CPURenderer().render(frame)
         #expect(small.width == 160 && small.height == 120)
         // Block b of the code is now 16 pixels wide: frame 3 = bits 0 and 1.
@@ -123,9 +124,9 @@ struct GLCompositionTests {
     func rotateMirror() throws {
         let (frame, _) = try decodeFrame(2, of: try Fixtures.path("counter.mp4"))
         for o in [Orientation(rotation: 180, mirrored: true), Orientation(rotation: 270), Orientation(rotation: 0, mirrored: true)] {
-            let gl = try GLRenderer(compositor: Compositor(orientation: o))
+            let gl = try GLRenderer()
             let a = try CPURenderer().render(frame, orientation: o)
-            let b = try gl.render(frame)
+            let b = try gl.render(.frame(frame), as: Composition(orientation: o))
             #expect(b.width == a.width && b.height == a.height, "\(o)")
             #expect((a.maxChannelDifference(b) ?? 99) <= 3, "\(o): \(a.maxChannelDifference(b) ?? -1)")
         }
@@ -139,13 +140,14 @@ struct GLCompositionTests {
         for _ in 0..<10 { for x in 0..<20 { px += x < 10 ? [255, 0, 0, 255] : [0, 255, 0, 0] } }
         let image = RGBAImage(width: 20, height: 10, bytes: px)
         let base = try CPURenderer().render(frame)
-        let gl = try GLRenderer(compositor: Compositor(overlay: Overlay(image: image, x: 100, y: 50, opacity: 1)))
-        let full = try gl.render(frame)
+        let gl = try GLRenderer()
+        var c = Composition(overlay: Overlay(image: image, x: 100, y: 50, opacity: 1))
+        let full = try gl.render(.frame(frame), as: c)
         #expect(full.pixel(x: 105, y: 55) == (255, 0, 0) as (UInt8, UInt8, UInt8))
         let under = base.pixel(x: 115, y: 55), seen = full.pixel(x: 115, y: 55)
         #expect(abs(Int(under.g) - Int(seen.g)) <= 3, "transparent overlay pixels leave the video: \(under) vs \(seen)")
-        gl.compositor.overlay?.opacity = 0.5
-        let half = try gl.render(frame)
+        c.overlay?.opacity = 0.5
+        let half = try gl.render(.frame(frame), as: c)
         let v = base.pixel(x: 105, y: 55), h = half.pixel(x: 105, y: 55)
         #expect(abs(Int(h.r) - (255 + Int(v.r)) / 2) <= 3 && abs(Int(h.g) - Int(v.g) / 2) <= 3, "\(h) vs video \(v)")
     }
@@ -156,19 +158,17 @@ struct GLCompositionTests {
         #expect(frame.pixelFormat == .yuv420p)
         let gl = try GLRenderer()
         #expect(gl.compiledYUVPrograms == ["yuv_chroma_nearest_table_math"], "made by init")
-        _ = try gl.render(frame)
-        _ = try gl.render(frame)
+        _ = try gl.render(.frame(frame))
+        _ = try gl.render(.frame(frame))
         #expect(gl.compiledYUVPrograms == ["yuv_chroma_nearest_table_math"])
-        gl.compositor = Compositor(outputWidth: frame.width / 2, outputHeight: frame.height / 2)
-        _ = try gl.render(frame)
+        _ = try gl.render(.frame(frame), as: Composition(outputWidth: frame.width / 2, outputHeight: frame.height / 2))
         let nv12 = VideoFrame()
         try Scaler().convert(frame, to: .nv12, into: nv12)
-        gl.compositor = Compositor()
-        _ = try gl.render(nv12)
+                _ = try gl.render(.frame(nv12))
         let (hevc10, _) = try decodeFrame(0, of: try Fixtures.path("hevc10.mkv"))
-        _ = try gl.render(hevc10)
+        _ = try gl.render(.frame(hevc10))
         gl.tableMath = false
-        _ = try gl.render(hevc10)
+        _ = try gl.render(.frame(hevc10))
         #expect(gl.compiledYUVPrograms == [
             "yuv_chroma_cubic", "yuv_chroma_cubic_exact_table_math", "yuv_chroma_nearest_table_math",
             "yuv_luma_bilinear_chroma_bilinear", "yuv_semi_planar_chroma_cubic_exact_table_math",
@@ -182,13 +182,13 @@ struct GLCompositionTests {
         let frame = VideoFrame()
         for _ in 0..<3 {
             #expect(try reader.next(into: frame))
-            _ = try gl.render(frame)
+            _ = try gl.render(.frame(frame))
         }
         #expect(gl.importer.texturesCreated == 3)
         #expect(gl.lastStats.upload > 0 && gl.lastStats.draw > 0 && gl.lastStats.readback > 0)
         let nv12 = VideoFrame()
         try Scaler().convert(frame, to: .nv12, into: nv12)
-        _ = try gl.render(nv12)
+        _ = try gl.render(.frame(nv12))
         #expect(gl.importer.texturesCreated == 4, "Y reused (same R8 size), CbCr plane made as RG8")
     }
 }

@@ -36,7 +36,7 @@ struct HardwareSurfaceTests {
         let frame = try Self.firstFrame("counter.mp4")
         let gl = try GLRenderer()
         #expect(throws: RenderError.missingExtension("EGL_EXT_image_dma_buf_import", neededFor: "DMA-BUF import")) {
-            try gl.render(frame.surface!, taggedLike: frame)
+            try gl.render(.surface(frame.surface!, taggedLike: frame))
         }
     }
 }

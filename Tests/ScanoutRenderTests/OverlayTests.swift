@@ -37,9 +37,9 @@ struct OverlayTests {
 
     /// The CPU compositor and the GLES renderer draw `frame` at its own size with `overlay`.
     static func bothRenderers(_ frame: VideoFrame, overlay: Overlay?) throws -> (cpu: RGBImage, gl: RGBImage) {
-        let c = Compositor(outputWidth: frame.width, outputHeight: frame.height, overlay: overlay)
-        let cpu = try CPUCompositor(compositor: c).compose(frame, orientation: .identity, width: frame.width, height: frame.height)
-        let gl = try GLRenderer(compositor: c).render(frame)
+        let c = Composition(outputWidth: frame.width, outputHeight: frame.height, overlay: overlay)
+        let cpu = try CPUCompositor().compose(frame, as: c, width: frame.width, height: frame.height)
+        let gl = try GLRenderer().render(.frame(frame), as: c)
         return (cpu, gl)
     }
 

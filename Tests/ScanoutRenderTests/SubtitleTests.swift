@@ -51,15 +51,16 @@ struct SubtitleTests {
 
     /// The frame numbers on which `subs` changes the CPU compositor's picture (bottom half).
     static func framesWithText(_ subs: SubtitleRenderer, frames: [(VideoFrame, Double)]) throws -> [Int] {
-        let composer = CPUCompositor(compositor: Compositor(applySampleAspectRatio: false))
+        let composer = CPUCompositor()
+        var c = Composition(applySampleAspectRatio: false)
         var shown: [Int] = []
         for (n, (frame, t)) in frames.enumerated() {
-            composer.compositor.subtitles = nil
-            let plain = try composer.compose(frame, orientation: .identity, width: frame.width, height: frame.height)
-            composer.compositor.subtitles = subs.layer(at: t, for: frame, orientation: .identity, compositor: composer.compositor)
-            let with = try composer.compose(frame, orientation: .identity, width: frame.width, height: frame.height)
+            c.subtitles = nil
+            let plain = try composer.compose(frame, as: c, width: frame.width, height: frame.height)
+            c.subtitles = subs.layer(at: t, for: frame, in: c)
+            let with = try composer.compose(frame, as: c, width: frame.width, height: frame.height)
             let changed = changedPixels(plain, with)
-            if composer.compositor.subtitles != nil { #expect(changed > 50, "frame \(n): a layer that changes \(changed) pixels") }
+            if c.subtitles != nil { #expect(changed > 50, "frame \(n): a layer that changes \(changed) pixels") }
             if changed > 0 { shown.append(n) }
         }
         return shown
@@ -149,18 +150,18 @@ struct SubtitleTests {
     func glesDrawsTheSameLayer() throws {
         let subs = try Self.english()
         let frames = try Self.frames()
-        let gl = try GLRenderer(compositor: Compositor(outputWidth: 320, outputHeight: 240))
-        let cpu = CPUCompositor(compositor: Compositor(outputWidth: 320, outputHeight: 240))
+        let gl = try GLRenderer()
+        let cpu = CPUCompositor()
+        var c = Composition(outputWidth: 320, outputHeight: 240)
         for n in [14, 15, 44, 45] {
             let (frame, t) = frames[n]
-            gl.compositor.subtitles = nil
-            let plain = try gl.render(frame)
-            gl.compositor.subtitles = subs.layer(at: t, for: frame, orientation: .identity, compositor: gl.compositor)
-            let drawn = try gl.render(frame)
+            c.subtitles = nil
+            let plain = try gl.render(.frame(frame), as: c)
+            c.subtitles = subs.layer(at: t, for: frame, in: c)
+            let drawn = try gl.render(.frame(frame), as: c)
             let changed = Self.changedPixels(plain, drawn)
             #expect((changed > 50) == (15...44).contains(n), "frame \(n): \(changed) pixels changed")
-            cpu.compositor.subtitles = gl.compositor.subtitles
-            let reference = try cpu.compose(frame, orientation: .identity, width: 320, height: 240)
+            let reference = try cpu.compose(frame, as: c, width: 320, height: 240)
             // GL converts YUV in floating point, so the pictures differ by a level or two anyway;
             // the text must not: no pixel of the bottom half apart by more than 48.
             #expect(Self.changedPixels(reference, drawn) == 0, "frame \(n)")
@@ -176,10 +177,10 @@ struct SubtitleTests {
     func matchesFFmpegSubtitlesFilter() throws {
         let subs = try Self.english()
         let (frame, t) = try Self.frames()[20]
-        let composer = CPUCompositor(compositor: Compositor(applySampleAspectRatio: false))
-        let layer = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: composer.compositor))
-        composer.compositor.subtitles = layer
-        let ours = try composer.compose(frame, orientation: .identity, width: 320, height: 240)
+        var c = Composition(applySampleAspectRatio: false)
+        let layer = try #require(subs.layer(at: t, for: frame, in: c))
+        c.subtitles = layer
+        let ours = try CPUCompositor().compose(frame, as: c, width: 320, height: 240)
         let input = try Fixtures.path("tracks.mkv")
         let theirs = [UInt8](try Proc.ffmpeg(["-i", input, "-vf", "subtitles=\(input):si=0,select=eq(n\\,20)", "-frames:v", "1",
                                               "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
@@ -204,19 +205,19 @@ struct SubtitleTests {
     func layoutFollowsTheOutput() throws {
         let subs = try Self.english()
         let (frame, t) = try Self.frames()[20]
-        let small = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: Compositor(outputWidth: 320, outputHeight: 240)))
-        let big = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: Compositor(outputWidth: 1280, outputHeight: 960)))
+        let small = try #require(subs.layer(at: t, for: frame, in: Composition(outputWidth: 320, outputHeight: 240)))
+        let big = try #require(subs.layer(at: t, for: frame, in: Composition(outputWidth: 1280, outputHeight: 960)))
         // Glyphs scale with the output (4×); outline and shadow add a few pixels.
         #expect(big.image.width > 3 * small.image.width && big.image.width < 5 * small.image.width,
                 "\(small.image.width)x\(small.image.height) → \(big.image.width)x\(big.image.height)")
         #expect(big.image.height > 2 * small.image.height, "\(small.image.height) → \(big.image.height)")
         // 4:3 picture fitted on 16:9: pillarboxed at x 160...1119; the line is centred on it.
-        let wide = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: Compositor(outputWidth: 1280, outputHeight: 720)))
+        let wide = try #require(subs.layer(at: t, for: frame, in: Composition(outputWidth: 1280, outputHeight: 720)))
         let wo = wide.origin(outputWidth: 1280, outputHeight: 720)
         #expect(wo.x > 160 && wo.x + wide.image.width < 1120)
         #expect(abs((wo.x + wide.image.width / 2) - 640) <= 8)   // the shadow widens the box to the right
         subs.safeMargin = 0.1
-        let safe = try #require(subs.layer(at: t, for: frame, orientation: .identity, compositor: Compositor(outputWidth: 1280, outputHeight: 720)))
+        let safe = try #require(subs.layer(at: t, for: frame, in: Composition(outputWidth: 1280, outputHeight: 720)))
         let so = safe.origin(outputWidth: 1280, outputHeight: 720)
         #expect(so.y + safe.image.height <= 720 - 72)
         #expect(so.y + safe.image.height < wo.y + wide.image.height)

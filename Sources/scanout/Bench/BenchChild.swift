@@ -87,9 +87,10 @@ struct BenchChild {
         let r = try reader(input, destination: options.renderer == .gl ? .gpu : .cpu, transfers: transfers)
         let cpu = CPURenderer()
         var gl: GLReadbackPipeline<Void>?
+        let composition = Composition(orientation: r.video.orientation)
         if options.renderer == .gl {
             // At the video's own size, upright: the same output as the CPU renderer's.
-            let renderer = try GLRenderer(compositor: Compositor(orientation: r.video.orientation))
+            let renderer = try GLRenderer()
             renderer.importer.transfers = transfers
             gl = try GLReadbackPipeline(renderer: renderer, depth: options.readbackDepth)
         }
@@ -102,7 +103,7 @@ struct BenchChild {
         while try r.next(into: frame) {
             if let gl {
                 // Frames come back up to depth - 1 submissions later; the last ones at `finish`.
-                if let done = try gl.submit(frame, tag: ()).last { image = done.image }
+                if let done = try gl.submit(.frame(frame), as: composition, tag: ()).last { image = done.image }
                 stages["upload"]!.append(gl.lastStats.upload * 1000)
                 stages["draw"]!.append(gl.lastStats.draw * 1000)
                 stages["readback"]!.append(gl.lastStats.readback * 1000)

@@ -47,9 +47,13 @@ public struct RGBAImage: Equatable, Sendable {
     }
 }
 
-/// What the output looks like: size, scaling, orientation, background and overlay. The geometry
-/// is pure (`destination`), so that it can be tested with exact rectangles.
-public struct Compositor: Equatable, Sendable {
+/// What one output picture looks like: its size, how the frame fills it (scaling, orientation,
+/// sample aspect ratio), the background, and the layers over the picture (the logo, the
+/// subtitles). A value handed to the renderers with each frame (`GLRenderer.render`,
+/// `CPUCompositor.compose`, `ScanoutRenderer.draw`): no renderer keeps one, so what a frame
+/// looks like is decided by its caller and nothing is set before a draw and undone after it.
+/// The geometry is pure (`destination`), so that it can be tested with exact rectangles.
+public struct Composition: Equatable, Sendable {
     /// Output size; nil: the picture's natural size (`naturalSize`).
     public var outputWidth: Int?
     public var outputHeight: Int?
