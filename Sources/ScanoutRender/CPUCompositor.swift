@@ -70,6 +70,11 @@ public final class CPUCompositor {
         return RGBImage(xrgb: canvas, width: width, height: height, stride: 4 * width)
     }
 
+    /// `count` pixels of XRGB8888 at `row` set to `color`.
+    func fill(_ row: UnsafeMutableRawPointer, count: Int, with color: RGBColor) {
+        fill(row, count: count, with: UInt32(color.r) << 16 | UInt32(color.g) << 8 | UInt32(color.b))
+    }
+
     private func fill(_ row: UnsafeMutableRawPointer, count: Int, with value: UInt32) {
         guard count > 0 else { return }
         let p = row.assumingMemoryBound(to: UInt32.self)

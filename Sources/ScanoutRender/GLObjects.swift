@@ -241,6 +241,39 @@ public final class GLRenderTarget {
     }
 }
 
+/// An offscreen target drawn into and then sampled: a framebuffer whose colour buffer is an
+/// RGBA texture (a see-through zone, drawn on its own and then blended onto the canvas).
+final class GLTextureTarget {
+    let context: EGLDisplayContext
+    let framebuffer: GLuint
+    let texture: GLTexture
+    var width: Int { texture.key.width }
+    var height: Int { texture.key.height }
+
+    init(context: EGLDisplayContext, width: Int, height: Int) throws {
+        self.context = context
+        texture = try GLTexture(context: context, key: .init(internalFormat: GL_RGBA, width: width, height: height))
+        glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA, GLsizei(width), GLsizei(height), 0, GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+        try checkGL("glTexImage2D (a \(width)x\(height) zone)")
+        var fb: GLuint = 0
+        glGenFramebuffers(1, &fb)
+        framebuffer = fb
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
+        glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture.name, 0)
+        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+        guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
+            throw RenderError.glCall("glCheckFramebufferStatus (a \(width)x\(height) zone)", code: status)
+        }
+    }
+
+    deinit {
+        if currentForRelease(context) {
+            var fb = framebuffer
+            glDeleteFramebuffers(1, &fb)
+        }
+    }
+}
+
 /// Attaches renderbuffer `rb` as the colour buffer of framebuffer `fb` (left bound) and checks that
 /// the framebuffer is complete; `what` names it in the error.
 func attachColorRenderbuffer(_ rb: GLuint, to fb: GLuint, describing what: String) throws {

@@ -6,55 +6,151 @@ import ScanoutDecode
 /// Drawing one imported picture as a `Composition` says: the canvas, the picture in its
 /// rectangle, the layers over it; and completing the draw (wait, read back, or hand off).
 extension GLRenderer {
-    /// Issues the drawing of `picture` (`drawCommands`), then completes it as `completion` says,
-    /// timing each stage into `lastStats`.
-    func draw(_ picture: ImportedPicture, _ composition: Composition, clock: ContinuousClock, since t0: ContinuousClock.Instant,
+    /// Draws one picture as `composition` says: a canvas of the composition's output size (else
+    /// the target's, else the picture's natural size) with one zone that covers it.
+    func draw(_ picture: ImportedPicture, _ c: Composition, clock: ContinuousClock, since t0: ContinuousClock.Instant,
               completion: Completion) throws -> RGBImage {
-        try withExtendedLifetime(picture.keepAlive) {
-            try uploadLayers(of: composition)
+        let frame = picture.picture
+        let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
+        let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
+        let natural = Composition.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: layoutSAR, orientation: c.orientation)
+        let target = completion.target
+        let W = target?.width ?? c.outputWidth ?? natural.width, H = target?.height ?? c.outputHeight ?? natural.height
+        var outSAR = Rational(1, 1)
+        if target == nil, !c.applySampleAspectRatio, sar != Rational(1, 1) {
+            outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
+        }
+        let canvas = Canvas(width: W, height: H, background: c.background,
+                            zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: W, height: H), composition: c)])
+        return try draw({ _ in picture }, on: canvas, outputSAR: outSAR, clock: clock, since: t0, completion: completion)
+    }
+
+    /// Issues the drawing of `canvas` with `picture(i)` in zone i (`drawCommands`), then completes
+    /// it as `completion` says, timing each stage into `lastStats` (upload: bringing the pictures
+    /// and layers in; draw: the rest until the drawing is done). The drawn picture carries
+    /// `outputSAR` (not square when the sample aspect ratio is carried rather than applied).
+    func draw(_ picture: (Int) throws -> ImportedPicture?, on canvas: Canvas, outputSAR: Rational, clock: ContinuousClock,
+              since t0: ContinuousClock.Instant, completion: Completion) throws -> RGBImage {
+        // What the GPU reads (an import's images, a hardware picture) lives until the drawing is
+        // done: past the readback, or handed off with the drawing.
+        var kept: [ImportedPicture] = []
+        defer { withExtendedLifetime(kept) {} }
+        var importing = Duration.zero
+        func timed(_ i: Int) throws -> ImportedPicture? {
+            let start = clock.now
+            defer { importing += clock.now - start }
+            let p = try picture(i)
+            if let p { kept.append(p) }
+            return p
+        }
+        do {
+            try uploadLayers(of: canvas)
             let t1 = clock.now
-            let frame = picture.picture
-            let drawn = try drawCommands(picture.imported, frame, composition, target: completion.target)
+            let drawn = try drawCommands(timed, on: canvas, target: completion.target, outputSAR: outputSAR)
+            let upload = (t1 - t0 + importing).seconds
+            let what = kept.map(\.picture.formatName).joined(separator: ", ")
             switch completion {
             case .target, .readPixels:
                 glFinish()
-                try checkGL("drawing \(frame.formatName) into \(drawn.width)x\(drawn.height)")
+                try checkGL("drawing \(what.isEmpty ? "a canvas" : what) into \(drawn.width)x\(drawn.height)")
             case .handOff(let start):
-                try checkGL("drawing \(frame.formatName) into \(drawn.width)x\(drawn.height)")
-                lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (clock.now - t1).seconds, readback: 0)
+                try checkGL("drawing \(what.isEmpty ? "a canvas" : what) into \(drawn.width)x\(drawn.height)")
+                lastStats = GLRenderStats(upload: upload, draw: (clock.now - t1 - importing).seconds, readback: 0)
                 try start(drawn)
                 return RGBImage(width: 0, height: 0, bytes: [])
             }
             let t2 = clock.now
             guard case .readPixels = completion else {
-                lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: 0)
+                lastStats = GLRenderStats(upload: upload, draw: (t2 - t1 - importing).seconds, readback: 0)
                 return RGBImage(width: 0, height: 0, bytes: [])
             }
             let image = try readPixels(drawn)
-            lastStats = GLRenderStats(upload: (t1 - t0).seconds, draw: (t2 - t1).seconds, readback: (clock.now - t2).seconds)
+            lastStats = GLRenderStats(upload: upload, draw: (t2 - t1 - importing).seconds, readback: (clock.now - t2).seconds)
             return image
         }
     }
 
-    /// Issues the drawing of `imported` as `c` says into `target`, or into the renderer's
-    /// framebuffer (made or resized to the output size) when `target` is nil, and leaves that
-    /// framebuffer bound. Does not wait for the drawing.
-    private func drawCommands(_ imported: FrameImporter.Imported, _ frame: Picture, _ c: Composition,
-                              target: GLRenderTarget?) throws -> DrawnPicture {
-        let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
-        let layoutSAR = c.applySampleAspectRatio ? sar : Rational(1, 1)
-        let natural = Composition.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: layoutSAR, orientation: c.orientation)
-        let W = target?.width ?? c.outputWidth ?? natural.width, H = target?.height ?? c.outputHeight ?? natural.height
-        try bindCanvas(width: W, height: H, target: target, background: c.background)
-        let rect = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: layoutSAR,
-                                           orientation: c.orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
-        try drawPicture(imported, frame, orientation: c.orientation, in: rect, outputWidth: W, outputHeight: H)
-        drawLayers([c.overlay, c.subtitles], outputWidth: W, outputHeight: H)
-        var outSAR = Rational(1, 1)
-        if target == nil, !c.applySampleAspectRatio, sar != Rational(1, 1) {
-            outSAR = c.orientation.swapsDimensions ? sar.inverted : sar
+    /// Issues the drawing of `canvas` into `target`, or into the renderer's framebuffer (made or
+    /// resized to the canvas) when `target` is nil, and leaves that framebuffer bound: the
+    /// background, each zone (a see-through one drawn apart and blended in), the canvas's overlays.
+    /// Does not wait for the drawing.
+    private func drawCommands(_ picture: (Int) throws -> ImportedPicture?, on canvas: Canvas, target: GLRenderTarget?,
+                              outputSAR: Rational) throws -> DrawnPicture {
+        let W = canvas.width, H = canvas.height
+        try bindCanvas(width: W, height: H, target: target, background: canvas.background)
+        for (i, zone) in canvas.zones.enumerated() {
+            guard zone.opacity > 0, let visible = zone.rect.clipped(width: W, height: H) else { continue }
+            let r = zone.rect
+            if zone.opacity >= 1 {
+                try drawZone(try picture(i), zone, index: i, origin: (r.x, r.y), outputWidth: W, outputHeight: H, scissor: visible)
+                continue
+            }
+            let own = try zoneTarget(width: r.width, height: r.height)
+            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), own.framebuffer)
+            glViewport(0, 0, GLsizei(r.width), GLsizei(r.height))
+            try drawZone(try picture(i), zone, index: i, origin: (0, 0), outputWidth: r.width, outputHeight: r.height,
+                         scissor: PixelRect(x: 0, y: 0, width: r.width, height: r.height))
+            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target?.framebuffer ?? framebuffer!.framebuffer)
+            glViewport(0, 0, GLsizei(W), GLsizei(H))
+            blend(own.texture, at: r, opacity: zone.opacity, outputWidth: W, outputHeight: H)
         }
-        return DrawnPicture(width: W, height: H, sampleAspectRatio: outSAR)
+        let overlays = canvas.overlays.enumerated().map { (Optional($0.element), "canvas.\($0.offset)") }
+        drawLayers(overlays, origin: (0, 0), areaWidth: W, areaHeight: H, outputWidth: W, outputHeight: H)
+        return DrawnPicture(width: W, height: H, sampleAspectRatio: outputSAR)
+    }
+
+    /// One zone into the bound `W`×`H` framebuffer with its top-left corner at `origin`, clipped
+    /// to `scissor`: its background, its picture as its composition lays it out, its layers, its
+    /// border.
+    private func drawZone(_ picture: ImportedPicture?, _ zone: Canvas.Zone, index: Int, origin: (x: Int, y: Int),
+                          outputWidth W: Int, outputHeight H: Int, scissor: PixelRect) throws {
+        let c = zone.sized, w = zone.rect.width, h = zone.rect.height
+        glEnable(GLenum(GL_SCISSOR_TEST))
+        defer { glDisable(GLenum(GL_SCISSOR_TEST)) }
+        clear(scissor, to: c.background)
+        if let picture {
+            let frame = picture.picture
+            let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
+            let local = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height,
+                                                sampleAspectRatio: c.applySampleAspectRatio ? sar : Rational(1, 1),
+                                                orientation: c.orientation, outputWidth: w, outputHeight: h, mode: c.scaling)
+            let rect = PixelRect(x: local.x + origin.x, y: local.y + origin.y, width: local.width, height: local.height)
+            try drawPicture(picture.imported, frame, orientation: c.orientation, in: rect, outputWidth: W, outputHeight: H)
+        }
+        drawLayers([(c.overlay, "zone\(index).overlay"), (c.subtitles, "zone\(index).subtitles")], origin: origin,
+                   areaWidth: w, areaHeight: h, outputWidth: W, outputHeight: H)
+        for strip in zone.border?.strips(of: PixelRect(x: origin.x, y: origin.y, width: w, height: h)) ?? [] {
+            if let part = strip.intersection(scissor) { clear(part, to: zone.border!.color) }
+        }
+    }
+
+    /// Fills `rect` of the bound framebuffer with `color` (the scissor test on).
+    private func clear(_ rect: PixelRect, to color: RGBColor) {
+        glScissor(GLint(rect.x), GLint(rect.y), GLsizei(rect.width), GLsizei(rect.height))
+        glClearColor(Float(color.r) / 255, Float(color.g) / 255, Float(color.b) / 255, 1)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+    }
+
+    /// The offscreen target for a see-through zone of `width`×`height`.
+    private func zoneTarget(width: Int, height: Int) throws -> GLTextureTarget {
+        let key = "\(width)x\(height)"
+        if let t = zoneTargets[key] { return t }
+        let t = try GLTextureTarget(context: context, width: width, height: height)
+        zoneTargets[key] = t
+        return t
+    }
+
+    /// Blends `texture` (an opaque zone drawn apart) over `rect` of the bound framebuffer at `opacity`.
+    private func blend(_ texture: GLTexture, at rect: PixelRect, opacity: Double, outputWidth W: Int, outputHeight H: Int) {
+        glEnable(GLenum(GL_BLEND))
+        glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+        overlayProgram.use()
+        bind(texture, unit: 0, to: "u_overlay", in: overlayProgram, linear: false)
+        overlayProgram.set("u_opacity", float: Float(min(max(opacity, 0), 1)))
+        overlayProgram.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))
+        overlayProgram.set("u_output", vec2: (Float(W), Float(H)))
+        quad.draw()
+        glDisable(GLenum(GL_BLEND))
     }
 
     /// Binds `target`, or the renderer's own framebuffer sized `width`×`height`, and clears it to
@@ -139,17 +235,20 @@ extension GLRenderer {
         return program
     }
 
-    /// Blends the logo and the subtitle layer (in that order) over the bound `W`×`H` canvas.
-    private func drawLayers(_ layers: [Overlay?], outputWidth W: Int, outputHeight H: Int) {
-        for (layer, texture) in zip(layers, [overlayTexture.texture, subtitleTexture.texture]) {
-            guard let o = layer, let t = texture, o.opacity > 0 else { continue }
+    /// Blends `layers` (each with the key its texture was uploaded under), in order, over the bound
+    /// `W`×`H` framebuffer, each placed on the `areaWidth`×`areaHeight` area whose top-left corner
+    /// is at `origin` (a zone, or the whole canvas).
+    private func drawLayers(_ layers: [(Overlay?, String)], origin: (x: Int, y: Int), areaWidth: Int, areaHeight: Int,
+                            outputWidth W: Int, outputHeight H: Int) {
+        for (layer, key) in layers {
+            guard let o = layer, let t = layerTextures[key]?.texture, o.opacity > 0 else { continue }
             glEnable(GLenum(GL_BLEND))
             glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
             overlayProgram.use()
             bind(t, unit: 0, to: "u_overlay", in: overlayProgram, linear: true)
             overlayProgram.set("u_opacity", float: Float(min(max(o.opacity, 0), 1)))
-            let at = o.origin(outputWidth: W, outputHeight: H)
-            overlayProgram.set("u_rect", vec4: (Float(at.x), Float(at.y), Float(o.image.width), Float(o.image.height)))
+            let at = o.origin(outputWidth: areaWidth, outputHeight: areaHeight)
+            overlayProgram.set("u_rect", vec4: (Float(origin.x + at.x), Float(origin.y + at.y), Float(o.image.width), Float(o.image.height)))
             overlayProgram.set("u_output", vec2: (Float(W), Float(H)))
             quad.draw()
             glDisable(GLenum(GL_BLEND))
@@ -172,9 +271,21 @@ extension GLRenderer {
         program.set(uniform, int: unit)
     }
 
-    /// Uploads the logo's and the subtitles' images where they changed since the last draw.
-    func uploadLayers(of composition: Composition) throws {
-        try overlayTexture.update(composition.overlay?.image, context: context)
-        try subtitleTexture.update(composition.subtitles?.image, context: context)
+    /// Uploads the images of `canvas`'s layers (every zone's logo and subtitles, the canvas's
+    /// overlays) where they changed since the last draw, and lets go of the textures of layers
+    /// no longer drawn.
+    func uploadLayers(of canvas: Canvas) throws {
+        var wanted: [String: RGBAImage] = [:]
+        for (i, zone) in canvas.zones.enumerated() {
+            wanted["zone\(i).overlay"] = zone.composition.overlay?.image
+            wanted["zone\(i).subtitles"] = zone.composition.subtitles?.image
+        }
+        for (i, overlay) in canvas.overlays.enumerated() { wanted["canvas.\(i)"] = overlay.image }
+        for key in layerTextures.keys where wanted[key] == nil { layerTextures[key] = nil }
+        for (key, image) in wanted {
+            var texture = layerTextures[key] ?? LayerTexture(name: key)
+            try texture.update(image, context: context)
+            layerTextures[key] = texture
+        }
     }
 }

@@ -77,9 +77,11 @@ public final class GLRenderer {
     let quad: GLQuad
     /// The framebuffer `render(_:)` draws into and reads back.
     var framebuffer: GLRenderTarget?
-    /// The logo's texture and the subtitle layer's, each uploaded again only when its image changed.
-    var overlayTexture = LayerTexture(name: "overlay")
-    var subtitleTexture = LayerTexture(name: "subtitles")
+    /// The textures of the layers drawn last (logos, subtitles, labels), by layer, each uploaded
+    /// again only when its image changed.
+    var layerTextures: [String: LayerTexture] = [:]
+    /// Offscreen targets for see-through zones, by size ("WxH"), kept while zones of that size are drawn.
+    var zoneTargets: [String: GLTextureTarget] = [:]
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -220,6 +222,33 @@ public final class GLRenderer {
         let t0 = clock.now
         let picture = try importSource(source)
         return try draw(picture, composition, clock: clock, since: t0, completion: completion)
+    }
+
+    /// Draws `canvas` with `sources[i]` in zone i (nil: the zone's background and layers only) and
+    /// reads it back as packed rgb24 of the canvas's size.
+    public func render(_ sources: [GLSource?], on canvas: Canvas) throws -> RGBImage {
+        try render(sources, on: canvas, completion: .readPixels)
+    }
+
+    /// Draws `canvas` into `target`, which must have the canvas's size. No readback.
+    public func render(_ sources: [GLSource?], on canvas: Canvas, into target: GLRenderTarget) throws {
+        _ = try render(sources, on: canvas, completion: .target(target))
+    }
+
+    func render(_ sources: [GLSource?], on canvas: Canvas, completion: Completion) throws -> RGBImage {
+        guard sources.count == canvas.zones.count else {
+            throw RenderError.invalidSize("\(sources.count) pictures for \(canvas.zones.count) zones")
+        }
+        if let t = completion.target, t.width != canvas.width || t.height != canvas.height {
+            throw RenderError.invalidSize("canvas \(canvas.width)x\(canvas.height) into a \(t.width)x\(t.height) target")
+        }
+        try context.makeCurrent()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        // Each picture is brought in as its zone is drawn: the importer pools its textures by
+        // size and format, so two zones' uploads made before drawing would share them.
+        return try draw({ try sources[$0].map(importSource) }, on: canvas, outputSAR: Rational(1, 1), clock: clock, since: t0,
+                        completion: completion)
     }
 
     /// Fills `target` with `background` (a censored frame).

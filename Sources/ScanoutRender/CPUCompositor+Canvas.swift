@@ -1,0 +1,72 @@
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+
+/// Several pictures on one canvas with the CPU: each zone drawn as a canvas of its own
+/// (`compose(_:as:into:…)`, so a zone holds exactly what `scanout render --size` of its rectangle
+/// draws), then placed, blended at its opacity where it is not opaque.
+extension CPUCompositor {
+    /// Draws `canvas` into its `width`×`height` XRGB8888 pixels at `pixels` (`stride` bytes per
+    /// row): the background, each zone with `frames[i]` (nil: the zone's background and layers
+    /// only), its border, then the canvas's overlays.
+    package func compose(_ frames: [VideoFrame?], on canvas: Canvas, into pixels: UnsafeMutableRawPointer, stride: Int) throws {
+        let W = canvas.width, H = canvas.height
+        guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
+        guard frames.count == canvas.zones.count else {
+            throw RenderError.invalidSize("\(frames.count) pictures for \(canvas.zones.count) zones")
+        }
+        for y in 0..<H { fill(pixels + y * stride, count: W, with: canvas.background) }
+        for (zone, frame) in zip(canvas.zones, frames) {
+            guard zone.opacity > 0, let visible = zone.rect.clipped(width: W, height: H) else { continue }
+            let r = zone.rect
+            if zone.opacity >= 1, visible == r {
+                try composeZone(frame, zone, into: pixels + r.y * stride + 4 * r.x, stride: stride)
+                continue
+            }
+            // Off the canvas in part, or see-through: drawn apart, then blended in as an opaque image.
+            var own = [UInt8](repeating: 0, count: 4 * r.width * r.height)
+            try own.withUnsafeMutableBytes { try composeZone(frame, zone, into: $0.baseAddress!, stride: 4 * r.width) }
+            Overlay(image: Self.opaqueRGBA(xrgb: own, width: r.width, height: r.height), position: .point(x: r.x, y: r.y),
+                    opacity: zone.opacity).blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888)
+        }
+        for overlay in canvas.overlays { overlay.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888) }
+    }
+
+    /// `compose(_:on:into:stride:)` into a new packed rgb24 image of the canvas's size.
+    public func compose(_ frames: [VideoFrame?], on canvas: Canvas) throws -> RGBImage {
+        guard canvas.width > 0, canvas.height > 0 else { throw RenderError.invalidSize("canvas \(canvas.width)x\(canvas.height)") }
+        var pixels = [UInt8](repeating: 0, count: 4 * canvas.width * canvas.height)
+        try pixels.withUnsafeMutableBytes { try compose(frames, on: canvas, into: $0.baseAddress!, stride: 4 * canvas.width) }
+        return RGBImage(xrgb: pixels, width: canvas.width, height: canvas.height, stride: 4 * canvas.width)
+    }
+
+    /// One zone at its own size into `pixels` (its top-left corner): the picture as the zone's
+    /// composition lays it out, or its background and layers when there is no picture; then the
+    /// border.
+    private func composeZone(_ frame: VideoFrame?, _ zone: Canvas.Zone, into pixels: UnsafeMutableRawPointer, stride: Int) throws {
+        let w = zone.rect.width, h = zone.rect.height
+        let c = zone.sized
+        if let frame {
+            try compose(frame, as: c, into: pixels, stride: stride, width: w, height: h)
+        } else {
+            for y in 0..<h { fill(pixels + y * stride, count: w, with: c.background) }
+            c.overlay?.blend(into: pixels, stride: stride, width: w, height: h, order: .xrgb8888)
+            c.subtitles?.blend(into: pixels, stride: stride, width: w, height: h, order: .xrgb8888)
+        }
+        guard let border = zone.border else { return }
+        for strip in border.strips(of: PixelRect(x: 0, y: 0, width: w, height: h)) {
+            for y in strip.y..<(strip.y + strip.height) {
+                fill(pixels + y * stride + 4 * strip.x, count: strip.width, with: border.color)
+            }
+        }
+    }
+
+    /// XRGB8888 pixels (B, G, R, X) as straight-alpha RGBA, every pixel opaque.
+    static func opaqueRGBA(xrgb: [UInt8], width: Int, height: Int) -> RGBAImage {
+        var rgba = [UInt8](repeating: 255, count: 4 * width * height)
+        for i in 0..<(width * height) {
+            rgba[4 * i] = xrgb[4 * i + 2]; rgba[4 * i + 1] = xrgb[4 * i + 1]; rgba[4 * i + 2] = xrgb[4 * i]
+        }
+        return RGBAImage(width: width, height: height, bytes: rgba)
+    }
+}
