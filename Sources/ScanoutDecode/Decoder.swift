@@ -92,6 +92,10 @@ public struct DecoderOptions: Sendable {
     /// The picture shown while an audio-only input without a cover plays (the player's slate);
     /// nil: black.
     public var stillImage: String?
+    /// How long a still image (a PNG, JPEG, WebP... input) is shown, seconds: its picture,
+    /// decoded once, is handed out `StillDecoder.frameRate` times a second until then. Nil: the
+    /// picture once, as one frame (what `render` and `framemd5` take).
+    public var stillDuration: Double?
 
     public init(threads: Int = 0, playerType: PlayerType = .auto, fallbackAfter: Int = 3, allowFallback: Bool = true,
                 environment: SelectorEnvironment = SelectorEnvironment(), observer: (@Sendable (DecoderEvent) -> Void)? = nil) {

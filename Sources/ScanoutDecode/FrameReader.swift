@@ -12,14 +12,24 @@ public final class FrameReader {
     public let decoder: any Decoder
     public var input: String { demuxer.input }
     /// The video stream; for an audio-only input, its audio track with the still's size.
+    /// For a still image shown for a time, its picture's facts and the showing's length.
     public var video: VideoStreamInfo {
         guard let still = decoder as? StillDecoder else { return demuxer.video }
         var v = demuxer.video
         v.width = still.picture.width
         v.height = still.picture.height
         v.pixelFormat = still.picture.pixelFormat
+        if let timeline = still.timeline {
+            v.startTime = 0
+            v.duration = timeline.end
+            v.frameRate = StillDecoder.frameRate
+            v.declaredFrameCount = Int((timeline.end + timeline.interval - 1) / timeline.interval)
+        }
         return v
     }
+
+    /// Whether the input is a still image shown for a time (`DecoderOptions.stillDuration`).
+    public var isTimedStill: Bool { (decoder as? StillDecoder)?.timeline != nil }
     /// Where packets come from: the demuxer, or a cursor over a timeshift buffer that a thread
     /// of its own fills from the demuxer (`TimeshiftBuffer`).
     public var source: any PacketSource
@@ -63,9 +73,21 @@ public final class FrameReader {
         demuxer = try Demuxer(input: name, options: demuxerOptions)
         source = demuxer
         let start = monotonicNanoseconds()
-        let (decoder, decision): (any Decoder, DecoderDecision?) = demuxer.audioOnly
-            ? (try StillDecoder(for: demuxer, options: decoderOptions), nil)
-            : try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
+        let (decoder, decision): (any Decoder, DecoderDecision?)
+        if demuxer.audioOnly {
+            (decoder, decision) = (try StillDecoder(for: demuxer, options: decoderOptions), nil)
+        } else if let seconds = decoderOptions.stillDuration, demuxer.isStillImage {
+            guard seconds > 0, seconds.isFinite else {
+                throw MediaError.openFailed(input: name, reason: "a still image is shown for more than 0 s, not \(seconds)")
+            }
+            let tb = demuxer.video.timeBase
+            let timeline = StillTimeline(interval: StillDecoder.interval(timeBase: tb),
+                                         end: Int64((seconds / max(tb.doubleValue, 1e-12)).rounded()))
+            (decoder, decision) = (StillDecoder(picture: try StillDecoder.decodeImage(demuxer), timeline: timeline), nil)
+            source = timeline
+        } else {
+            (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
+        }
         decoderOpenSeconds = Double(monotonicNanoseconds() - start) / 1e9
         self.decoder = decoder
         self.decision = decision

@@ -2,8 +2,10 @@ import CFFmpeg
 import ScanoutCore
 import ScanoutDemux
 
-/// The "video" of an audio-only input: one picture (the input's cover, else
-/// `DecoderOptions.stillImage`, else black), handed out again as the audio is read.
+/// One picture handed out again and again: the "video" of an audio-only input (the input's
+/// cover, else `DecoderOptions.stillImage`, else black) as the audio is read, or a still image
+/// shown for a time (`DecoderOptions.stillDuration`), at the times a `StillTimeline` gives.
+/// The picture is decoded once.
 ///
 /// The demuxer of an audio-only input reads its audio track (`Demuxer.audioOnly`), so the
 /// reader's packets are audio packets: each one sent whose time reaches the next due still
@@ -20,12 +22,40 @@ public final class StillDecoder: Decoder {
     private let interval: Int64
     private var nextDue: Int64?
     private var end: Int64?
-    private var pending: [Int64] = []
+    /// Times due (and how long each is shown), oldest first.
+    private var pending: [(pts: Int64, duration: Int64)] = []
+    /// The times of a still image shown for a time; nil for an audio-only input's still.
+    let timeline: StillTimeline?
 
     public init(for demuxer: Demuxer, options: DecoderOptions) throws {
-        let tb = demuxer.video.timeBase
-        interval = max(1, Int64((Double(tb.den) / Double(max(tb.num, 1)) / Self.frameRate.doubleValue).rounded()))
+        interval = Self.interval(timeBase: demuxer.video.timeBase)
         picture = try Self.picture(demuxer: demuxer, options: options)
+        timeline = nil
+    }
+
+    /// For a still image shown for a time: `picture` at each time `timeline` gives, each for the
+    /// time until the next.
+    init(picture: VideoFrame, timeline: StillTimeline) {
+        self.picture = picture
+        interval = timeline.interval
+        self.timeline = timeline
+    }
+
+    /// How often the still is shown, in units of `timeBase` (at least 1).
+    static func interval(timeBase tb: Rational) -> Int64 {
+        max(1, Int64((Double(tb.den) / Double(max(tb.num, 1)) / frameRate.doubleValue).rounded()))
+    }
+
+    /// Decodes the picture of a still-image input (its one packet) with libavcodec, once.
+    static func decodeImage(_ demuxer: Demuxer) throws -> VideoFrame {
+        let packet = Packet()
+        guard try demuxer.read(into: packet) else { throw MediaError.noFrames(input: demuxer.input) }
+        let d = try SoftwareDecoder(for: demuxer, options: DecoderOptions(threads: 1, playerType: .sw))
+        try d.send(packet)
+        try d.send(nil)
+        let frame = VideoFrame()
+        guard try d.receive(into: frame) else { throw MediaError.noFrames(input: demuxer.input) }
+        return frame
     }
 
     private static func picture(demuxer: Demuxer, options: DecoderOptions) throws -> VideoFrame {
@@ -48,25 +78,30 @@ public final class StillDecoder: Decoder {
     }
 
     public func send(_ packet: Packet?) throws {
+        if timeline != nil {
+            // Every packet of the timeline is a due time.
+            if let packet, let pts = packet.pts { pending.append((pts, packet.duration)) }
+            return
+        }
         guard let packet else {
-            if let end, end != pending.last { pending.append(end) }
+            if let end, end != pending.last?.pts { pending.append((end, interval)) }
             return
         }
         guard let pts = packet.pts else { return }
         end = max(end ?? pts, pts + max(packet.duration, 0))
         if nextDue == nil || pts >= nextDue! || pts < nextDue! - interval {
             // The first packet, the next due time, or a seek backwards.
-            pending.append(pts)
+            pending.append((pts, interval))
             nextDue = pts + interval
         }
     }
 
     public func receive(into frame: VideoFrame) throws -> Bool {
         guard !pending.isEmpty else { return false }
-        let pts = pending.removeFirst()
+        let (pts, duration) = pending.removeFirst()
         frame.unref()
         av_frame_ref(frame.pointer, picture.pointer)
-        frame.stamp(pts: pts, duration: interval)
+        frame.stamp(pts: pts, duration: duration)
         stats.framesDecoded += 1
         return true
     }
