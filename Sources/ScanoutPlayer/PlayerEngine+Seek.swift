@@ -69,8 +69,9 @@ extension PlayerEngine {
     private func seekFrame(_ item: PreparedItem, seconds: Double, exact: Bool) throws -> (VideoFrame, Double, Int?) {
         let tb = item.video.timeBase.doubleValue
         let origin = item.originPts ?? 0
-        // An audio-only item's packets are all keyframes: the plain seek lands within a packet.
-        if exact, !item.reader.demuxer.audioOnly {
+        // An audio-only item's packets are all keyframes: the plain seek lands within a packet;
+        // so does a still image's timeline, whose every showing is the same picture.
+        if exact, !item.reader.demuxer.audioOnly, !item.reader.isTimedStill {
             let seeker = try item.exactSeeker(decoder: itemDecoderOptions)
             let n = try seeker.frameNumber(at: seconds)
             // The seeker reads from the keyframe on: the audio it meets is the target's.

@@ -6,10 +6,36 @@ import ScanoutDecode
 /// (`compose(_:as:into:…)`, so a zone holds exactly what `scanout render --size` of its rectangle
 /// draws), then placed, blended at its opacity where it is not opaque.
 extension CPUCompositor {
-    /// Draws `canvas` into its `width`×`height` XRGB8888 pixels at `pixels` (`stride` bytes per
+    /// Draws `canvas` into XRGB8888 pixels of its output size at `pixels` (`stride` bytes per
     /// row): the background, each zone with `frames[i]` (nil: the zone's background and layers
-    /// only), its border, then the canvas's overlays.
+    /// only), its border, then the canvas's overlays; all of it turned as `canvas.turn` says.
     package func compose(_ frames: [VideoFrame?], on canvas: Canvas, into pixels: UnsafeMutableRawPointer, stride: Int) throws {
+        guard !canvas.turn.isIdentity else { return try composeUpright(frames, on: canvas, into: pixels, stride: stride) }
+        let W = canvas.width, H = canvas.height
+        guard W > 0, H > 0 else { throw RenderError.invalidSize("canvas \(W)x\(H)") }
+        var upright = [UInt8](repeating: 0, count: 4 * W * H)
+        try upright.withUnsafeMutableBytes { try composeUpright(frames, on: canvas, into: $0.baseAddress!, stride: 4 * W) }
+        let out = canvas.outputSize
+        guard stride >= 4 * out.width else { throw RenderError.invalidSize("output \(out.width)x\(out.height), stride \(stride)") }
+        // Each output pixel from the upright canvas pixel the turn puts there.
+        let map = Composition.sourceMap(rect: PixelRect(x: 0, y: 0, width: out.width, height: out.height),
+                                        sourceWidth: W, sourceHeight: H, orientation: canvas.turn)
+        upright.withUnsafeBytes { src in
+            let from = src.bindMemory(to: UInt32.self)
+            for y in 0..<out.height {
+                let row = (pixels + y * stride).assumingMemoryBound(to: UInt32.self)
+                for x in 0..<out.width {
+                    let fx = Double(x) + 0.5, fy = Double(y) + 0.5
+                    let sx = Int((map[0] * fx + map[1] * fy + map[2]).rounded(.down))
+                    let sy = Int((map[3] * fx + map[4] * fy + map[5]).rounded(.down))
+                    row[x] = from[sy * W + sx]
+                }
+            }
+        }
+    }
+
+    /// `compose(_:on:into:stride:)` before the turn: the canvas upright, `width`×`height`.
+    private func composeUpright(_ frames: [VideoFrame?], on canvas: Canvas, into pixels: UnsafeMutableRawPointer, stride: Int) throws {
         let W = canvas.width, H = canvas.height
         guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
         guard frames.count == canvas.zones.count else {
@@ -32,12 +58,13 @@ extension CPUCompositor {
         for overlay in canvas.overlays { overlay.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888) }
     }
 
-    /// `compose(_:on:into:stride:)` into a new packed rgb24 image of the canvas's size.
+    /// `compose(_:on:into:stride:)` into a new packed rgb24 image of the output's size.
     public func compose(_ frames: [VideoFrame?], on canvas: Canvas) throws -> RGBImage {
         guard canvas.width > 0, canvas.height > 0 else { throw RenderError.invalidSize("canvas \(canvas.width)x\(canvas.height)") }
-        var pixels = [UInt8](repeating: 0, count: 4 * canvas.width * canvas.height)
-        try pixels.withUnsafeMutableBytes { try compose(frames, on: canvas, into: $0.baseAddress!, stride: 4 * canvas.width) }
-        return RGBImage(xrgb: pixels, width: canvas.width, height: canvas.height, stride: 4 * canvas.width)
+        let (w, h) = canvas.outputSize
+        var pixels = [UInt8](repeating: 0, count: 4 * w * h)
+        try pixels.withUnsafeMutableBytes { try compose(frames, on: canvas, into: $0.baseAddress!, stride: 4 * w) }
+        return RGBImage(xrgb: pixels, width: w, height: h, stride: 4 * w)
     }
 
     /// One zone at its own size into `pixels` (its top-left corner): the picture as the zone's

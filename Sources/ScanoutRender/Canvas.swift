@@ -1,3 +1,5 @@
+import ScanoutCore
+
 /// A screen made of several pictures: a canvas of one size and background, zones drawn in order
 /// (the first at the bottom), each a picture laid out in its rectangle as its own `Composition`
 /// says, and images over them all (a logo). The value both compositors draw
@@ -10,10 +12,20 @@ public struct Canvas: Equatable, Sendable {
     public var zones: [Zone]
     /// Drawn over every zone, placed on the canvas.
     public var overlays: [Overlay]
+    /// How the whole canvas is turned onto the output: a portrait screen is a canvas 1080 wide
+    /// and 1920 high turned by 90° (or 270°, as the screen hangs) onto a 1920x1080 mode. Every
+    /// zone, image, subtitle and overlay turns with it. The output is exactly the upright canvas
+    /// turned, pixel for pixel.
+    public var turn: Orientation
 
-    public init(width: Int, height: Int, background: RGBColor = .black, zones: [Zone] = [], overlays: [Overlay] = []) {
+    public init(width: Int, height: Int, background: RGBColor = .black, zones: [Zone] = [], overlays: [Overlay] = [],
+                turn: Orientation = .identity) {
         self.width = width; self.height = height; self.background = background; self.zones = zones; self.overlays = overlays
+        self.turn = turn
     }
+
+    /// The output's size: the canvas's, turned.
+    public var outputSize: (width: Int, height: Int) { turn.swapsDimensions ? (height, width) : (width, height) }
 
     /// One picture's place on the canvas.
     public struct Zone: Equatable, Sendable {

@@ -71,13 +71,42 @@ extension GLRenderer {
     }
 
     /// Issues the drawing of `canvas` into `target`, or into the renderer's framebuffer (made or
-    /// resized to the canvas) when `target` is nil, and leaves that framebuffer bound: the
-    /// background, each zone (a see-through one drawn apart and blended in), the canvas's overlays.
-    /// Does not wait for the drawing.
+    /// resized to the output) when `target` is nil, and leaves that framebuffer bound: the
+    /// background, each zone (a see-through one drawn apart and blended in), the canvas's overlays;
+    /// a turned canvas is drawn upright into a texture, then turned into the output, texel for
+    /// pixel. Does not wait for the drawing.
     private func drawCommands(_ picture: (Int) throws -> ImportedPicture?, on canvas: Canvas, target: GLRenderTarget?,
                               outputSAR: Rational) throws -> DrawnPicture {
+        let out = canvas.outputSize
+        let output = try outputFramebuffer(width: out.width, height: out.height, target: target)
+        guard !canvas.turn.isIdentity else {
+            try drawUpright(picture, on: canvas, framebuffer: output)
+            return DrawnPicture(width: out.width, height: out.height, sampleAspectRatio: outputSAR)
+        }
+        let upright = try textureTarget("canvas", width: canvas.width, height: canvas.height)
+        try drawUpright(picture, on: canvas, framebuffer: upright.framebuffer)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), output)
+        glViewport(0, 0, GLsizei(out.width), GLsizei(out.height))
+        let whole = PixelRect(x: 0, y: 0, width: out.width, height: out.height)
+        let m = Composition.sourceMap(rect: whole, sourceWidth: canvas.width, sourceHeight: canvas.height, orientation: canvas.turn)
+        rgb.use()
+        bind(upright.texture, unit: 0, to: "u_image", in: rgb, linear: false)
+        rgb.set("u_size", vec2: (Float(canvas.width), Float(canvas.height)))
+        rgb.set("u_map", mat3: [m[0], m[3], 0, m[1], m[4], 0, m[2], m[5], 1].map { Float($0) })
+        rgb.set("u_rect", vec4: (0, 0, Float(out.width), Float(out.height)))
+        rgb.set("u_output", vec2: (Float(out.width), Float(out.height)))
+        quad.draw()
+        return DrawnPicture(width: out.width, height: out.height, sampleAspectRatio: outputSAR)
+    }
+
+    /// The canvas upright into framebuffer `fb` (of the canvas's size), left bound.
+    private func drawUpright(_ picture: (Int) throws -> ImportedPicture?, on canvas: Canvas, framebuffer fb: GLuint) throws {
         let W = canvas.width, H = canvas.height
-        try bindCanvas(width: W, height: H, target: target, background: canvas.background)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
+        glViewport(0, 0, GLsizei(W), GLsizei(H))
+        glDisable(GLenum(GL_BLEND))
+        glClearColor(Float(canvas.background.r) / 255, Float(canvas.background.g) / 255, Float(canvas.background.b) / 255, 1)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         for (i, zone) in canvas.zones.enumerated() {
             guard zone.opacity > 0, let visible = zone.rect.clipped(width: W, height: H) else { continue }
             let r = zone.rect
@@ -85,18 +114,17 @@ extension GLRenderer {
                 try drawZone(try picture(i), zone, index: i, origin: (r.x, r.y), outputWidth: W, outputHeight: H, scissor: visible)
                 continue
             }
-            let own = try zoneTarget(width: r.width, height: r.height)
+            let own = try textureTarget("zone", width: r.width, height: r.height)
             glBindFramebuffer(GLenum(GL_FRAMEBUFFER), own.framebuffer)
             glViewport(0, 0, GLsizei(r.width), GLsizei(r.height))
             try drawZone(try picture(i), zone, index: i, origin: (0, 0), outputWidth: r.width, outputHeight: r.height,
                          scissor: PixelRect(x: 0, y: 0, width: r.width, height: r.height))
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target?.framebuffer ?? framebuffer!.framebuffer)
+            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
             glViewport(0, 0, GLsizei(W), GLsizei(H))
             blend(own.texture, at: r, opacity: zone.opacity, outputWidth: W, outputHeight: H)
         }
         let overlays = canvas.overlays.enumerated().map { (Optional($0.element), "canvas.\($0.offset)") }
         drawLayers(overlays, origin: (0, 0), areaWidth: W, areaHeight: H, outputWidth: W, outputHeight: H)
-        return DrawnPicture(width: W, height: H, sampleAspectRatio: outputSAR)
     }
 
     /// One zone into the bound `W`×`H` framebuffer with its top-left corner at `origin`, clipped
@@ -131,9 +159,10 @@ extension GLRenderer {
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
     }
 
-    /// The offscreen target for a see-through zone of `width`×`height`.
-    private func zoneTarget(width: Int, height: Int) throws -> GLTextureTarget {
-        let key = "\(width)x\(height)"
+    /// An offscreen texture target of `width`×`height` for `use` ("zone": a see-through zone;
+    /// "canvas": a turned canvas drawn upright), kept for the next draw of that size.
+    private func textureTarget(_ use: String, width: Int, height: Int) throws -> GLTextureTarget {
+        let key = "\(use) \(width)x\(height)"
         if let t = zoneTargets[key] { return t }
         let t = try GLTextureTarget(context: context, width: width, height: height)
         zoneTargets[key] = t
@@ -153,25 +182,17 @@ extension GLRenderer {
         glDisable(GLenum(GL_BLEND))
     }
 
-    /// Binds `target`, or the renderer's own framebuffer sized `width`×`height`, and clears it to
-    /// `background`.
-    private func bindCanvas(width W: Int, height H: Int, target: GLRenderTarget?, background: RGBColor) throws {
+    /// The framebuffer drawn into: `target`'s, or the renderer's own sized `width`×`height`.
+    private func outputFramebuffer(width W: Int, height H: Int, target: GLRenderTarget?) throws -> GLuint {
         guard W > 0, H > 0, W <= context.maxTextureSize, H <= context.maxTextureSize else {
             throw RenderError.invalidSize("output \(W)x\(H) (1...\(context.maxTextureSize) per side)")
         }
-        if let target {
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
-        } else {
-            if framebuffer?.width != W || framebuffer?.height != H {
-                framebuffer = nil
-                framebuffer = try GLRenderTarget(context: context, width: W, height: H)
-            }
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer!.framebuffer)
+        if let target { return target.framebuffer }
+        if framebuffer?.width != W || framebuffer?.height != H {
+            framebuffer = nil
+            framebuffer = try GLRenderTarget(context: context, width: W, height: H)
         }
-        glViewport(0, 0, GLsizei(W), GLsizei(H))
-        glDisable(GLenum(GL_BLEND))
-        glClearColor(Float(background.r) / 255, Float(background.g) / 255, Float(background.b) / 255, 1)
-        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        return framebuffer!.framebuffer
     }
 
     /// Draws the picture turned by `orientation` into `rect` of the bound `W`×`H` canvas, with

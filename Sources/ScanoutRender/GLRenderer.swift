@@ -80,7 +80,7 @@ public final class GLRenderer {
     /// The textures of the layers drawn last (logos, subtitles, labels), by layer, each uploaded
     /// again only when its image changed.
     var layerTextures: [String: LayerTexture] = [:]
-    /// Offscreen targets for see-through zones, by size ("WxH"), kept while zones of that size are drawn.
+    /// Offscreen texture targets (see-through zones, turned canvases), by use and size.
     var zoneTargets: [String: GLTextureTarget] = [:]
     private var pixels: [UInt8] = []
 
@@ -225,12 +225,12 @@ public final class GLRenderer {
     }
 
     /// Draws `canvas` with `sources[i]` in zone i (nil: the zone's background and layers only) and
-    /// reads it back as packed rgb24 of the canvas's size.
+    /// reads it back as packed rgb24 of the canvas's output size (turned, as `canvas.turn` says).
     public func render(_ sources: [GLSource?], on canvas: Canvas) throws -> RGBImage {
         try render(sources, on: canvas, completion: .readPixels)
     }
 
-    /// Draws `canvas` into `target`, which must have the canvas's size. No readback.
+    /// Draws `canvas` into `target`, which must have the canvas's output size. No readback.
     public func render(_ sources: [GLSource?], on canvas: Canvas, into target: GLRenderTarget) throws {
         _ = try render(sources, on: canvas, completion: .target(target))
     }
@@ -239,8 +239,8 @@ public final class GLRenderer {
         guard sources.count == canvas.zones.count else {
             throw RenderError.invalidSize("\(sources.count) pictures for \(canvas.zones.count) zones")
         }
-        if let t = completion.target, t.width != canvas.width || t.height != canvas.height {
-            throw RenderError.invalidSize("canvas \(canvas.width)x\(canvas.height) into a \(t.width)x\(t.height) target")
+        if let t = completion.target, t.width != canvas.outputSize.width || t.height != canvas.outputSize.height {
+            throw RenderError.invalidSize("canvas \(canvas.outputSize.width)x\(canvas.outputSize.height) into a \(t.width)x\(t.height) target")
         }
         try context.makeCurrent()
         let clock = ContinuousClock()

@@ -140,3 +140,37 @@ struct CanvasTests {
         #expect(throws: RenderError.self) { try gl.render(pictures.map { _ in nil }, on: canvas, into: try gl.makeTarget(width: 64, height: 64)) }
     }
 }
+
+@Suite("canvas turned onto its output: portrait screens")
+struct TurnedCanvasTests {
+    /// A portrait canvas (240 wide, 320 high): two zones stacked, an inset, a logo in a corner;
+    /// the pictures at their own size, cropped, where the two compositors agree within 3.
+    static func portrait(turn: Orientation) -> Canvas {
+        let logo = Overlay(image: RGBAImage(width: 6, height: 4, bytes: [UInt8](repeating: 230, count: 96)), position: .corner(.bottomRight, margin: 3))
+        return Canvas(width: 240, height: 320, background: RGBColor(r: 5, g: 6, b: 7),
+                      zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 240, height: 160), composition: Composition(scaling: .none)),
+                              Canvas.Zone(rect: PixelRect(x: 0, y: 160, width: 240, height: 160), composition: Composition(scaling: .none)),
+                              Canvas.Zone(rect: PixelRect(x: 150, y: 20, width: 80, height: 60), composition: Composition(scaling: .none),
+                                          border: Canvas.Border(width: 2, color: RGBColor(r: 255, g: 255, b: 0)))],
+                      overlays: [logo], turn: turn)
+    }
+
+    @Test("90°, 180° and 270°: the output is the upright canvas turned, pixel for pixel, by both compositors",
+          arguments: [90, 180, 270])
+    func turnedIsUprightTurned(rotation: Int) throws {
+        let frames = try CanvasTests.frames()
+        let pictures: [VideoFrame?] = [frames[0], frames[1], frames[2]]
+        let turned = Self.portrait(turn: Orientation(rotation: rotation))
+        let cpu = CPUCompositor()
+        let upright = try cpu.compose(pictures, on: Self.portrait(turn: .identity))
+        let out = try cpu.compose(pictures, on: turned)
+        #expect(out.width == (rotation == 180 ? 240 : 320) && out.height == (rotation == 180 ? 320 : 240))
+        #expect(out.bytes == upright.oriented(Orientation(rotation: rotation)).bytes)
+        let gl = try GLRenderer()
+        let sources = pictures.map { $0.map { GLSource.frame($0) } }
+        let glUpright = try gl.render(sources, on: Self.portrait(turn: .identity))
+        let glOut = try gl.render(sources, on: turned)
+        #expect(glOut.bytes == glUpright.oriented(Orientation(rotation: rotation)).bytes)
+        #expect(try #require(glOut.maxChannelDifference(out)) <= 3)
+    }
+}
