@@ -120,7 +120,7 @@ public struct ZapBench {
     }
 
     static func json(_ results: [ZapResult], inputs: [String], channels: Int, gop: Double, target: Double) -> String {
-        func num(_ v: Double) -> Any { v.isFinite ? (v * 1000).rounded() / 1000 : NSNull() }
+        let num = BenchReport.num
         let tools: [[String: Any]] = results.map { r in
             let s = r.ms.sorted()
             return ["tool": r.tool, "zapsMs": s.map(num), "medianMs": num(upperMedian(s)), "meanMs": num(r.mean),
