@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "ScanoutPolicy", targets: ["ScanoutPolicy"]),
         .library(name: "ScanoutPipeline", targets: ["ScanoutPipeline"]),
         .library(name: "ScanoutService", targets: ["ScanoutService"]),
+        // The benchmark harness `scanout bench` runs: suites, peers, reports, child-process measurement.
+        .library(name: "ScanoutBench", targets: ["ScanoutBench"]),
         // Test doubles: the fake KMS device, a manual clock, a memory renderer.
         .library(name: "ScanoutTesting", targets: ["ScanoutTesting"]),
     ],
@@ -93,12 +95,16 @@ let package = Package(
         ]),
         // A blocking HTTP/1.1 and SSE client for loopback servers (tests, `bench zap`).
         .target(name: "ScanoutLoopback"),
+        // The `bench` harness: Scanout and its peers as child processes, their figures, reports (table, JSON, SVG).
+        .target(name: "ScanoutBench", dependencies: [
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutLoopback",
+        ]),
         // Test doubles for every layer's tests (and for users' own): FakeKMSDevice, ManualClock,
         // MemoryScanoutRenderer, FakeAudioSink.
         .target(name: "ScanoutTesting", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay", "ScanoutAudio"]),
         .executableTarget(name: "scanout", dependencies: [
             "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay",
-            "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutLoopback",
+            "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutBench",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -140,6 +146,7 @@ let package = Package(
             "ScanoutOffline", "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
+        .testTarget(name: "ScanoutBenchTests", dependencies: ["ScanoutBench", "ScanoutDemux", "ScanoutCore"]),
         .testTarget(name: "ScanoutCLITests", dependencies: [
             "scanout", "ScanoutTestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),

@@ -7,6 +7,155 @@ import Glibc
 /// How a demuxer opens its input: the format context and its options, the checks and errors of
 /// opening, and what is read of the video stream at open.
 extension Demuxer {
+    /// An input opened (`avformat_open_input`) and its streams described: the first step of `init`.
+    struct OpenedInput {
+        let context: UnsafeMutablePointer<AVFormatContext>
+        /// Measures the segments of an HTTP input (for the choice of an HLS variant); nil otherwise.
+        let meter: SegmentMeter?
+        let live: LiveInput?
+        let openSeconds: Double
+        let probeSeconds: Double
+        let probed: Bool
+        /// Where the header (for MP4, the index) ended, before probing read on.
+        let headerEnd: Int64
+
+        /// Gives the input up: closes the context and unhooks the meter.
+        func close() {
+            var ctx: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&ctx)
+            meter?.unhook(context)
+        }
+    }
+
+    /// The stream a demuxer reads, and the HLS variants around it.
+    struct StreamChoice {
+        let stream: UnsafeMutablePointer<AVStream>
+        let index: Int
+        /// The stream read is an audio track (`Demuxer.audioOnly`).
+        let audioOnly: Bool
+        let cover: Int?
+        let keptVariant: KeptVariant?
+        /// An adaptive HLS input's variants, their selector and the one read first; empty or nil
+        /// for any other input.
+        let variants: [HLSVariant]
+        let selector: VariantSelector?
+        let startVariant: HLSVariant?
+    }
+
+    /// Opens `input` in a context whose blocking steps `deadline` bounds, reads its header and
+    /// probes its streams (unless the header says everything: `describeFromHeader`), each timed.
+    static func openInput(_ input: String, options: DemuxerOptions, deadline: Deadline, errorLines: ErrorLines) throws -> OpenedInput {
+        let ctx = allocateContext(deadline: deadline, errorLines: errorLines)
+        // Segments are measured for the choice of variant; a pinned read (`variantPin`) has none.
+        let meter = isHTTP(input) && options.variantPin == nil ? SegmentMeter() : nil
+        meter?.hook(ctx)
+        var dict = openDictionary(input: input, options: options)
+        defer { av_dict_free(&dict) }
+
+        var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
+        deadline.arm(seconds: options.timeoutSeconds)
+        let openStart = monotonicNanoseconds()
+        let live = try attachLiveInput(ctx, input: input, options: options.live, deadline: deadline)
+        if live != nil {
+            // A channel change waits for the probe: stop it once the streams are described
+            // (at the first keyframe), not after the 20 frames it would otherwise time to guess
+            // the frame rate — the stream's own timing (H.264 VUI) and its timestamps give it.
+            av_dict_set(&dict, "fpsprobesize", "0", 0)
+        }
+        let openResult = avformat_open_input(&ctxOpt, input, live == nil ? nil : av_find_input_format("mpegts"), &dict)
+        let probeStart = monotonicNanoseconds()
+        if openResult < 0 {
+            // avformat_open_input frees the context on failure.
+            meter?.unhook(ctx)
+            throw openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
+        }
+        guard let opened = ctxOpt else { throw MediaError.openFailed(input: input, reason: "no context") }
+        // Where the header (for MP4, the index) ended, before probing reads on.
+        let headerEnd = opened.pointee.pb.map { avio_seek($0, 0, SEEK_CUR) } ?? 0
+
+        deadline.arm(seconds: options.timeoutSeconds)
+        let probed = !describeFromHeader(opened)
+        let probe = probed ? avformat_find_stream_info(opened, nil) : 0
+        let result = OpenedInput(context: opened, meter: meter, live: live, openSeconds: Double(probeStart - openStart) / 1e9,
+                                 probeSeconds: Double(monotonicNanoseconds() - probeStart) / 1e9, probed: probed, headerEnd: headerEnd)
+        if probe < 0 {
+            result.close()
+            throw openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)
+        }
+        return result
+    }
+
+    /// The stream to read: an HLS master playlist's start variant (or the one pinned), else the
+    /// best video stream, else (an input whose only picture is a cover, or that has none) its
+    /// audio track. The other streams are discarded. Gives the input up when there is none.
+    static func chooseStream(_ opened: OpenedInput, input: String, options: DemuxerOptions) throws -> StreamChoice {
+        let ctx = opened.context
+        // An HLS master playlist's variants: the start one is read, the others discarded.
+        // A pinned read keeps one variant, over HTTP or from a local master playlist.
+        let listed = opened.meter == nil && options.variantPin == nil ? [] : hlsVariants(ctx)
+        let pinned: HLSVariant?
+        do { pinned = try options.variantPin?.choose(from: listed, caps: options.adaptive, input: input) } catch {
+            opened.close()
+            throw error
+        }
+        let variants = opened.meter == nil ? [] : listed
+        let selector = variants.isEmpty ? nil : VariantSelector(variants: variants, options: options.adaptive)
+        let startVariant = pinned ?? selector?.carried(by: Double(options.adaptive.initialBandwidth))
+        var best = startVariant.map { Int32($0.streamIndex) } ?? av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        // An input whose only picture is a cover (an mp3's embedded PNG) or that has none plays
+        // its audio: the audio track is the stream read, and the picture a still (`StillDecoder`).
+        var cover: Int?
+        if options.acceptsAudioOnly, startVariant == nil, best < 0 || isAttachedPicture(ctx, Int(best)) {
+            cover = best >= 0 ? Int(best) : nil
+            best = av_find_best_stream(ctx, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        }
+        guard best >= 0, let st = ctx.pointee.streams[Int(best)] else {
+            opened.close()
+            throw MediaError.noVideoStream(input: input)
+        }
+        // Only the video stream's packets are read; the demuxer skips the rest cheaply.
+        for i in 0..<Int(ctx.pointee.nb_streams) where i != Int(best) {
+            ctx.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
+        }
+        return StreamChoice(stream: st, index: Int(best), audioOnly: st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO,
+                            cover: cover, keptVariant: pinned.map { KeptVariant(variant: $0, count: listed.count) },
+                            variants: variants, selector: selector, startVariant: startVariant)
+    }
+
+    private static func isAttachedPicture(_ ctx: UnsafeMutablePointer<AVFormatContext>, _ index: Int) -> Bool {
+        guard let st = ctx.pointee.streams[index] else { return false }
+        return st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+    }
+
+    /// The variant choice of an adaptive HLS input, from its start variant; nil for any other
+    /// input, whose context then gets its own I/O back from the meter.
+    static func adaptiveHLS(_ opened: OpenedInput, _ choice: StreamChoice, options: DemuxerOptions) -> AdaptiveHLS? {
+        if let meter = opened.meter, let selector = choice.selector, let startVariant = choice.startVariant {
+            return AdaptiveHLS(meter: meter, variants: choice.variants, selector: selector, start: startVariant,
+                               estimate: Double(options.adaptive.initialBandwidth))
+        }
+        // Not HLS: nothing was opened through the meter.
+        opened.meter?.unhook(opened.context, restore: true)
+        return nil
+    }
+
+    /// Whether an MP4's index (moov) follows the media data: the header was read past the first packet.
+    static func indexFollowsData(_ opened: OpenedInput, stream st: UnsafeMutablePointer<AVStream>) -> Bool {
+        let ctx = opened.context
+        guard ctx.pointee.pb != nil, let first = avformat_index_get_entry(st, 0) else { return false }
+        return String(cString: ctx.pointee.iformat.pointee.name).hasPrefix("mov") && first.pointee.pos < opened.headerEnd
+    }
+
+    /// The stream read, described; an audio-only input's at a still's frame rate, with no frame count.
+    static func describeRead(_ choice: StreamChoice, context: UnsafeMutablePointer<AVFormatContext>) -> VideoStreamInfo {
+        var info = describe(stream: choice.stream, context: context)
+        if choice.audioOnly {
+            info.frameRate = VideoStreamInfo.stillFrameRate
+            info.declaredFrameCount = nil
+        }
+        return info
+    }
+
     /// Fills in what a probe would find, from the header alone, for an MP4 whose video streams
     /// are all H.264 with a constant frame rate and 4:2:0 pictures: the probe's cost is decoding a
     /// picture (a tenth of a second's worth at 1080p on a small machine) to learn what the `avcC`

@@ -82,7 +82,9 @@ public final class Demuxer {
     }
 
     /// Opens `input`; a `playerType` hint in its query (`movie.mp4?playerType=sw`) is taken off
-    /// first (`ContentHint`), so the name opened and reported is the input without it.
+    /// first (`ContentHint`), so the name opened and reported is the input without it. The steps:
+    /// open and probe (`openInput`), choose the stream read (`chooseStream`), start the variant
+    /// choice of an adaptive HLS input (`adaptiveHLS`), and describe the stream.
     public init(input original: String, options: DemuxerOptions = DemuxerOptions()) throws {
         let input = try ContentHint.split(original).input
         self.input = input
@@ -90,99 +92,22 @@ public final class Demuxer {
         try Self.checkLocalPath(input)
 
         deadline = Deadline()
-        let ctx = Self.allocateContext(deadline: deadline, errorLines: errorLines)
-        // Segments are measured for the choice of variant; a pinned read (`variantPin`) has none.
-        let meter = Self.isHTTP(input) && options.variantPin == nil ? SegmentMeter() : nil
-        meter?.hook(ctx)
-        var dict = Self.openDictionary(input: input, options: options)
-        defer { av_dict_free(&dict) }
+        let opened = try Self.openInput(input, options: options, deadline: deadline, errorLines: errorLines)
+        live = opened.live
+        openSeconds = opened.openSeconds
+        probeSeconds = opened.probeSeconds
+        probed = opened.probed
 
-        var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
-        deadline.arm(seconds: options.timeoutSeconds)
-        let openStart = monotonicNanoseconds()
-        live = try Self.attachLiveInput(ctx, input: input, options: options.live, deadline: deadline)
-        if live != nil {
-            // A channel change waits for the probe: stop it once the streams are described
-            // (at the first keyframe), not after the 20 frames it would otherwise time to guess
-            // the frame rate — the stream's own timing (H.264 VUI) and its timestamps give it.
-            av_dict_set(&dict, "fpsprobesize", "0", 0)
-        }
-        let openResult = avformat_open_input(&ctxOpt, input, live == nil ? nil : av_find_input_format("mpegts"), &dict)
-        let probeStart = monotonicNanoseconds()
-        openSeconds = Double(probeStart - openStart) / 1e9
-        if openResult < 0 {
-            // avformat_open_input frees the context on failure.
-            meter?.unhook(ctx)
-            throw Self.openError(input: input, code: openResult, deadline: deadline, timeout: options.timeoutSeconds, during: "opening", detail: errorLines.last)
-        }
-        guard let opened = ctxOpt else { throw MediaError.openFailed(input: input, reason: "no context") }
-        // Where the header (for MP4, the index) ended, before probing reads on.
-        let headerEnd = opened.pointee.pb.map { avio_seek($0, 0, SEEK_CUR) } ?? 0
-
-        deadline.arm(seconds: options.timeoutSeconds)
-        probed = !Self.describeFromHeader(opened)
-        let probe = probed ? avformat_find_stream_info(opened, nil) : 0
-        probeSeconds = Double(monotonicNanoseconds() - probeStart) / 1e9
-        if probe < 0 {
-            avformat_close_input(&ctxOpt)
-            meter?.unhook(ctx)
-            throw Self.openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)
-        }
-
-        // An HLS master playlist's variants: the start one is read, the others discarded.
-        // A pinned read keeps one variant, over HTTP or from a local master playlist.
-        let listed = meter == nil && options.variantPin == nil ? [] : Self.hlsVariants(opened)
-        let pinned: HLSVariant?
-        do { pinned = try options.variantPin?.choose(from: listed, caps: options.adaptive, input: input) } catch {
-            avformat_close_input(&ctxOpt)
-            meter?.unhook(ctx)
-            throw error
-        }
-        keptVariant = pinned.map { KeptVariant(variant: $0, count: listed.count) }
-        let variants = meter == nil ? [] : listed
-        let selector = variants.isEmpty ? nil : VariantSelector(variants: variants, options: options.adaptive)
-        let startVariant = pinned ?? selector?.carried(by: Double(options.adaptive.initialBandwidth))
-        var best = startVariant.map { Int32($0.streamIndex) } ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        // An input whose only picture is a cover (an mp3's embedded PNG) or that has none plays
-        // its audio: the audio track is the stream read, and the picture a still (`StillDecoder`).
-        var cover: Int?
-        if options.acceptsAudioOnly, startVariant == nil, best < 0 || Self.isAttachedPicture(opened, Int(best)) {
-            cover = best >= 0 ? Int(best) : nil
-            best = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
-        }
-        guard best >= 0, let st = opened.pointee.streams[Int(best)] else {
-            avformat_close_input(&ctxOpt)
-            meter?.unhook(ctx)
-            throw MediaError.noVideoStream(input: input)
-        }
-        audioOnly = st.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
-        coverTrack = cover
-        // Only the video stream's packets are read; the demuxer skips the rest cheaply.
-        for i in 0..<Int(opened.pointee.nb_streams) where i != Int(best) {
-            opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
-        }
-        context = opened
-        stream = st
-        activeStreamIndex = Int(best)
-        if let meter, let selector, let startVariant {
-            adaptive = AdaptiveHLS(meter: meter, variants: variants, selector: selector, start: startVariant,
-                                   estimate: Double(options.adaptive.initialBandwidth))
-        } else {
-            // Not HLS: nothing was opened through the meter.
-            meter?.unhook(opened, restore: true)
-        }
-        // An MP4 whose index (moov) follows the media data: the header was read past the first packet.
-        if opened.pointee.pb != nil, let first = avformat_index_get_entry(st, 0) {
-            indexFollowsData = String(cString: opened.pointee.iformat.pointee.name).hasPrefix("mov") && first.pointee.pos < headerEnd
-        } else {
-            indexFollowsData = false
-        }
-        var info = Self.describe(stream: st, context: opened)
-        if audioOnly {
-            info.frameRate = VideoStreamInfo.stillFrameRate
-            info.declaredFrameCount = nil
-        }
-        video = info
+        let choice = try Self.chooseStream(opened, input: input, options: options)
+        keptVariant = choice.keptVariant
+        audioOnly = choice.audioOnly
+        coverTrack = choice.cover
+        context = opened.context
+        stream = choice.stream
+        activeStreamIndex = choice.index
+        adaptive = Self.adaptiveHLS(opened, choice, options: options)
+        indexFollowsData = Self.indexFollowsData(opened, stream: choice.stream)
+        video = Self.describeRead(choice, context: opened.context)
         deadline.disarm()
         live?.watchStalls = true
     }
@@ -212,11 +137,6 @@ public final class Demuxer {
         let p = Packet()
         av_packet_ref(p.pointer, &st.pointee.attached_pic)
         return p
-    }
-
-    private static func isAttachedPicture(_ ctx: UnsafeMutablePointer<AVFormatContext>, _ index: Int) -> Bool {
-        guard let st = ctx.pointee.streams[index] else { return false }
-        return st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
     }
 
     /// Every stream of the input: the video, audio and subtitle tracks a player lists and

@@ -77,31 +77,6 @@ public final class DRMDevice: KMSDevice {
         retainedHandles[h] = n > 1 ? n - 1 : nil
     }
 
-    /// Other processes with `path` open ("1234 (weston)"), read from /proc; the master is among them.
-    static func processesHolding(_ path: String) -> [String] {
-        guard let proc = opendir("/proc") else { return [] }
-        defer { closedir(proc) }
-        let me = getpid()
-        var found: [String] = []
-        while let e = readdir(proc) {
-            let pidName = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let pid = Int32(pidName), pid != me, let fds = opendir("/proc/\(pid)/fd") else { continue }
-            defer { closedir(fds) }
-            var holds = false
-            while !holds, let f = readdir(fds) {
-                let n = withUnsafeBytes(of: f.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                var buf = [Int8](repeating: 0, count: 256)
-                let len = readlink("/proc/\(pid)/fd/\(n)", &buf, 255)
-                if len > 0, String(decoding: buf[0..<len].map { UInt8(bitPattern: $0) }, as: UTF8.self) == path { holds = true }
-            }
-            if holds {
-                let comm = readSmallFile("/proc/\(pid)/comm").map { $0.trimmed("\n") } ?? "?"
-                found.append("\(pid) (\(comm))")
-            }
-        }
-        return found
-    }
-
     // MARK: Resources
 
     public func resources() throws -> KMSResources {
@@ -341,63 +316,4 @@ public final class DRMDevice: KMSDevice {
 /// Collects the events libdrm's callbacks deliver (reached through the commit's user data).
 private final class EventSink {
     var events: [KMSEvent] = []
-}
-
-/// The kernel's uevent netlink socket (what udev listens to), non-blocking; closed once in deinit.
-/// nil when the socket cannot be made (a sandbox without netlink): hotplug is then not reported.
-final class UEventSocket {
-    let fd: Int32
-
-    init?() {
-        let s = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15 /* NETLINK_KOBJECT_UEVENT */)
-        guard s >= 0 else { return nil }
-        var addr = sockaddr_nl()
-        addr.nl_family = sa_family_t(AF_NETLINK)
-        addr.nl_groups = 1
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
-        }
-        guard r == 0 else { close(s); return nil }
-        fd = s
-    }
-
-    deinit { close(fd) }
-
-    /// Reads every pending message; true when one was a DRM hotplug of `cardName` ("card0").
-    func drainHotplug(cardName: String) -> Bool {
-        var found = false
-        var buf = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { break }
-            let fields = buf[0..<n].split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            if Self.isHotplug(fields, cardName: cardName) { found = true }
-        }
-        return found
-    }
-
-    /// A kernel uevent's NUL-separated fields: `SUBSYSTEM=drm`, `HOTPLUG=1` and `DEVNAME=dri/cardN`.
-    static func isHotplug(_ fields: [String], cardName: String) -> Bool {
-        fields.contains("SUBSYSTEM=drm") && fields.contains("HOTPLUG=1")
-            && (cardName.isEmpty || fields.contains("DEVNAME=dri/\(cardName)"))
-    }
-}
-
-/// The text of a small file (a /proc or /sys entry), nil when it cannot be read.
-func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var buf = [UInt8](repeating: 0, count: 4096)
-    let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    return n >= 0 ? String(decoding: buf[0..<n], as: UTF8.self) : nil
-}
-
-extension String {
-    func trimmed(_ set: String) -> String {
-        var s = Substring(self)
-        while let c = s.last, set.contains(c) { s = s.dropLast() }
-        while let c = s.first, set.contains(c) { s = s.dropFirst() }
-        return String(s)
-    }
 }

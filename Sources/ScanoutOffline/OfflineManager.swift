@@ -53,16 +53,16 @@ public final class OfflineManager: Sendable {
     /// The service's own licence keys (`/licence/KID`, asked in the process), where CENC keys
     /// come from when the token names no key server; nil: none configured.
     let ownLicence: LicenceLookup?
-    private let running = Mutex<[String: Running]>([:])
+    let running = Mutex<[String: Running]>([:])
     /// Failures the store could not record (a full disk fails the database's writes too): shown
     /// until the download is resumed; after a restart the download resumes by itself.
-    private let unrecorded = Mutex<[String: String]>([:])
+    let unrecorded = Mutex<[String: String]>([:])
     /// The assets whose decrypting playlists this manager wrote (`KeyedPlaylists`): the ones it
     /// releases, whatever another manager of the process wrote.
     let keyedPlaylists = Mutex<Set<String>>([])
 
     /// A download with a slot: its task and what it measured.
-    private struct Running {
+    struct Running {
         var task: Task<Void, Never>?
         var meter = Meter()
     }
@@ -124,62 +124,6 @@ public final class OfflineManager: Sendable {
         onEvent(.state(id: id, state: .queued, reason: nil))
         schedule()
         return try status(id)
-    }
-
-    /// The master's variant the caps allow (highest bitrate, `VariantSelector`'s ladder), its
-    /// segments, and BANDWIDTH x duration as the estimate (a HEAD of the first segment times
-    /// their number when the playlist names no bandwidth).
-    private func resolvePlaylist(_ request: DownloadRequest, into record: inout DownloadRecord, segments: inout [SegmentRecord],
-                                 key: inout PendingKey?) async throws {
-        var url = request.source
-        var text = try await fetcher.text(url)
-        guard HLSPlaylist.isPlaylist(text) else { throw OfflineError.sourceUnusable(source: url, reason: "not an HLS playlist (no #EXTM3U)") }
-        let variants = HLSPlaylist.variants(text, base: url)
-        if !variants.isEmpty {
-            var options = AdaptiveOptions()
-            options.maxHeight = request.maxHeight ?? settings.maxHeight
-            options.maxBitrate = request.maxBitrate ?? settings.maxBitrate
-            let chosen = VariantSelector(variants: variants.map(\.variant), options: options).ladder.last!
-            let variant = variants[chosen.id]
-            url = variant.url
-            record.bitrate = chosen.bitrate
-            record.height = chosen.height
-            text = try await fetcher.text(url)
-        }
-        if text.contains("#EXT-X-BYTERANGE") {
-            throw OfflineError.sourceUnusable(source: url, reason: "byte-range segments (#EXT-X-BYTERANGE) are not kept offline")
-        }
-        let keys = HLSPlaylist.keys(text, base: url).filter { $0.method != "NONE" }
-        if let first = keys.first {
-            if let other = keys.first(where: { $0.method != "AES-128" }) {
-                throw OfflineError.sourceUnusable(source: url, reason: "segments encrypted with \(other.method) are not kept offline (only AES-128: "
-                                                  + "libavformat's hls demuxer decrypts SAMPLE-AES only for some codecs)")
-            }
-            guard let uri = first.uri, keys.allSatisfy({ $0.uri == uri && $0.iv == first.iv }) else {
-                throw OfflineError.sourceUnusable(source: url, reason: "segments under more than one key (key rotation) are not kept offline")
-            }
-            key = .hls(uri: uri, iv: first.iv, mediaSequence: HLSPlaylist.mediaSequence(text))
-        }
-        let (initSection, list) = HLSPlaylist.segments(text, base: url)
-        guard !list.isEmpty else { throw OfflineError.sourceUnusable(source: url, reason: "the media playlist lists no segments") }
-        record.kind = .hls
-        record.mediaURL = url
-        let duration = list.map(\.duration).reduce(0, +)
-        if let bitrate = record.bitrate, bitrate > 0 {
-            record.estimate = Int64(Double(bitrate) * duration / 8)
-        } else {
-            record.estimate = (try await fetcher.length(list[0].url) ?? 0) * Int64(list.count)
-        }
-        let first = initSection == nil ? 0 : 1
-        segments = list.enumerated().map { i, s in
-            SegmentRecord(downloadId: record.id, number: first + i, url: s.url, duration: s.duration,
-                          file: String(format: "seg%05d.", i) + Self.extensionOf(s.url, default: "ts"), length: nil, done: false)
-        }
-        if let initSection {
-            segments.insert(SegmentRecord(downloadId: record.id, number: 0, url: initSection, duration: 0,
-                                          file: "init." + Self.extensionOf(initSection, default: "mp4"), length: nil, done: false,
-                                          initSection: true), at: 0)
-        }
     }
 
     public func pause(_ id: String) throws(OfflineError) -> DownloadStatus {
@@ -288,173 +232,6 @@ public final class OfflineManager: Sendable {
         return r
     }
 
-    // MARK: Running
-
-    /// Starts queued downloads, oldest first, while slots are free.
-    func schedule() {
-        let queued = ((try? store.downloads()) ?? []).filter { $0.state == .queued }
-        let start: [String] = running.withLock { r in
-            var picked: [String] = []
-            for q in queued where r[q.id] == nil && r.count < settings.concurrentDownloads {
-                r[q.id] = Running()
-                picked.append(q.id)
-            }
-            return picked
-        }
-        for id in start {
-            let task = Task { await self.run(id) }
-            running.withLock { $0[id]?.task = task }
-        }
-    }
-
-    private func run(_ id: String) async {
-        defer {
-            running.withLock { _ = $0.removeValue(forKey: id) }
-            schedule()
-        }
-        do {
-            guard try store.download(id)?.state == .queued else { return }
-            try store.setState(id, .downloading)
-            onEvent(.state(id: id, state: .downloading, reason: nil))
-            try await download(id)
-        } catch {
-            // Paused or deleted: the command said so already.
-            if Task.isCancelled { return }
-            var reason = "\(error)"
-            if reason.contains("No space left") || reason.contains("disk is full") {
-                reason = "the disk is full (free space in the state directory, then resume): \(reason)"
-            }
-            logger.error("offline: \(id) failed: \(reason)")
-            do {
-                try store.setState(id, .failed, reason: reason)
-            } catch {
-                logger.error("offline: \(id): the failure could not be recorded (\(error))")
-                unrecorded.withLock { $0[id] = reason }
-            }
-            onEvent(.state(id: id, state: .failed, reason: reason))
-        }
-    }
-
-    private func download(_ id: String) async throws {
-        let record = try existing(id)
-        var segments = try store.segments(of: id)
-        let dir = store.directory(of: id)
-        try PrivateFiles.directory(dir)
-        // A segment recorded as done whose file is not whole (the disk lost it) is fetched again.
-        for i in segments.indices where segments[i].done && fileSize(dir + "/" + segments[i].file) != segments[i].length {
-            logger.warning("offline: \(id) segment \(i) is not whole on disk; fetching it again")
-            segments[i].done = false
-            truncate(dir + "/" + segments[i].file, 0)
-            try store.update(segments[i])
-        }
-        let onDisk = segments.reduce(Int64(0)) { $0 + (fileSize(dir + "/" + $1.file) ?? 0) }
-        running.withLock { $0[id]?.meter.start(bytes: onDisk) }
-        try writeLocalPlaylist(record, segments)
-        for i in segments.indices where !segments[i].done {
-            try Task.checkCancellation()
-            let path = dir + "/" + segments[i].file
-            var attempt = 1
-            while true {
-                do {
-                    let snapshot = segments
-                    segments[i].length = try await fetcher.file(segments[i].url, to: path) { n in
-                        self.received(n, id: id, record: record, segments: snapshot)
-                    }
-                    break
-                } catch let e as FetchError where !e.isPermanent && attempt < settings.attempts && !Task.isCancelled {
-                    logger.warning("offline: \(id) segment \(i): \(e); trying again (\(attempt) of \(settings.attempts - 1))")
-                    try await Task.sleep(for: .milliseconds(300 * attempt))
-                    attempt += 1
-                }
-            }
-            segments[i].done = true
-            try store.update(segments[i])
-            try writeLocalPlaylist(record, segments)
-        }
-        try await verify(record, segments)
-        var finished = record
-        finished.state = .completed
-        finished.reason = nil
-        finished.completed = Date().timeIntervalSince1970
-        try store.writeAsset(finished, segments: segments)
-        try store.setState(id, .completed)
-        let total = Self.total(record, segments)
-        onEvent(.progress(id: id, bytes: total, total: total, percent: 100, rate: 0, eta: 0))
-        onEvent(.state(id: id, state: .completed, reason: nil))
-        logger.info("offline: \(id) completed (\(total) bytes)")
-    }
-
-    /// Counts `n` new bytes; reports progress at most twice a second.
-    private func received(_ n: Int64, id: String, record: DownloadRecord, segments: [SegmentRecord]) {
-        let report: (bytes: Int64, rate: Double)? = running.withLock { r in
-            guard r[id] != nil else { return nil }
-            return r[id]!.meter.add(n)
-        }
-        guard let report else { return }
-        let total = max(Self.total(record, segments), report.bytes)
-        onEvent(.progress(id: id, bytes: report.bytes, total: total, percent: total > 0 ? Double(report.bytes) * 100 / Double(total) : 0,
-                          rate: report.rate, eta: report.rate > 0 ? Double(total - report.bytes) / report.rate : nil))
-    }
-
-    /// The local playlist (HLS), replaced atomically.
-    private func writeLocalPlaylist(_ record: DownloadRecord, _ segments: [SegmentRecord]) throws {
-        guard record.kind == .hls else { return }
-        try Data(HLSPlaylist.localText(segments).utf8).write(to: URL(fileURLWithPath: store.directory(of: record.id) + "/index.m3u8"), options: .atomic)
-    }
-
-    /// The integrity check: every file as long as the server announced (and transport-stream
-    /// segments whole packets), and the asset opens and decodes its first and last frame.
-    private func verify(_ record: DownloadRecord, _ segments: [SegmentRecord]) async throws {
-        let dir = store.directory(of: record.id)
-        // Encrypted segments (AES-128 HLS) are whole AES blocks (16 bytes), not transport packets;
-        // a CENC file is checked by decrypting it (`checkDecryption`).
-        let encrypted = try record.kind == .hls && store.contentKey(of: record.id) != nil
-        for var s in segments {
-            let size = fileSize(dir + "/" + s.file) ?? -1
-            var problem: String?
-            if let l = s.length, size != l {
-                problem = "segment \(s.number) (\(s.file)) holds \(size) bytes; the server announced \(l)"
-            } else if encrypted, size % 16 != 0 {
-                problem = "segment \(s.number) (\(s.file)) holds \(size) bytes, not whole 16-byte AES blocks (the server sent less than the file)"
-            } else if !encrypted, s.file.hasSuffix(".ts"), size % 188 != 0 {
-                problem = "segment \(s.number) (\(s.file)) holds \(size) bytes, not whole 188-byte transport packets (the server sent less than the file)"
-            }
-            if let problem {
-                // Fetched again from the start when the download is resumed.
-                s.done = false
-                truncate(dir + "/" + s.file, 0)
-                try store.update(s)
-                try writeLocalPlaylist(record, try store.segments(of: record.id))
-                throw IntegrityError(problem)
-            }
-        }
-        let local = try playableInput(record, segments)
-        let input = local.source
-        if record.kind == .file {
-            // A CENC file is decoded whole there, with its key.
-            try await checkDecryption(local, record: record)
-            if local.decryptionKey != nil { return }
-        }
-        try await offThread {
-            do {
-                let seeker = try FrameSeeker(input: input)
-                guard seeker.frameCount > 0 else { throw IntegrityError("\(input) holds no video frames") }
-                _ = try seeker.frame(0)
-                _ = try seeker.frame(seeker.frameCount - 1)
-            } catch let e as IntegrityError {
-                throw e
-            } catch {
-                // Inputs the demuxer cannot seek in (fragmented MP4 through the hls demuxer):
-                // every frame decoded in order, the first and the last included.
-                let reader = try FrameReader(input: input)
-                let frame = VideoFrame()
-                var count = 0
-                while try reader.next(into: frame) { count += 1 }
-                guard count > 0 else { throw IntegrityError("\(input) holds no video frames") }
-            }
-        }
-    }
-
     private func freeBytes() -> Int64 {
         var s = statvfs()
         guard statvfs(store.mediaRoot, &s) == 0 else { return 0 }
@@ -468,49 +245,5 @@ public final class OfflineManager: Sendable {
     static func extensionOf(_ url: String, default fallback: String) -> String {
         let ext = ((URL(string: url)?.path ?? url) as NSString).pathExtension.lowercased()
         return ext.isEmpty || ext.count > 5 || !ext.allSatisfy({ $0.isLetter || $0.isNumber }) ? fallback : ext
-    }
-}
-
-/// A download whose files do not pass the integrity check.
-struct IntegrityError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = "integrity check: " + d }
-}
-
-/// Bytes of one download: what was on disk at its start plus what came since, and the rate over
-/// the last three seconds.
-struct Meter {
-    private(set) var bytes: Int64 = 0
-    private var samples: [(time: Double, bytes: Int64)] = []
-    private var lastReport = 0.0
-
-    mutating func start(bytes: Int64) {
-        self.bytes = bytes
-        samples = [(Self.now, bytes)]
-    }
-
-    /// Adds `n`; returns what to report when half a second passed since the last report.
-    mutating func add(_ n: Int64) -> (bytes: Int64, rate: Double)? {
-        bytes += n
-        let t = Self.now
-        samples.append((t, bytes))
-        samples.removeAll { t - $0.time > 3 }
-        guard t - lastReport >= 0.5 else { return nil }
-        lastReport = t
-        return (bytes, rate())
-    }
-
-    func rate() -> Double {
-        guard let first = samples.first, let last = samples.last, last.time - first.time > 0.05 else { return 0 }
-        return Double(last.bytes - first.bytes) / (last.time - first.time)
-    }
-
-    static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-}
-
-/// Runs blocking work (decoding) on a thread of its own, not on the cooperative pool.
-func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-        Thread { c.resume(with: Result { try body() }) }.start()
     }
 }

@@ -6,6 +6,7 @@ import ScanoutDecode
 import ScanoutAudio
 import ScanoutPlayer
 import ScanoutRender
+import ScanoutBench
 
 // Option values that are one of a few words are enumerations: ArgumentParser refuses any other
 // word with the list, and `scanout --generate-completion-script` offers them.
@@ -27,9 +28,7 @@ enum RendererOption: String, CaseIterable, ExpressibleByArgument {
 }
 
 /// `--renderer` of `bench`'s render suite.
-enum BenchRenderer: String, CaseIterable, ExpressibleByArgument {
-    case cpu, gl
-}
+extension BenchRenderer: ExpressibleByArgument {}
 
 /// `--egl-platform` of `play`: one EGL platform for the headless output, or the first that works.
 enum EGLPlatformOption: String, CaseIterable, ExpressibleByArgument {

@@ -212,24 +212,6 @@ func clockTime(_ s: Double) -> String {
     return "\(m < 10 ? "0" : "")\(m):\(whole < 10 ? "0" : "")\(whole).\(tenth)"
 }
 
-func format1(_ v: Double) -> String { formatFixed(v, 1) }
-func format2(_ v: Double) -> String { formatFixed(v, 2) }
-
-func formatFixed(_ v: Double, _ digits: Int) -> String {
-    guard v.isFinite else { return "-" }
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let r = (v * scale).rounded() / scale
-    var s = String(r)
-    if let dot = s.firstIndex(of: ".") {
-        let decimals = s.distance(from: dot, to: s.endIndex) - 1
-        if decimals < digits { s += String(repeating: "0", count: digits - decimals) }
-    } else if digits > 0 {
-        s += "." + String(repeating: "0", count: digits)
-    }
-    return s
-}
-
 /// A status line on stderr: rewritten in place on a terminal, one line a second otherwise
 /// (`terminalOnly`: nothing when stderr is not a terminal); nothing at all when `quiet`.
 final class ProgressLine {

@@ -1,8 +1,5 @@
 import ArgumentParser
-import ScanoutCore
-import ScanoutDemux
-import ScanoutDecode
-import ScanoutAudio
+import ScanoutBench
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -46,6 +43,28 @@ struct BenchOptions: ParsableArguments {
         }
         guard (0...16).contains(readbackDepth) else { throw ValidationError("--readback-depth must be 0...16") }
     }
+
+    /// What the harness runs: these options, and the decoding options made once (with the
+    /// faults of `SCANOUT_FAULTS`).
+    func configuration() throws -> BenchConfiguration {
+        var c = BenchConfiguration(inputs: inputs, demuxer: input.demuxer, decoder: try input.decoder)
+        c.runs = runs
+        c.warmup = warmup
+        c.peers = peers
+        c.json = json
+        c.plot = plot
+        c.renderer = renderer
+        c.readbackDepth = readbackDepth
+        c.seeks = seeks
+        c.streams = streams
+        c.threads = input.threads
+        c.playerType = input.playerType
+        c.device = input.device
+        c.fallbackAfter = input.fallbackAfter
+        c.timeout = input.timeout
+        c.verbose = input.verbose
+        return c
+    }
 }
 
 protocol BenchSuiteCommand: ParsableCommand {
@@ -63,10 +82,11 @@ extension BenchSuiteCommand {
     func run() throws {
         bench.input.installLog()
         try runReporting {
+            let configuration = try bench.configuration()
             if let report = bench.childReport {
-                try BenchChild(suite: Self.suite, options: bench).run(reportPath: report)
+                try BenchChild(suite: Self.suite, configuration: configuration).run(reportPath: report)
             } else {
-                try BenchRunner(suite: Self.suite, options: bench).run()
+                try BenchRunner(suite: Self.suite, configuration: configuration).run()
             }
         }
     }
@@ -110,18 +130,4 @@ struct BenchStartup: BenchSuiteCommand {
         discussion: "Peers: ffmpeg -i X -frames:v 1 -pix_fmt rgb24 -f null -; mpv --frames=1 --vo=null. Scanout's stages (in process): setup, open (header), probe, decoder, first frame decoded, presented.")
     static let suite = BenchSuite.startup
     @OptionGroup var bench: BenchOptions
-}
-
-enum BenchSuite: String {
-    case decode, render, play, seek, startup
-
-    /// What the figure is and which way is better.
-    var metric: (name: String, unit: String, higherIsBetter: Bool) {
-        switch self {
-        case .decode, .render: return ("fps", "frames/s", true)
-        case .play: return ("dropped", "frames", false)
-        case .seek: return ("ms/seek", "ms", false)
-        case .startup: return ("ms", "ms", false)
-        }
-    }
 }

@@ -3,12 +3,11 @@ import ScanoutDisplay
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
-import ScanoutAudio
 import ScanoutPlayer
 import ScanoutRender
 
 /// What one Scanout benchmark process did, written as JSON for the parent to read.
-struct ChildReport: Codable {
+struct ChildReport: Codable, Equatable {
     /// Units of work: frames decoded/rendered/presented, seeks made, or 1 for startup.
     var frames: Int
     /// Time of the measured work inside the process (after start-up), seconds.
@@ -37,19 +36,25 @@ struct ChildReport: Codable {
 }
 
 /// A named part of a measured unit of work, milliseconds.
-struct Stage: Codable {
+struct Stage: Codable, Equatable {
     var name: String
     var ms: Double
 }
 
 /// The work of one measured Scanout run, done in a child process so that it is timed exactly
-/// like the peers.
-struct BenchChild {
+/// like the peers (`BenchRunner` starts it as `scanout bench SUITE INPUT --child-report FILE`).
+public struct BenchChild {
     let suite: BenchSuite
-    let options: BenchOptions
+    let configuration: BenchConfiguration
 
-    func run(reportPath: String) throws {
-        let input = options.inputs[0]
+    public init(suite: BenchSuite, configuration: BenchConfiguration) {
+        self.suite = suite
+        self.configuration = configuration
+    }
+
+    /// Measures the suite on the first input and writes the report (JSON) to `reportPath`.
+    public func run(reportPath: String) throws {
+        let input = configuration.inputs[0]
         let report: ChildReport
         switch suite {
         case .decode: report = try decodeStreams(input: input)
@@ -67,10 +72,10 @@ struct BenchChild {
     /// A reader with the command's decoder options; its copies counted in `transfers`, and
     /// hardware frames left in GPU memory when `destination` says so.
     private func reader(_ input: String, destination: FrameDestination = .cpu, transfers: FrameTransfers? = nil) throws -> FrameReader {
-        var decoder = try options.input.decoder
+        var decoder = configuration.decoder
         decoder.destination = destination
         decoder.transfers = transfers
-        return try FrameReader(input: input, demuxerOptions: options.input.demuxer, decoderOptions: decoder)
+        return try FrameReader(input: input, demuxerOptions: configuration.demuxer, decoderOptions: decoder)
     }
 
     /// "hw: VA-API /dev/dri/renderD128 (...)", with the fallback when one happened.
@@ -84,15 +89,15 @@ struct BenchChild {
         let t0 = monotonicSeconds()
         // The GLES renderer takes hardware frames in GPU memory; the CPU renderer needs planes.
         let transfers = FrameTransfers()
-        let r = try reader(input, destination: options.renderer == .gl ? .gpu : .cpu, transfers: transfers)
+        let r = try reader(input, destination: configuration.renderer == .gl ? .gpu : .cpu, transfers: transfers)
         let cpu = CPURenderer()
         var gl: GLReadbackPipeline<Void>?
         let composition = Composition(orientation: r.video.orientation)
-        if options.renderer == .gl {
+        if configuration.renderer == .gl {
             // At the video's own size, upright: the same output as the CPU renderer's.
             let renderer = try GLRenderer()
             renderer.importer.transfers = transfers
-            gl = try GLReadbackPipeline(renderer: renderer, depth: options.readbackDepth)
+            gl = try GLReadbackPipeline(renderer: renderer, depth: configuration.readbackDepth)
         }
         var image = RGBImage(width: 0, height: 0, bytes: [])
         let frame = VideoFrame()
@@ -134,10 +139,10 @@ struct BenchChild {
 
     /// A player engine on the headless display, as `scanout serve` runs one (the next item is
     /// prepared on the caller's thread: a bench plays one item).
-    private func engine(clock: any PlaybackClock = MonotonicClock(), display: any Display) throws -> PlayerEngine {
+    private func engine(clock: any PlaybackClock = MonotonicClock(), display: any Display) -> PlayerEngine {
         var config = PlayerConfiguration()
-        config.demuxer = options.input.demuxer
-        config.decoder = try options.input.decoder
+        config.demuxer = configuration.demuxer
+        config.decoder = configuration.decoder
         return PlayerEngine(display: display, clock: clock, configuration: config) { _ in }
     }
 
@@ -148,7 +153,7 @@ struct BenchChild {
         let t0 = monotonicSeconds()
         let display = HeadlessDisplay()
         let timed = TimedDisplay(display)
-        let player = try engine(display: timed)
+        let player = engine(display: timed)
         let t1 = monotonicSeconds()
         try player.load([PlaylistItem(source: input)])
         let t2 = monotonicSeconds()
@@ -171,13 +176,13 @@ struct BenchChild {
         let t0 = monotonicSeconds()
         let display = HeadlessDisplay()
         let timed = TimedDisplay(display)
-        let player = try engine(display: timed)
+        let player = engine(display: timed)
         try player.load([PlaylistItem(source: input)])
         let i0 = monotonicSeconds()
-        let index = try FrameIndex.cached(input: input, options: options.input.demuxer)
+        let index = try FrameIndex.cached(input: input, options: configuration.demuxer)
         let indexSeconds = monotonicSeconds() - i0
         let tb = player.currentItem!.video.timeBase.doubleValue
-        let targets = seekTargets(frameCount: index.frameCount, count: options.seeks)
+        let targets = seekTargets(frameCount: index.frameCount, count: configuration.seeks)
         let png = PNGEncoder()
         var times: [Double] = [], shown: [Double] = [], encode: [Double] = []
         var present: [Double] = []
@@ -203,7 +208,7 @@ struct BenchChild {
     /// Real-time playback through the Player to the end.
     private func play(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
-        let player = try engine(display: HeadlessDisplay())
+        let player = engine(display: HeadlessDisplay())
         player.session.deviationWindow = nil
         try player.load([PlaylistItem(source: input)])
         try player.play()
@@ -223,32 +228,5 @@ func seekTargets(frameCount: Int, count: Int) -> [Int] {
     return (0..<count).map { _ in
         state = state &* 6364136223846793005 &+ 1442695040888963407
         return Int((state >> 33) % UInt64(frameCount))
-    }
-}
-
-/// A display that times the one it wraps: seconds spent presenting since `seconds` was last reset.
-final class TimedDisplay: Display {
-    let inner: HeadlessDisplay
-    var seconds = 0.0
-
-    init(_ inner: HeadlessDisplay) { self.inner = inner }
-
-    var description: String { inner.description }
-    var vblankSource: (any VBlankSource)? { inner.vblankSource }
-    var acceptsGPUFrames: Bool { inner.acceptsGPUFrames }
-    func countTransfers(in transfers: FrameTransfers?) { inner.countTransfers(in: transfers) }
-    /// Not timed: it readies the renderer before a timeline starts, it presents nothing.
-    func warmUp(for frame: VideoFrame, layout: FrameLayout) { inner.warmUp(for: frame, layout: layout) }
-
-    func present(_ frame: VideoFrame, orientation: Orientation) throws {
-        let t = monotonicSeconds()
-        defer { seconds += monotonicSeconds() - t }
-        try inner.present(frame, orientation: orientation)
-    }
-
-    func present(_ frame: VideoFrame, layout: FrameLayout) throws {
-        let t = monotonicSeconds()
-        defer { seconds += monotonicSeconds() - t }
-        try inner.present(frame, layout: layout)
     }
 }

@@ -1,4 +1,4 @@
-@testable import scanout
+@testable import ScanoutBench
 import Testing
 
 @Suite("bench peer decoder")

@@ -1,7 +1,9 @@
 import Foundation
+
 /// The other tools a benchmark compares with, and their command for each suite.
-enum Peer {
-    static let known = ["ffmpeg", "mpv", "gstreamer"]
+public enum Peer {
+    /// The peers `BenchConfiguration.peers` may name.
+    public static let known = ["ffmpeg", "mpv", "gstreamer"]
 
     /// Where `program` is on PATH, nil when it is not installed.
     static func path(of program: String) -> String? {
@@ -122,4 +124,12 @@ enum PeerDecoding: Equatable {
         case .vaapi(let device): return (device.map { ["-vaapi_device", $0] } ?? []) + ["-hwaccel", "vaapi", "-hwaccel_output_format", "vaapi"]
         }
     }
+}
+
+/// The number after the last occurrence of `key` ("rtime=1.234s" → 1.234): ffmpeg's progress
+/// line (`frame=`) and its `-benchmark` summary (`rtime=`).
+func lastNumber(after key: String, in text: String) -> Double? {
+    guard let range = text.range(of: key, options: .backwards) else { return nil }
+    let rest = text[range.upperBound...].drop(while: { $0 == " " })
+    return Double(rest.prefix { $0.isNumber || $0 == "." })
 }

@@ -3,7 +3,6 @@ import Foundation
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
-import ScanoutAudio
 import Synchronization
 
 /// `bench decode --streams N`: N decodes of one input at once, as Scanout threads in one process
@@ -49,23 +48,21 @@ struct StreamRun: Sendable {
 }
 
 extension BenchChild {
-    /// `options.streams` decodes of `input` at once, each on a thread of its own with its own
+    /// `configuration.streams` decodes of `input` at once, each on a thread of its own with its own
     /// reader (demuxer and the decoder `DecoderSelector` picks with the command's options, as a
     /// single decode does). Every stream opens its input, then all start together at a gate and
     /// decode the whole file; the report has each stream's frames and its time from the gate.
     func decodeStreams(input: String) throws -> ChildReport {
         let t0 = monotonicSeconds()
-        let count = options.streams
-        let demuxerOptions = options.input.demuxer
+        let count = configuration.streams
+        let demuxerOptions = configuration.demuxer
         // Decoding only: hardware frames stay where the decoder put them, as the ffmpeg peer's
         // do (`-hwaccel_output_format`); software frames are in CPU memory anyway.
         let transfers = FrameTransfers()
-        let decoderOptions = try {
-            var d = try options.input.decoder
-            d.destination = .gpu
-            d.transfers = transfers
-            return d
-        }()
+        var decoding = configuration.decoder
+        decoding.destination = .gpu
+        decoding.transfers = transfers
+        let decoderOptions = decoding
         let slots = ThreadSlots<Result<StreamRun, any Error>>(count: count)
         let opened = DispatchGroup(), gate = DispatchGroup(), done = DispatchGroup()
         gate.enter()

@@ -1,3 +1,5 @@
+import ScanoutCore
+
 /// A self-contained SVG of a benchmark: one bar per tool per input (the suite's figure), and
 /// Scanout's per-unit time distribution per input (a cumulative curve). Readable in any browser.
 enum SVGPlot {
@@ -7,18 +9,35 @@ enum SVGPlot {
     static func render(suite: BenchSuite, results: [InputResult], threads: Int, streams: Int = 1) -> String {
         // Wide enough for every input's bars and name.
         let width = max(900.0, 130 * Double(results.count) + 100)
-        let barH = 300.0, cdfH = 260.0
-        let height = 60 + barH + 80 + cdfH + 60
+        let frame = Frame(left: 70, right: width - 20, top: 50, barHeight: 300, curveHeight: 260)
+        let height = 60 + frame.barHeight + 80 + frame.curveHeight + 60
         var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
         s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
         let m = suite.metric
         s += text(20, 24, "scanout bench \(suite.rawValue): \(m.name) per input and tool (\(m.higherIsBetter ? "higher" : "lower") is better), threads \(threads == 0 ? "auto" : String(threads))\(streams > 1 ? " per stream, \(streams) streams at once (aggregate)" : "")", size: 15, bold: true)
+        s += bars(suite: suite, results: results, in: frame)
+        s += legend(results: results, in: frame)
+        s += distribution(suite: suite, results: results, in: frame)
+        s += "</svg>\n"
+        return s
+    }
 
-        // Bars.
-        let left = 70.0, right = width - 20, top = 50.0, bottom = top + barH
+    /// Where the two plots sit: the bars from `top` down `barHeight`, the curves 80 below them.
+    private struct Frame {
+        var left: Double, right: Double, top: Double, barHeight: Double, curveHeight: Double
+        var bottom: Double { top + barHeight }
+        var curveTop: Double { bottom + 80 }
+        var curveBottom: Double { curveTop + curveHeight }
+    }
+
+    /// A bar per tool per input (the suite's median), with its value above it and the input's
+    /// name below the group.
+    private static func bars(suite: BenchSuite, results: [InputResult], in frame: Frame) -> String {
+        let (left, right, top, bottom, barH) = (frame.left, frame.right, frame.top, frame.bottom, frame.barHeight)
+        let m = suite.metric
         let maxValue = results.flatMap { $0.tools.map(\.median) }.filter(\.isFinite).max() ?? 1
         let scale = niceCeiling(maxValue)
-        s += axis(left: left, right: right, top: top, bottom: bottom, maxValue: scale, label: m.unit)
+        var s = axis(left: left, right: right, top: top, bottom: bottom, maxValue: scale, label: m.unit)
         let groupW = (right - left) / Double(max(results.count, 1))
         for (gi, r) in results.enumerated() {
             let tools = r.tools.filter { $0.median.isFinite }
@@ -33,17 +52,26 @@ enum SVGPlot {
             let name = r.input.split(separator: "/").last.map(String.init) ?? r.input
             s += text(left + Double(gi) * groupW + groupW / 2, bottom + 16, name, size: 10, anchor: "middle")
         }
-        // Legend.
-        var lx = left
+        return s
+    }
+
+    /// A coloured square and the name of each tool that has a figure.
+    private static func legend(results: [InputResult], in frame: Frame) -> String {
+        var s = ""
+        var lx = frame.left
         for tool in ["scanout", "ffmpeg", "mpv", "gstreamer"] where results.contains(where: { $0.tools.contains { $0.tool == tool } }) {
-            s += "<rect x=\"\(f(lx))\" y=\"\(f(bottom + 28))\" width=\"12\" height=\"12\" fill=\"\(palette[tool]!)\"/>" + text(lx + 16, bottom + 38, tool, size: 11)
+            s += "<rect x=\"\(f(lx))\" y=\"\(f(frame.bottom + 28))\" width=\"12\" height=\"12\" fill=\"\(palette[tool]!)\"/>" + text(lx + 16, frame.bottom + 38, tool, size: 11)
             lx += 100
         }
+        return s
+    }
 
-        // Distribution of Scanout's per-unit times.
-        let cTop = bottom + 80, cBottom = cTop + cdfH
+    /// Scanout's per-unit times, a cumulative curve per input (at most 400 points), on an axis
+    /// up to the 99.5th percentile of all of them.
+    private static func distribution(suite: BenchSuite, results: [InputResult], in frame: Frame) -> String {
+        let (left, right, cTop, cBottom, cdfH) = (frame.left, frame.right, frame.curveTop, frame.curveBottom, frame.curveHeight)
         let unitName = suite == .seek ? "seek time" : (suite == .play ? "pacing deviation" : "frame time")
-        s += text(20, cTop - 14, "scanout \(unitName) distribution (cumulative, ms)", size: 13, bold: true)
+        var s = text(20, cTop - 14, "scanout \(unitName) distribution (cumulative, ms)", size: 13, bold: true)
         let all = results.flatMap(\.unitMs).sorted()
         let xMax = niceCeiling(pct(all, 99.5).isFinite ? pct(all, 99.5) : 1)
         s += "<line x1=\"\(f(left))\" y1=\"\(f(cBottom))\" x2=\"\(f(right))\" y2=\"\(f(cBottom))\" stroke=\"#333\"/>\n"
@@ -71,7 +99,6 @@ enum SVGPlot {
             let name = r.input.split(separator: "/").last.map(String.init) ?? r.input
             s += text(right - 200, cTop + 14 + Double(i) * 14, "— " + name, size: 11, color: color)
         }
-        s += "</svg>\n"
         return s
     }
 

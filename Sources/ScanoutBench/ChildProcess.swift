@@ -50,16 +50,10 @@ func runChild(_ arguments: [String]) -> ChildResult? {
     return ChildResult(status: exit, wallSeconds: wall, cpuSeconds: cpu, maxRSSKiB: Int(usage.ru_maxrss), stderr: String(decoding: captured, as: UTF8.self))
 }
 
+/// CLOCK_MONOTONIC in seconds.
 func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// CPU seconds used by this process so far, and its peak resident memory in KiB.
-func selfUsage() -> (cpu: Double, maxRSSKiB: Int) {
-    var u = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &u)
-    let cpu = Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
-    return (cpu, Int(u.ru_maxrss))
-}
