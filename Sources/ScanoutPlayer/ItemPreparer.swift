@@ -43,6 +43,7 @@ public final class PreparedItem {
         do {
             var decoder = decoder
             if let type = item.playerType { decoder.playerType = type }
+            if let seconds = item.duration { decoder.stillDuration = seconds }
             let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder, contentHint: item.contentHint)
             let first = VideoFrame()
             let start = monotonicNanoseconds()

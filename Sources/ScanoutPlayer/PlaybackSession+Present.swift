@@ -25,6 +25,8 @@ extension PlaybackSession {
         try presentNow(f)
         position = media
         lastPresentedPts = f.pts
+        let tb = reader?.video.timeBase.doubleValue ?? 0
+        lastPresentedLength = f.duration > 0 && tb > 0 ? Double(f.duration) * tb * 1e9 : nil
         lastPresentedTarget = target
         // With vblank timestamps the frame reaches the screen at the first vblank after its
         // commit, which comes the draw's time after the present's call.

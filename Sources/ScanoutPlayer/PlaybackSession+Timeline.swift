@@ -38,10 +38,11 @@ extension PlaybackSession {
 
     /// Switches to another input; `firstFrame` (already decoded from it) is shown first, and
     /// `originPts` is the timestamp of its first frame (media time 0). With `gapless`, the first
-    /// frame is due one frame interval after the previous input's last frame; otherwise the
-    /// timeline starts again at the next step.
+    /// frame is due when the previous input's last frame ends (its own duration, else one frame
+    /// interval: a still image's last showing is cut at its end); otherwise the timeline starts
+    /// again at the next step.
     public func continueWith(_ reader: FrameReader, firstFrame: VideoFrame?, originPts: Int64?, gapless: Bool) {
-        let previousInterval = frameInterval
+        let previousInterval = lastPresentedLength ?? frameInterval
         endBufferingWait()
         // A new input's read-ahead fills from nothing: its first fill is not waited for either,
         // gapless or not.

@@ -51,6 +51,9 @@ public final class PlaybackSession {
     /// subtitles are stamped on), seconds; nil before the input's first frame.
     public var streamPosition: Double? { streamTime(ofMedia: position) }
     public internal(set) var lastPresentedPts: Int64?
+    /// How long the last frame shown lasts on its timeline (its own duration, nanoseconds at
+    /// rate 1); nil when it states none.
+    public internal(set) var lastPresentedLength: Double?
     /// The clock time the last frame shown was meant to reach the screen at (nil: untimed).
     public internal(set) var lastPresentedTarget: UInt64?
     /// The clock time the last frame shown reaches the screen at: the first vblank after its

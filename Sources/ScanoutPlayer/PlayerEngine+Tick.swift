@@ -127,6 +127,7 @@ extension PlayerEngine {
     var itemDecoderOptions: DecoderOptions {
         var options = configuration.decoder
         options.stillImage = options.stillImage ?? configuration.slate
+        options.stillDuration = configuration.imageDuration
         let previous = options.observer
         let inbox = fallbackInbox
         options.observer = { event in

@@ -47,6 +47,9 @@ public struct PlaylistItem: Equatable, Sendable {
     /// This item's subtitles (a sideband file, a track, languages); nil: the player's
     /// (`PlayerConfiguration.subtitles`).
     public var subtitles: SubtitleSelection?
+    /// Seconds a still image (PNG, JPEG, WebP...) is shown; nil: the player's
+    /// (`PlayerConfiguration.imageDuration`). Ignored for video.
+    public var duration: Double?
 
     public init(source: String, scaling: ScalingMode? = nil, rotation: Int = 0, playerType: PlayerType? = nil,
                 contentHint: PlayerType? = nil, token: String? = nil, overlay: Overlay? = nil) {
@@ -105,6 +108,9 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var slate: String?
     /// Scaling for items that name none.
     public var scaling: ScalingMode = .fit
+    /// Seconds a still image is shown when its item names no `duration`.
+    public var imageDuration: Double = PlayerConfiguration.defaultImageDuration
+    public static let defaultImageDuration = 5.0
     /// Drawn over the frames of items that name no overlay of their own, and over the slate.
     public var overlay: Overlay?
     /// Nanoseconds between two attempts to play again when every item failed.
@@ -128,7 +134,7 @@ public struct PlayerConfiguration: Sendable, Equatable {
 
     public static func == (a: Self, b: Self) -> Bool {
         a.positionInterval == b.positionInterval && a.stallThreshold == b.stallThreshold && a.slate == b.slate
-            && a.scaling == b.scaling && a.overlay == b.overlay && a.retryInterval == b.retryInterval
+            && a.scaling == b.scaling && a.imageDuration == b.imageDuration && a.overlay == b.overlay && a.retryInterval == b.retryInterval
             && a.demuxer.timeoutSeconds == b.demuxer.timeoutSeconds && a.demuxer.live == b.demuxer.live
             && a.demuxer.adaptive == b.demuxer.adaptive && a.demuxer.readAhead == b.demuxer.readAhead
             && a.decoder.threads == b.decoder.threads && a.timeshift == b.timeshift && a.subtitles == b.subtitles
