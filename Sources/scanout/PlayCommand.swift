@@ -35,6 +35,7 @@ struct Play: ParsableCommand {
     var capture: String?
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
+    @Option(help: "Seconds a still image (PNG, JPEG, WebP...) is shown.") var duration: Double = PlayerConfiguration.defaultImageDuration
     @OptionGroup var overlay: OverlayOptions
     @OptionGroup var audio: AudioOptions
     @OptionGroup var subtitles: SubtitleOptions
@@ -45,6 +46,7 @@ struct Play: ParsableCommand {
     func validate() throws {
         if channelList.channels != nil && input != nil { throw ValidationError("give an input or --channels, not both") }
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
+        guard duration > 0, duration.isFinite else { throw ValidationError("--duration: seconds, more than 0") }
         guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
         if capture != nil && output == .headless { throw ValidationError("--capture needs a KMS output with a writeback connector") }
     }
@@ -126,6 +128,7 @@ struct Play: ParsableCommand {
         c.waitsOutSilence = false
         c.timed = !untimed && capture == nil
         c.scaling = scale
+        c.imageDuration = duration
         c.overlay = logo
         c.audio = try audio.settings()
         c.subtitles = subtitles.selection
