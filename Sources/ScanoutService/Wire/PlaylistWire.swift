@@ -18,6 +18,7 @@ extension Wire {
         @Nullable var subtitles: String?
         @Nullable var subtitleTrack: Int?
         var subtitleLanguages: [String]
+        @Nullable var duration: Double?
 
         init(_ item: PlaylistItem) {
             source = item.source.redacted
@@ -29,6 +30,7 @@ extension Wire {
             subtitles = item.subtitles?.file?.redacted
             subtitleTrack = item.subtitles?.track
             subtitleLanguages = (item.subtitles?.languages ?? []).map(\.redacted)
+            duration = item.duration
         }
     }
 
@@ -63,7 +65,7 @@ extension Wire {
     struct LoadRequest: RequestBody {
         enum Field: String, CodingKey, CaseIterable {
             case source, token, playerType, scaling, rotation, overlay, playlist, start, autoplay, `repeat`, alang, aid
-            case subtitles, subtitleLanguages, subtitleTrack
+            case subtitles, subtitleLanguages, subtitleTrack, duration
         }
         var items: [PlaylistItem]
         /// Whether the item was the body's own (its token field is `token`), not a playlist's.
@@ -139,12 +141,14 @@ extension Wire {
 
     /// A playlist entry: a string (the source) or an object: `source` (may be left out when
     /// `token`, a content token, names the URL), `token`, `playerType`, `scaling`, `rotation`,
-    /// `overlay`, `alang`, `aid` and the subtitle fields. An item without a source gets it when
-    /// its token is verified.
+    /// `overlay`, `alang`, `aid`, the subtitle fields and `duration` (seconds a still image is
+    /// shown). An item without a source gets it when its token is verified.
     struct ItemRequest: Decodable {
         enum Field: String, CodingKey, CaseIterable {
-            case source, token, playerType, scaling, rotation, overlay, alang, aid, subtitles, subtitleLanguages, subtitleTrack
+            case source, token, playerType, scaling, rotation, overlay, alang, aid, subtitles, subtitleLanguages, subtitleTrack, duration
         }
+        /// The shortest and longest time a still image may be shown, seconds.
+        static let durations = 0.01...86_400.0
         var item: PlaylistItem
 
         init(from decoder: any Swift.Decoder) throws {
@@ -170,6 +174,7 @@ extension Wire {
             item = PlaylistItem(source: source ?? "", scaling: scaling, rotation: rotation, playerType: playerType, token: token, overlay: overlay)
             item.audio = try Wire.audioSelection(c, languages: .alang, track: .aid)
             item.subtitles = try Wire.subtitleSelection(c, file: .subtitles, track: .subtitleTrack, languages: .subtitleLanguages)
+            item.duration = try c.decodeIfPresent(Double.self, forKey: .duration, in: Self.durations)
         }
     }
 
