@@ -47,11 +47,13 @@ extension AudioOutput {
             && ((queue.isEmpty && drainsDone == drainsAsked) || paused)
     }
 
-    /// Waits while there is nothing to do. Under `condition`.
+    /// Waits while there is nothing to do (`parked` says so meanwhile). Under `condition`.
     private func waitForWork(_ side: ThreadSide) {
+        parked = side
         while hasNothingToDo(side) {
             _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
         }
+        parked = nil
     }
 
     /// A flush came: what the device and the stretcher hold goes. Called under `condition`,

@@ -82,6 +82,9 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Play-outs asked for (`waitUntilHeard`) and done by the output thread.
     var drainsAsked = 0
     var drainsDone = 0
+    /// What the output thread had done when it began to wait for work (`waitForWork`); nil
+    /// while it does not wait.
+    var parked: ThreadSide?
 
     // MARK: The output thread's alone
 
@@ -226,6 +229,19 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
 
     /// Seconds of audio queued and not yet written.
     public var queuedSeconds: Double { condition.withLock { Double(queuedFrames) / Double(format.sampleRate) } }
+
+    /// Whether the output thread waits for the loop thread: nothing queued and no play-out asked
+    /// (or paused), no flush or pause to handle; or the output is closed or lost. What the sink
+    /// gets next then depends on the loop thread alone. A test on a manual clock moves the clock
+    /// only while this holds or the sink waits for the clock (`ScanoutTesting.AudioPacedClock`),
+    /// so the output has written all it would by each instant, as it has with a card.
+    public var isIdle: Bool {
+        condition.withLock {
+            if closed || lost != nil { return true }
+            guard let parked else { return false }
+            return hasNothingToDo(parked)
+        }
+    }
 
     /// Plays out every chunk queued and what the device holds (`AudioSink.drain`: the end of
     /// the sound, as `aplay` ends), waiting at most `timeout` seconds; false when the time ran
