@@ -119,8 +119,9 @@ public final class PlayerAudio {
         return events
     }
 
-    /// Makes `output` the one for `settings.device`, opened for `track` unless it is open
-    /// already: one lost during an earlier item is opened again (a screen turned back on).
+    /// Makes `output` the one for `settings.device`, opened for `track` with the settings'
+    /// `sinkFactory` unless it is open already: one lost during an earlier item is opened again
+    /// (a screen turned back on).
     /// Returns nil once it is open; else what `attach` returns: nothing for the device refused
     /// before (it waits for `retry`), or the failure to report.
     private func openOutput(for track: TrackInfo, settings: AudioSettings) -> [PlayerEvent]? {
@@ -138,9 +139,10 @@ public final class PlayerAudio {
             if let n = settings.failOpens, opens <= n {
                 throw AudioError.deviceOpenFailed(device: settings.device, reason: "audio-open@\(n): opening \(opens) of \(n) fails (SCANOUT_FAULTS)")
             }
-            output = try AudioOutput(device: settings.device, format: AudioFormat(sampleRate: track.sampleRate > 0 ? track.sampleRate : 48000,
-                                                                                   channels: max(2, track.channels)),
-                                     failWritesAfter: settings.failWritesAfter)
+            let wanted = AudioFormat(sampleRate: track.sampleRate > 0 ? track.sampleRate : 48000, channels: max(2, track.channels))
+            let sinks = settings.sinkFactory
+            output = AudioOutput(sink: try sinks.open(device: settings.device, format: wanted),
+                                 failWritesAfter: settings.failWritesAfter, now: sinks.now)
             lossReported = false
             return nil
         } catch {
