@@ -3,46 +3,6 @@ import ScanoutDemux
 import ScanoutDecode
 import ScanoutAudio
 
-/// The player's audio settings: where sound goes, how loud, which track.
-public struct AudioSettings: Sendable, Equatable {
-    /// The ALSA PCM device (`default`, `hdmi:CARD=PCH,DEV=0`, `plughw:0,3`...); `none`: silent,
-    /// no audio decoded.
-    public var device: String
-    /// 0...100, applied to the samples (`sample × volume / 100`).
-    public var volume: Int
-    public var muted: Bool
-    /// The audio track every item plays unless it names its own (`AudioSelection`).
-    public var selection: AudioSelection
-    /// `audio-lost@N` of a fault plan: writes fail after N periods.
-    public var failWritesAfter: Int?
-    /// `audio-open@N` of a fault plan: the first N openings fail.
-    public var failOpens: Int?
-
-    public init(device: String = "none", volume: Int = 100, muted: Bool = false, selection: AudioSelection = AudioSelection(),
-                failWritesAfter: Int? = nil, failOpens: Int? = nil) {
-        self.device = device
-        self.volume = volume
-        self.muted = muted
-        self.selection = selection
-        self.failWritesAfter = failWritesAfter
-        self.failOpens = failOpens
-    }
-
-    public var isSilent: Bool { device == "none" || device.isEmpty }
-}
-
-/// Which audio track to play: a stream index (`--aid`), else the first language of the list some
-/// track has (`--alang`), else the track flagged default (`TrackSelector`).
-public struct AudioSelection: Sendable, Equatable {
-    public var track: Int?
-    public var languages: [String]
-    public init(track: Int? = nil, languages: [String] = []) {
-        self.track = track
-        self.languages = languages
-    }
-    public var isEmpty: Bool { track == nil && languages.isEmpty }
-}
-
 /// The current item's audio (the engine's; `play` uses one beside its session): its track routed from the reader's demuxer to a decoder, the chunks
 /// to the output thread (`AudioOutput`), and the output as the session's master clock.
 ///
@@ -50,24 +10,30 @@ public struct AudioSelection: Sendable, Equatable {
 /// reader's reads. The output is opened at the first item with audio and kept for the next ones
 /// (its format is the device's; every track is converted to it), so a gapless transition goes on
 /// writing to the same device.
+///
+/// Split by concern: this file holds the state, opening the output and the commands the engine
+/// gives; `+Picture` how the sound waits for the first picture and is lined up with it, and how
+/// a live item's sound is held back; `+Route` how the track's packets are routed, decoded and
+/// queued. The state is internal to ScanoutPlayer so that those files reach it; only the
+/// engine's thread touches it.
 public final class PlayerAudio {
     public init() {}
 
     deinit { output?.close() }
     public private(set) var output: AudioOutput?
-    private var decoder: AudioDecoder?
+    var decoder: AudioDecoder?
     /// Where the track's packets come from: the reader's demuxer, or its timeshift cursor.
-    private var source: (any PacketSource)?
-    private var epoch = 0
+    var source: (any PacketSource)?
+    var epoch = 0
     /// The decoder was drained (`finish`): the track is read to its end.
-    private var finished = false
-    private var lossReported = false
-    private var rate = 1.0
+    var finished = false
+    var lossReported = false
+    var rate = 1.0
     /// The device that failed to open, and when: tried again `reopenInterval` later.
-    private var refused: String?
-    private var refusedAt: UInt64 = 0
+    var refused: String?
+    var refusedAt: UInt64 = 0
     /// Openings tried (for `AudioSettings.failOpens`).
-    private var opens = 0
+    var opens = 0
     /// How long a device that could not open waits before it is tried again.
     public var reopenInterval: UInt64 = 2_000_000_000
     /// The engine's clock (monotonic nanoseconds).
@@ -91,19 +57,19 @@ public final class PlayerAudio {
     /// absorbed instead of making the picture late on the sound.
     public var liveMargin = 0.3
     /// While a live item's sound is held back: its chunks so far.
-    private var held: [AudioChunk]?
+    var held: [AudioChunk]?
     /// The stream time of the first frame shown while holding.
-    private var heldSince: Double?
+    var heldSince: Double?
     /// The sound waits for the first picture (an item started afresh, a seek): `held` keeps its
     /// chunks until that frame is shown, then they start so that the frame's sample is heard
     /// when the frame is seen (`presented`).
-    private var waitingForPicture = false
+    var waitingForPicture = false
     /// The stream time the last seek cut the sound at (nil: none since the item started).
-    private var seekCut: Double?
+    var seekCut: Double?
     /// The picture the sound was let go for, and when it is seen, until the first chunk is
     /// queued lined up with it (`enqueue`): a held one, or, when none of the sound had been
     /// decoded then (its packets come after the frame's in the file), the first that comes.
-    private var lineUpWith: (picture: Double, seenAt: UInt64)?
+    var lineUpWith: (picture: Double, seenAt: UInt64)?
     /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
     public var pictureWaitLimit = 2.0
     /// How much later than at once the first frame after a start or a seek is shown when the
@@ -127,31 +93,7 @@ public final class PlayerAudio {
             return []
         }
         var events: [PlayerEvent] = []
-        if let lost = output, lost.loss != nil {
-            // Lost during an earlier item: opened again for this one (a screen turned back on).
-            lost.close()
-            output = nil
-        }
-        if output == nil || output?.deviceName != settings.device {
-            guard refused != settings.device else { return [] }
-            output?.close()
-            output = nil
-            do {
-                opens += 1
-                if let n = settings.failOpens, opens <= n {
-                    throw AudioError.deviceOpenFailed(device: settings.device, reason: "audio-open@\(n): opening \(opens) of \(n) fails (SCANOUT_FAULTS)")
-                }
-                output = try AudioOutput(device: settings.device, format: AudioFormat(sampleRate: t.sampleRate > 0 ? t.sampleRate : 48000,
-                                                                                       channels: max(2, t.channels)),
-                                         failWritesAfter: settings.failWritesAfter)
-                lossReported = false
-            } catch {
-                refused = settings.device
-                refusedAt = clock()
-                let reason = (error as? AudioError).map { "\($0)" } ?? "\(error)"
-                return [.audioLost(device: settings.device, reason: reason), .warning("\(reason); video plays with its own clock")]
-            }
-        }
+        if let failed = openOutput(for: t, settings: settings) { return failed }
         guard let output, output.loss == nil else { return events }
         output.setVolume(settings.volume, muted: settings.muted)
         do {
@@ -175,6 +117,40 @@ public final class PlayerAudio {
         session.masterEpoch = epoch
         session.masterClock = output
         return events
+    }
+
+    /// Makes `output` the one for `settings.device`, opened for `track` with the settings'
+    /// `sinkFactory` unless it is open already: one lost during an earlier item is opened again
+    /// (a screen turned back on).
+    /// Returns nil once it is open; else what `attach` returns: nothing for the device refused
+    /// before (it waits for `retry`), or the failure to report.
+    private func openOutput(for track: TrackInfo, settings: AudioSettings) -> [PlayerEvent]? {
+        if let lost = output, lost.loss != nil {
+            // Lost during an earlier item: opened again for this one (a screen turned back on).
+            lost.close()
+            output = nil
+        }
+        guard output == nil || output?.deviceName != settings.device else { return nil }
+        guard refused != settings.device else { return [] }
+        output?.close()
+        output = nil
+        do {
+            opens += 1
+            if let n = settings.failOpens, opens <= n {
+                throw AudioError.deviceOpenFailed(device: settings.device, reason: "audio-open@\(n): opening \(opens) of \(n) fails (SCANOUT_FAULTS)")
+            }
+            let wanted = AudioFormat(sampleRate: track.sampleRate > 0 ? track.sampleRate : 48000, channels: max(2, track.channels))
+            let sinks = settings.sinkFactory
+            output = AudioOutput(sink: try sinks.open(device: settings.device, format: wanted),
+                                 failWritesAfter: settings.failWritesAfter, now: sinks.now)
+            lossReported = false
+            return nil
+        } catch {
+            refused = settings.device
+            refusedAt = clock()
+            let reason = (error as? AudioError).map { "\($0)" } ?? "\(error)"
+            return [.audioLost(device: settings.device, reason: reason), .warning("\(reason); video plays with its own clock")]
+        }
     }
 
     /// The track `item` plays from `reader` with `settings`: nil with no device or no such track.
@@ -243,114 +219,10 @@ public final class PlayerAudio {
 
     public func setPaused(_ paused: Bool) { output?.setPaused(paused) }
 
-    /// A frame of stream time `seconds` was shown; it reaches the screen at `shownAt` (the
-    /// engine's clock; nil: now).
-    ///
-    /// The first frame after a start or a seek lets the sound held for it go
-    /// (`waitingForPicture`), lined up with it (`release`): the target's first sample is heard
-    /// when its frame is seen, the frame reaching the screen at the vblank after its commit.
-    /// Before, the sound started as soon as the seek's reads decoded it, while the picture still
-    /// had its decode and draw ahead of it: the first frames after a seek reached the screen a
-    /// draw's time after their sound.
-    ///
-    /// While a live item's sound is held back, once the picture has played `liveHold` the sound
-    /// starts `liveMargin` behind it: the chunks before that are cut
-    /// (`AudioOutput.flush(discardBefore:)`) and the rest queued.
-    public func presented(streamTime seconds: Double, shownAt: UInt64? = nil) {
-        if waitingForPicture {
-            release(picture: seconds, seenAt: shownAt ?? clock())
-            return
-        }
-        guard let chunks = held, let output else { return }
-        let since = heldSince ?? seconds
-        heldSince = since
-        guard seconds - since >= liveHold else { return }
-        held = nil
-        heldSince = nil
-        output.flush(discardBefore: seconds - liveMargin)
-        for c in chunks { output.enqueue(c) }
-    }
-
-    /// The sound is held until the first frame is aimed (`aimed`), and that frame comes
-    /// `pictureLead` later than it would: time for the output thread to write the silence that
-    /// goes before the sound.
-    private func waitForPicture(_ session: PlaybackSession) {
-        held = []
-        waitingForPicture = true
-        session.delayNextStart(by: pictureLead)
-    }
-
-    /// A timed frame of stream time `seconds` is to be seen at `seenAt`, and is about to be
-    /// waited for and shown (`PlaybackSession.onAim`): the sound waiting for the picture starts
-    /// from it, lined up with it (`release`).
-    public func aimed(streamTime seconds: Double, seenAt: UInt64) {
-        guard waitingForPicture else { return }
-        release(picture: seconds, seenAt: seenAt)
-    }
-
-    /// `session` has shown its last frame: `presented(streamTime:shownAt:)` with that frame.
-    /// Called after each step that shows one (repeating it for the same frame does nothing more).
-    public func presented(by session: PlaybackSession) {
-        guard let t = session.streamPosition else { return }
-        presented(streamTime: t, shownAt: session.lastPresentedShown)
-    }
-
-    /// Lets the sound held for the picture go, lined up with the frame of stream time `t0` seen
-    /// at `seenAt` (nil: as it is): the first sample kept (after a seek's cut) is to be heard
-    /// `(first − t0) / rate` after the frame is seen (`AudioOutput.start(at:)`: silence first
-    /// for the time left). No sample is cut for it: when the sound starts before its picture
-    /// (an item whose audio begins first, an output thread late to write), the frames after the
-    /// first wait for the sound's clock.
-    private func release(picture t0: Double, seenAt: UInt64?) {
-        waitingForPicture = false
-        let chunks = held ?? []
-        held = nil
-        guard let output else { return }
-        lineUpWith = seenAt.map { (t0, $0) }
-        for c in chunks { enqueue(c, to: output) }
-    }
-
-    /// Queues `chunk` for the device. The first chunk of sound after it was let go for a
-    /// picture (`lineUpWith`: the frame of stream time `t0` seen at `seenAt`), held or decoded
-    /// later, is lined up with it: heard `(first − t0) / rate` after the frame is seen, its first
-    /// sample being the chunk's or the seek's cut, whichever is later.
-    private func enqueue(_ chunk: AudioChunk, to output: AudioOutput) {
-        if let l = lineUpWith, !chunk.ends {
-            lineUpWith = nil
-            if let start = chunk.start {
-                let first = max(start, seekCut ?? start)
-                output.start(at: clockTime(l.seenAt, plus: (first - l.picture) / rate))
-            }
-        }
-        output.enqueue(chunk)
-    }
-
     /// Plays what is decoded from now on `r` times as fast (the output stretches it). What the
     /// output's stretcher holds for the old rate plays first, at the old rate.
     public func setRate(_ r: Double) {
         rate = r
-    }
-
-    /// The current item's track is read to its end (the last item of a playlist has ended, or
-    /// the next one follows it gaplessly): the samples the decoder and the resampler still hold
-    /// are queued, and then the item's end, at which the output's stretcher gives back what it
-    /// holds, so that its sound plays to its last sample. Reading more of the track needs a seek
-    /// (a flush) first.
-    public func finish() {
-        guard let decoder, output != nil, !finished else { return }
-        finished = true
-        for c in decoder.drain() { deliver(c) }
-        deliver(.end())
-    }
-
-    /// The sound is finished as soon as `reader` has read its input to the end (with its last
-    /// frames still to show), so that the clock runs to the item's last sample while they are.
-    private func watchEnd(of reader: FrameReader) {
-        let epoch = self.epoch
-        reader.onInputEnd = { [weak self] in
-            guard let self, self.epoch == epoch else { return }
-            self.finish()
-        }
     }
 
     /// Waits until everything queued has been heard, at most `timeout` seconds (the tail of the
@@ -373,39 +245,5 @@ public final class PlayerAudio {
         unroute()
         decoder = nil
         return loss
-    }
-
-    /// Reads the track from `source` (on the reader's thread, inside its reads).
-    private func route(_ source: any PacketSource) {
-        guard let t = track else { return }
-        self.source = source
-        let epoch = self.epoch
-        try? source.route(track: t.index) { [weak self] packet in self?.play(packet, epoch: epoch) }
-    }
-
-    private func unroute() {
-        if let source, let t = track { try? source.route(track: t.index, to: nil) }
-    }
-
-    /// Queues a chunk of the track for the device, marked with `epoch` (the current item's when
-    /// nil), or keeps it while the sound is held back.
-    private func deliver(_ chunk: AudioChunk, epoch: Int? = nil) {
-        guard let output else { return }
-        var c = chunk
-        c.epoch = epoch ?? self.epoch
-        c.rate = rate
-        if held != nil { held?.append(c) } else { enqueue(c, to: output) }
-    }
-
-    /// Decodes `packet` and queues its samples for the device, marked with `epoch`.
-    private func play(_ packet: Packet, epoch: Int? = nil) {
-        guard let decoder, output != nil else { return }
-        guard let chunks = try? decoder.decode(packet) else { return }
-        for c in chunks { deliver(c, epoch: epoch) }
-        // No picture came while this much sound was read (a video track that decodes nothing):
-        // the sound plays as it is rather than never.
-        if waitingForPicture, let h = held, let a = h.first?.start, let b = h.last?.start, b - a > pictureWaitLimit {
-            release(picture: a, seenAt: nil)
-        }
     }
 }

@@ -128,6 +128,21 @@ public final class FakeAudioSink: AudioSink, @unchecked Sendable {
         return true
     }
 
+    /// Waits until the writer waits for the clock, or until `idle` holds (asked at each change of
+    /// the sink and every millisecond between, with the sink's lock held: `idle` must not call
+    /// into the sink), at most `timeout` seconds of real time; false when that passed first.
+    func waitUntilWaitingForClock(or idle: () -> Bool, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if waitingSince != nil && waitingSince == clock.now() { return true }
+            if idle() { return true }
+            if Date() >= deadline { return false }
+            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.001)))
+        }
+    }
+
     // MARK: AudioSink
 
     public func write(_ samples: UnsafeBufferPointer<Int16>) -> Int {
@@ -272,5 +287,93 @@ public final class FakeAudioSink: AudioSink, @unchecked Sendable {
 
     private func clockMoved() {
         condition.withLock { condition.broadcast() }
+    }
+}
+
+/// The fake sinks a player under test opens through its settings (`AudioSettings.sinks =
+/// fakes.factory`): each a `FakeAudioSink` named and formatted as the player asks, heard at the
+/// pace of `clock`, kept in the order opened (the player closes one output before it opens the
+/// next, so the last is the one playing).
+///
+/// `@unchecked Sendable`: `all` is read and written under `lock`.
+public final class FakeAudioSinks: @unchecked Sendable {
+    public let clock: ManualClock
+    /// Whether the sinks keep what they hold on a pause (`FakeAudioSink.canPause`).
+    public let canPause: Bool
+    private let lock = NSLock()
+    private var all: [FakeAudioSink] = []
+
+    public init(clock: ManualClock, canPause: Bool = true) {
+        self.clock = clock
+        self.canPause = canPause
+    }
+
+    /// Every sink opened so far, in order.
+    public var opened: [FakeAudioSink] { lock.withLock { all } }
+    /// The sink opened last: the one playing.
+    public var last: FakeAudioSink? { lock.withLock { all.last } }
+
+    /// What the player's settings take: opens a sink for the device name and format asked, heard
+    /// on `clock`. Equal to no other set's factory (its id names this set).
+    public var factory: AudioSinkFactory {
+        AudioSinkFactory(id: "fake-\(ObjectIdentifier(self).hashValue)", now: { [clock] in clock.now() }) { [self] device, format in
+            let sink = FakeAudioSink(name: device, format: format, clock: clock, canPause: canPause)
+            lock.withLock { all.append(sink) }
+            return sink
+        }
+    }
+
+    /// Unplugs every sink (`FakeAudioSink.unplug`): a write waiting for the clock returns, so the
+    /// output on it can close. What a test does before its player goes, since closing an output
+    /// waits for its thread, and that thread may wait for a clock nothing moves any more.
+    public func unplugAll() {
+        for sink in opened { sink.unplug() }
+    }
+}
+
+/// The clock of a player under test whose sound goes to `FakeAudioSinks`: it reads their manual
+/// clock, and `sleep(until:)` moves that clock in steps of at most `step`, each once the audio
+/// output has done all it can at this instant: its sink waits for the clock (a full buffer, a
+/// play-out) or the output waits for the player (`AudioOutput.isIdle`). So while the player
+/// waits for a frame's time the sound plays as a card plays it in that time, whatever the
+/// output thread's own pace: every sample and every reading of the audio clock is where a card
+/// that never stalls puts it. With no output (`output` answers nil) it does not wait.
+///
+/// The player's thread sleeps on it; `output` is set before the player plays, and it and
+/// `stalls` are read and written on that thread only (hence `@unchecked Sendable`).
+public final class AudioPacedClock: PlaybackClock, @unchecked Sendable {
+    public let sinks: FakeAudioSinks
+    /// The most the clock moves at once, nanoseconds.
+    public let step: UInt64
+    /// Real seconds to wait for the output at one instant before the clock moves anyway: an
+    /// output that never settles fails its test instead of hanging it.
+    public let patience: Double
+    /// The output to wait for: the player's (`{ engine.audio.output }`).
+    public var output: () -> AudioOutput? = { nil }
+    /// Times the clock moved because `patience` ran out, not because the output had settled:
+    /// a test expects none.
+    public private(set) var stalls = 0
+
+    public init(sinks: FakeAudioSinks, step: UInt64 = 2_000_000, patience: Double = 5) {
+        self.sinks = sinks
+        self.step = step
+        self.patience = patience
+    }
+
+    public func now() -> UInt64 { sinks.clock.now() }
+
+    public func sleep(until deadline: UInt64) {
+        while true {
+            let t = now()
+            guard t < deadline else { return }
+            settle()
+            sinks.clock.advance(by: min(step, deadline - t))
+        }
+    }
+
+    /// Waits until the output has done all it can before the clock moves (or `patience` ran out).
+    public func settle() {
+        guard let output = output(), let sink = sinks.last else { return }
+        if !sink.waitUntilWaitingForClock(or: { output.isIdle }, timeout: patience) { stalls += 1 }
     }
 }

@@ -92,6 +92,35 @@ import Testing
         #expect(rig.output.counts.underruns == 0)
     }
 
+    /// The output is idle only while it waits for the loop thread: not while it has chunks to
+    /// write into a full device, nor with a pause, a resume or a flush still to handle; it is
+    /// again once all is written (the device still playing it), paused, resumed, flushed, or
+    /// closed.
+    @Test func theOutputIsIdleOnlyWhileItWaitsForTheLoopThread() throws {
+        let rig = FakeOutput()
+        defer { rig.close() }
+        #expect(rig.run { rig.output.isIdle }, "nothing queued")
+        // 0.5 s: more than the device holds (0.1 s) while the clock stands still.
+        #expect(rig.output.enqueueAll(chunks(ramp(frames: 24000), frames: 2400, start: 0)))
+        #expect(!rig.output.isIdle)
+        #expect(rig.settle())
+        #expect(!rig.output.isIdle, "the device is full: the output waits for it")
+        #expect(rig.run { rig.output.counts.framesPlayed == 24000 })
+        #expect(rig.run { rig.output.isIdle })
+        #expect((rig.sink.delay() ?? 0) > 0, "written, not all heard yet")
+        rig.output.setPaused(true)
+        #expect(rig.run { rig.output.isIdle })
+        #expect(rig.sink.counts.pauses == 1, "idle once the device is paused")
+        rig.output.setPaused(false)
+        #expect(rig.run { rig.output.isIdle })
+        #expect(rig.sink.counts.resumes == 1, "idle once the device plays again")
+        rig.output.flush()
+        #expect(rig.run { rig.output.isIdle })
+        #expect(rig.sink.counts.discards == 1, "idle once the device dropped what it held")
+        rig.close()
+        #expect(rig.output.isIdle)
+    }
+
     /// What a thread waiting on the output said, once it said it.
     final class Heard: @unchecked Sendable {
         // Under `lock`.

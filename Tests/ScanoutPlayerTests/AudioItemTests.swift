@@ -18,9 +18,9 @@ final class SizeRecordingDisplay: Display {
     }
 }
 
-/// Audio-only items, and the audio at an item's start and after a seek: checked on the samples
-/// ALSA's `file` plugin writes.
-@Suite struct AudioItemTests {
+/// Audio-only items, and the sound of gapless items: checked on the samples a fake sink gets,
+/// in virtual time (`FakeAudioPlayer`).
+@Suite(.timeLimit(.minutes(1))) struct AudioItemTests {
     final class Events { var all: [PlayerEvent] = [] }
 
     private func engine(device: String, slate: String? = nil, clock: any PlaybackClock, display: any Display,
@@ -29,6 +29,12 @@ final class SizeRecordingDisplay: Display {
         configuration.audio = AudioSettings(device: device)
         configuration.slate = slate
         return PlayerEngine(display: display, clock: clock, configuration: configuration) { events.all.append($0) }
+    }
+
+    /// A player on fake sinks with `display`, its events in `events`.
+    private func player(slate: String? = nil, display: any Display, events: Events,
+                        configure: (inout PlayerConfiguration) -> Void = { _ in }) -> FakeAudioPlayer {
+        FakeAudioPlayer(configure: { c in c.slate = slate; configure(&c) }, display: { _ in display }) { events.all.append($0) }
     }
 
     /// A `width`×`height` PNG of one colour, made by the ffmpeg tool.
@@ -51,13 +57,12 @@ final class SizeRecordingDisplay: Display {
         }
     }
 
-    /// Waits for the output to write `frames` frames (10 s at most), then closes it.
-    private func drain(_ e: PlayerEngine, frames: Int) -> Int {
-        guard let out = e.audio.output else { return 0 }
-        for _ in 0..<1000 where out.counts.framesPlayed < frames && out.loss == nil { usleep(10_000) }
-        let played = out.counts.framesPlayed
-        out.close()
-        return played
+    /// Plays out what the output holds, until it has written `frames` frames (10 s of real
+    /// time at most); the frames it wrote.
+    private func drain(_ p: FakeAudioPlayer, frames: Int) -> Int {
+        guard let out = p.engine.audio.output else { return 0 }
+        p.playOut { out.counts.framesPlayed >= frames || out.loss != nil }
+        return out.counts.framesPlayed
     }
 
     /// audio_only.wav (1 s, 44.1 kHz mono s16) plays to its end with the slate on screen; every
@@ -66,11 +71,10 @@ final class SizeRecordingDisplay: Display {
         let scratch = try Scratch()
         let slate = scratch.path("slate.png")
         try picture(slate, color: "blue", width: 64, height: 48)
-        let raw = scratch.path("a.raw")
-        let clock = ManualClock()
         let display = SizeRecordingDisplay()
         let events = Events()
-        let e = engine(device: "file:FILE=\(raw),FORMAT=raw", slate: slate, clock: clock, display: display, events: events)
+        let p = player(slate: slate, display: display, events: events)
+        let e = p.engine!
         let wav = try Fixtures.path("audio_only.wav")
         try e.load([PlaylistItem(source: wav)], autoplay: true)
         play(e)
@@ -82,13 +86,14 @@ final class SizeRecordingDisplay: Display {
         #expect(!display.shown.isEmpty && display.shown.allSatisfy { $0.width == 64 && $0.height == 48 })
         // The last still is shown at the audio's end: 44100 in the track's 1/44100 time base.
         #expect(display.shown.last?.pts == 44100)
-        let played = drain(e, frames: 44100)
+        let played = drain(p, frames: 44100)
         #expect(played == 44100)
-        let written = try int16s(raw)
+        let written = try #require(p.sink).samples
         // After the 44-byte header; mono goes to both channels at −3 dB (libswresample's matrix).
         let source = try int16s(wav).suffix(44100)
         let expected = source.flatMap { s -> [Int] in let v = Int((Double(s) * 0.5.squareRoot()).rounded()); return [v, v] }
-        #expect(written.count <= expected.count && written.count >= expected.count - 2 * 4800)
+        // Every one: the sink keeps all it is written (ALSA's `file` plugin kept a buffer back).
+        #expect(written.count == expected.count)
         let off = zip(written, expected).filter { abs(Int($0) - $1) > 1 }.count
         #expect(off == 0)
     }
@@ -158,16 +163,14 @@ final class SizeRecordingDisplay: Display {
     /// A gapless pass of tracks.mkv twice plays every sample of both passes: the packets read
     /// while each item was prepared are played too.
     @Test func aGaplessLoopPlaysEverySampleOfBothPasses() throws {
-        let scratch = try Scratch()
-        let clock = ManualClock()
-        let events = Events()
-        let e = engine(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw", clock: clock, display: SizeRecordingDisplay(), events: events)
+        let p = player(display: SizeRecordingDisplay(), events: Events())
+        let e = p.engine!
         let clip = try Fixtures.path("tracks.mkv")
         try e.load([PlaylistItem(source: clip), PlaylistItem(source: clip)], autoplay: true)
         play(e)
         #expect(e.index == 1 && e.state == .ended)
         let track = try reference().count / 2
-        let played = drain(e, frames: 2 * track)
+        let played = drain(p, frames: 2 * track)
         // Within one AAC packet (1024 frames).
         #expect(abs(played - 2 * track) <= 1024)
     }
@@ -177,14 +180,11 @@ extension AudioItemTests {
     /// At twice the speed, a gapless pass of tracks.mkv twice plays both passes' sound
     /// stretched to half its length, to the last sample of each: at the move to the second item
     /// and at the end, what the output's stretcher holds is played, not dropped (`rubberband`
-    /// holds 29 ms at 2×). On the real clock: the sound is stretched by the output thread, which
-    /// writes nothing for the few milliseconds that takes at the start, and a manual clock,
-    /// which does not wait, would run the pictures ahead of it meanwhile.
+    /// holds 29 ms at 2×). The output thread stretches the sound and writes nothing meanwhile:
+    /// the engine's clock (`AudioPacedClock`) waits for it, as a card's time would not.
     @Test func aGaplessLoopAtTwiceTheSpeedPlaysBothPassesToTheirEnds() throws {
-        let scratch = try Scratch()
-        let events = Events()
-        let e = engine(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw", clock: MonotonicClock(), display: SizeRecordingDisplay(),
-                       events: events)
+        let p = player(display: SizeRecordingDisplay(), events: Events())
+        let e = p.engine!
         let clip = try Fixtures.path("tracks.mkv")
         try e.setRate(2)
         try e.load([PlaylistItem(source: clip), PlaylistItem(source: clip)], autoplay: true)
@@ -192,9 +192,9 @@ extension AudioItemTests {
         #expect(e.index == 1 && e.state == .ended)
         let track = try reference().count / 2
         let out = try #require(e.audio.output)
-        #expect(out.waitUntilHeard(timeout: 10))
+        // Everything written, the stretcher's last samples included: the output waits for more.
+        #expect(p.playOut())
         let played = out.counts.framesPlayed
-        out.close()
         // Within one AAC packet (1024 frames) stretched (512); undrained, 2784 frames short.
         #expect(abs(played - track) <= 512, "\(played) frames played of \(track), \(String(describing: e.audio.status))")
     }
@@ -203,12 +203,9 @@ extension AudioItemTests {
     /// stalling the frames (the item plays to its end), and is heard from then on: `audioLost`,
     /// then `audioRestored`.
     @Test func aDeviceThatCouldNotOpenIsTriedAgain() throws {
-        let scratch = try Scratch()
-        let clock = ManualClock()
         let events = Events()
-        var configuration = PlayerConfiguration()
-        configuration.audio = AudioSettings(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw", failOpens: 1)
-        let e = PlayerEngine(display: SizeRecordingDisplay(), clock: clock, configuration: configuration) { events.all.append($0) }
+        let p = player(display: SizeRecordingDisplay(), events: events) { $0.audio.failOpens = 1 }
+        let e = p.engine!
         try e.load([PlaylistItem(source: try Fixtures.path("tracks.mkv"))], autoplay: true)
         #expect(e.audio.output == nil)
         var turns = 0
@@ -219,7 +216,8 @@ extension AudioItemTests {
         #expect(lost < restored && names.filter { $0 == "audioRestored" }.count == 1)
         #expect(e.state == .ended && e.snapshot().framesPresented > 0)
         let out = try #require(e.audio.output)
-        for _ in 0..<300 where out.counts.framesPlayed == 0 { usleep(10_000) }
+        p.playOut()
         #expect(out.counts.framesPlayed > 0)
+        #expect(p.sinks.opened.count == 1, "the opening that failed made no sink")
     }
 }

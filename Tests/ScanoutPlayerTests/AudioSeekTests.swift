@@ -67,10 +67,16 @@ final class HeardRecordingDisplay: Display {
     }
 }
 
-/// Audio after exact seeks, checked on the samples a device paced in real time gets
-/// (`RealTimeFIFODevice`): the sound from the target on, to the sample, nothing of before the
-/// seek after it, and each frame shown when the audio clock is at its time.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AudioSeekTests {
+/// Where a test's sound goes: a fake sink in virtual time (`FakeAudioPlayer`), or ALSA, through
+/// its `file` plugin into a FIFO read in real time (`RealTimeFIFODevice`), so that one test
+/// keeps the path through ALSA covered end to end.
+enum SoundPath: CaseIterable, Sendable { case fake, alsa }
+
+/// Audio after exact seeks, checked on the samples the device gets: the sound from the target
+/// on, to the sample, nothing of before the seek after it, and each frame shown when the audio
+/// clock is at its time. In virtual time on a fake sink; the first test also through ALSA in
+/// real time.
+@Suite(.timeLimit(.minutes(1))) struct AudioSeekTests {
     final class Events { var all: [PlayerEvent] = [] }
     /// tracks.mkv's video (3 s at 30 fps, time base 1/1000, first frame at 25 ms, keyframes at
     /// 0.025, 1.025 and 2.025 s) with 3 s of seeded white noise, FLAC, 48 kHz stereo, in packets
@@ -92,14 +98,9 @@ final class HeardRecordingDisplay: Display {
         reference = try DecodedTrack(clip, format: format)
     }
 
-    /// An engine on the monotonic clock playing to `device`, its display asking the output
-    /// what is heard at each frame.
-    private func engine(_ device: RealTimeFIFODevice, display: HeardRecordingDisplay, events: Events) -> PlayerEngine {
-        var configuration = PlayerConfiguration()
-        configuration.audio = AudioSettings(device: device.device)
-        let e = PlayerEngine(display: display, clock: display.clock, configuration: configuration) { events.all.append($0) }
+    /// Makes `display` ask `e`'s output what is heard at each frame.
+    private func listen(_ e: PlayerEngine, display: HeardRecordingDisplay) {
         display.heard = { [unowned e] now in e.audio.output?.streamTime(at: now, epoch: e.session.masterEpoch) }
-        return e
     }
 
     private func playToEnd(_ e: PlayerEngine) {
@@ -110,29 +111,73 @@ final class HeardRecordingDisplay: Display {
         }
     }
 
-    /// A screen whose next vblank is always `ahead` from now (its last one `period − ahead`
-    /// ago): a frame shown on it is seen `ahead` after its present.
+    /// A screen whose next vblank is always `ahead` from now on `clock` (its last one
+    /// `period − ahead` ago): a frame shown on it is seen `ahead` after its present.
     final class VBlankAhead: VBlankSource {
+        let clock: any PlaybackClock
         let refreshInterval: UInt64
         let ahead: UInt64
-        init(period: UInt64, ahead: UInt64) { refreshInterval = period; self.ahead = ahead }
-        var lastVBlank: UInt64? { MonotonicClock().now() + ahead - refreshInterval }
+        init(clock: any PlaybackClock, period: UInt64, ahead: UInt64) {
+            self.clock = clock
+            refreshInterval = period
+            self.ahead = ahead
+        }
+        var lastVBlank: UInt64? { clock.now() + ahead - refreshInterval }
     }
 
-    /// Runs `body` on an engine playing to a device paced in real time; once the output has
-    /// written the frames `body` asks for and all it had queued (10 s at most), the engine stops, which drops what
-    /// the device holds: ALSA's `file` plugin writes out what it kept back (one buffer) then.
-    /// Returns `body`'s result, what the device got, and the frames shown.
-    private func playing<T>(vblanks: (any VBlankSource)? = nil, _ body: (PlayerEngine, Events) throws -> (result: T, frames: Int)) throws
+    /// Runs `body` on an engine playing to the device of `path`, on a screen whose vblanks come
+    /// from `vblanks` (made on the engine's clock); once the output has written the frames
+    /// `body` asks for and all it had queued, the engine stops, which drops what the device
+    /// holds. Returns `body`'s result, what the device got, and the frames shown.
+    private func playing<T>(_ path: SoundPath = .fake, vblanks: ((any PlaybackClock) -> any VBlankSource)? = nil,
+                            _ body: (PlayerEngine, Events, any PlaybackClock) throws -> (result: T, frames: Int)) throws
+        -> (result: T, written: [Int16], display: HeardRecordingDisplay) {
+        switch path {
+        case .fake: try playingOnAFakeSink(vblanks: vblanks, body)
+        case .alsa: try playingThroughALSA(vblanks: vblanks, body)
+        }
+    }
+
+    /// `playing` on a fake sink, in virtual time: played out to the last chunk queued.
+    private func playingOnAFakeSink<T>(vblanks: ((any PlaybackClock) -> any VBlankSource)?,
+                                       _ body: (PlayerEngine, Events, any PlaybackClock) throws -> (result: T, frames: Int)) throws
+        -> (result: T, written: [Int16], display: HeardRecordingDisplay) {
+        let events = Events()
+        var display: HeardRecordingDisplay!
+        let p = FakeAudioPlayer(display: { clock in
+            display = HeardRecordingDisplay(clock: clock)
+            display.vblankSource = vblanks?(clock)
+            return display
+        }) { events.all.append($0) }
+        let e = p.engine!
+        listen(e, display: display)
+        let (result, frames) = try body(e, events, p.paced)
+        if let out = e.audio.output {
+            #expect(p.playOut { out.loss != nil || out.counts.framesPlayed >= frames }, "the output wrote what it had")
+        }
+        e.stop()
+        return (result, p.sink?.samples ?? [], display)
+    }
+
+    /// `playing` through ALSA to a FIFO read in real time, the engine on the monotonic clock:
+    /// until the output has written what it had (10 s at most); ALSA's `file` plugin writes out
+    /// what it kept back (one buffer) once the engine stops.
+    private func playingThroughALSA<T>(vblanks: ((any PlaybackClock) -> any VBlankSource)?,
+                                       _ body: (PlayerEngine, Events, any PlaybackClock) throws -> (result: T, frames: Int)) throws
         -> (result: T, written: [Int16], display: HeardRecordingDisplay) {
         let scratch = try Scratch()
         let device = try RealTimeFIFODevice(directory: scratch.url.path, format: format)
-        let display = HeardRecordingDisplay(clock: MonotonicClock())
-        display.vblankSource = vblanks
+        let clock = MonotonicClock()
+        let display = HeardRecordingDisplay(clock: clock)
+        display.vblankSource = vblanks?(clock)
         let events = Events()
-        let e = engine(device, display: display, events: events)
-        let (result, frames) = try body(e, events)
-        // Until the queue is empty and the last chunk written.
+        var configuration = PlayerConfiguration()
+        configuration.audio = AudioSettings(device: device.device)
+        let e = PlayerEngine(display: display, clock: clock, configuration: configuration) { events.all.append($0) }
+        listen(e, display: display)
+        let (result, frames) = try body(e, events, clock)
+        // Until the queue is empty and the last chunk written: the output thread writes at the
+        // FIFO's real pace, so this looks every 50 ms.
         if let out = e.audio.output {
             var last = -1
             for _ in 0..<200 where out.loss == nil {
@@ -162,9 +207,10 @@ final class HeardRecordingDisplay: Display {
     /// starts the timeline again at the frame after it, and both are shown whatever the audio
     /// (as after every seek or resume); returns how many were checked.
     ///
-    /// This device reports no delay, so its clock runs on for only two periods (10 ms) after
-    /// each write (`AudioOutput.streamTime`): on a busy machine it often says nothing, and
-    /// those frames follow the session's own timeline from the last frame it timed.
+    /// ALSA's `file` plugin reports no delay, so its clock runs on for only two periods (10 ms)
+    /// after each write (`AudioOutput.streamTime`): on a busy machine it often says nothing, and
+    /// those frames follow the session's own timeline from the last frame it timed. The fake
+    /// sink reports what it holds, so its clock answers at every frame.
     private func checkFramesFollowTheAudio(_ display: HeardRecordingDisplay, after: UInt64) -> Int {
         let timed = display.shown.filter { $0.at > after }.dropFirst(2).filter { $0.heard != nil }
         for f in timed {
@@ -177,18 +223,18 @@ final class HeardRecordingDisplay: Display {
     /// Loaded paused, sought exactly to 1.3 s (stream time 1.325 s: inside an AAC packet, 0.3 s
     /// after the keyframe the seek decodes from), then played to the end: the device gets the
     /// track's samples from that instant on, every one, and nothing before it; the frames
-    /// follow the audio clock.
-    @Test func anExactSeekWhilePausedPlaysTheSamplesFromTheTarget() throws {
+    /// follow the audio clock. On a fake sink, and through ALSA in real time.
+    @Test(arguments: SoundPath.allCases) func anExactSeekWhilePausedPlaysTheSamplesFromTheTarget(_ path: SoundPath) throws {
         let target = 1.3
         let from = reference.sampleIndex(at: originSeconds + target)
         // Not on a packet boundary: the cut is inside a chunk.
         #expect(!reference.chunks.contains { $0.offset == from })
         let expected = reference.samples[from...]
-        let (playedAt, written, display) = try playing { e, events in
+        let (playedAt, written, display) = try playing(path) { e, events, clock in
             try e.load([PlaylistItem(source: clip)], autoplay: false)
             try e.seek(to: target, exact: true)
             #expect(events.all.contains { if case let .seekCompleted(p, n) = $0 { return abs(p - target) < 1e-9 && n == 39 }; return false })
-            let played = MonotonicClock().now()
+            let played = clock.now()
             try e.play()
             playToEnd(e)
             #expect(e.state == .ended)
@@ -207,13 +253,13 @@ final class HeardRecordingDisplay: Display {
     @Test func anExactSeekWhilePlayingFlushesWhatCameBefore() throws {
         let target = 2.3
         let tail = reference.samples[reference.sampleIndex(at: originSeconds + target)...]
-        let ((writtenBefore, writtenBySeek, seekedAt), written, display) = try playing { e, _ in
+        let ((writtenBefore, writtenBySeek, seekedAt), written, display) = try playing { e, _, clock in
             try e.load([PlaylistItem(source: clip)], autoplay: true)
             var turns = 0
             while e.position < 0.5, e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }
             let out = try #require(e.audio.output)
             let before = out.counts.framesPlayed
-            let at = MonotonicClock().now()
+            let at = clock.now()
             try e.seek(to: target, exact: true)
             // The period being written as the seek returned is counted only once it is written.
             let bySeek = out.counts.framesPlayed + out.deviceBuffer.period
@@ -225,8 +271,7 @@ final class HeardRecordingDisplay: Display {
         // the time the seek returned, the period in flight included (its flush came in between: nothing queued before it is
         // written after it, however long the seek's decoding took on a loaded machine). Then
         // the silence that lines the target's sound up with its frame, when the output thread
-        // got there before the frame's time (none when it came later: the drop writes out the
-        // device's buffer at the FIFO's pace).
+        // got there before the frame's time.
         let lead = startSilence(written)
         let between = written.dropLast(tail.count).reversed().prefix { $0 == 0 }.count / format.channels * format.channels
         #expect(between <= 200 * format.sampleRate / 1000 * format.channels, "\(between / format.channels) frames of silence before the target")
@@ -251,7 +296,7 @@ final class HeardRecordingDisplay: Display {
         _ = try Proc.run(try Proc.which("ffmpeg"), ["-v", "error", "-y", "-i", try Fixtures.path("tracks.mkv"), "-itsoffset", "0.5",
                                                     "-f", "lavfi", "-i", "anoisesrc=d=2:c=white:r=48000:a=0.3:seed=3",
                                                     "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "flac", "-ac", "2", late])
-        let (_, written, _) = try playing { e, _ in
+        let (_, written, _) = try playing { e, _, _ in
             try e.load([PlaylistItem(source: late)], autoplay: true)
             playToEnd(e)
             #expect(e.state == .ended)
@@ -266,12 +311,11 @@ final class HeardRecordingDisplay: Display {
     /// seen some time after it is shown (here 200 ms: the screen's next vblank is always 200 ms
     /// away). The sound from the target waits for it: the device gets the samples from before
     /// the seek, then silence until the frame is seen (200 ms at most: less the time the output
-    /// thread takes to get there, here mostly the FIFO device's drop, which writes out the
-    /// plugin's buffer at the FIFO's pace), then every sample from the target on.
+    /// thread takes to get there), then every sample from the target on.
     @Test func onAScreenTheTargetsSoundStartsWhenItsFrameIsSeen() throws {
         let target = 2.3
         let tail = reference.samples[reference.sampleIndex(at: originSeconds + target)...]
-        let (_, written, _) = try playing(vblanks: VBlankAhead(period: 250_000_000, ahead: 200_000_000)) { e, _ in
+        let (_, written, _) = try playing(vblanks: { VBlankAhead(clock: $0, period: 250_000_000, ahead: 200_000_000) }) { e, _, _ in
             try e.load([PlaylistItem(source: clip)], autoplay: true)
             var turns = 0
             while e.position < 0.5, e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }

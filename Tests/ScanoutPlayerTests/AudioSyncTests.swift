@@ -158,54 +158,67 @@ final class ScriptedAudioClock: MediaClockSource {
         #expect(try other.run().framesDropped == 0)
     }
 
-    private func engine(_ audio: AudioSettings, clock: ManualClock, events: @escaping (PlayerEvent) -> Void) -> PlayerEngine {
-        var configuration = PlayerConfiguration()
-        configuration.audio = audio
-        return PlayerEngine(display: RecordingDisplay(clock: clock), clock: clock, configuration: configuration, emit: events)
+    final class Events { var all: [PlayerEvent] = [] }
+
+    /// An engine on fake sinks (`FakeAudioPlayer`), its events in `events`.
+    private func player(_ events: Events, configure: (inout PlayerConfiguration) -> Void = { _ in }) -> FakeAudioPlayer {
+        FakeAudioPlayer(configure: configure, display: { RecordingDisplay(clock: $0.sinks.clock) }) { events.all.append($0) }
     }
 
-    /// Plays tracks.mkv to the end with `audio`; returns the events and the figures.
-    private func playToEnd(_ audio: AudioSettings, expectLoss: Bool) throws -> ([PlayerEvent], PlayerSnapshot) {
-        let clock = ManualClock()
-        final class Events { var all: [PlayerEvent] = [] }
-        let events = Events()
-        let e = engine(audio, clock: clock) { events.all.append($0) }
+    /// Plays tracks.mkv to the end on `e`; `midway` runs once the position has passed 1 s.
+    private func playToEnd(_ e: PlayerEngine, midway: () -> Void = {}) throws {
         try e.load([PlaylistItem(source: try Fixtures.path("tracks.mkv"))], autoplay: true)
         var turns = 0
+        while e.state == .playing, e.position < 1, turns < 10_000 { e.tick(); turns += 1 }
+        midway()
         while e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }
-        // The output thread meets the failure on its own time; the next turn reports it.
-        for _ in 0..<300 where expectLoss && !events.all.contains(where: { $0.name == "audioLost" }) {
-            usleep(10_000)
-            e.tick()
-        }
-        return (events.all, e.snapshot())
     }
 
+    /// The device's opening fails at once (ALSA's, no sound card needed): nothing plays, so this
+    /// one needs no fake sink to run in virtual time.
     @Test func aDeviceThatCannotOpenGivesAnEventAndSilentVideo() throws {
-        let (events, snap) = try playToEnd(AudioSettings(device: "scanout-no-such-device"), expectLoss: true)
-        #expect(events.contains { if case let .audioLost(device, _) = $0 { return device == "scanout-no-such-device" }; return false })
+        let clock = ManualClock()
+        let events = Events()
+        var configuration = PlayerConfiguration()
+        configuration.audio = AudioSettings(device: "scanout-no-such-device")
+        let e = PlayerEngine(display: RecordingDisplay(clock: clock), clock: clock, configuration: configuration) { events.all.append($0) }
+        try playToEnd(e)
+        #expect(events.all.contains { if case let .audioLost(device, _) = $0 { return device == "scanout-no-such-device" }; return false })
+        let snap = e.snapshot()
         #expect(snap.framesPresented == 90 && snap.framesDropped == 0)
     }
 
-    @Test func aDeviceLostMidPlayGivesAnEventAndEveryFrameIsShown() throws {
-        let (events, snap) = try playToEnd(AudioSettings(device: "file:FILE=/dev/full,FORMAT=raw"), expectLoss: true)
-        let lost = events.filter { $0.name == "audioLost" }
+    /// How a device is lost mid-play: unplugged one second in (every write fails with `EIO`),
+    /// or by the fault plan's `audio-lost@250` (`AudioSettings.failWritesAfter`: 250 writes of a
+    /// period or the rest of a chunk, three to an AAC packet of 1024 frames: about 1.7 s in).
+    enum Loss: CaseIterable { case unplugged, faultPlan }
+
+    /// The device is reported lost once, with why; the frames go on on the session's own clock,
+    /// every one shown.
+    @Test(arguments: Loss.allCases) func aDeviceLostMidPlayGivesAnEventAndEveryFrameIsShown(_ loss: Loss) throws {
+        let events = Events()
+        let p = player(events) { if loss == .faultPlan { $0.audio.failWritesAfter = 250 } }
+        let e = p.engine!
+        try playToEnd(e) {
+            #expect(e.audio.output?.loss == nil && e.audio.output?.counts.framesPlayed ?? 0 > 0, "the device played, one second in")
+            if loss == .unplugged { p.sink?.unplug(errno: EIO) }
+        }
+        let lost = events.all.filter { $0.name == "audioLost" }
         #expect(lost.count == 1)
         if case let .audioLost(device, reason)? = lost.first {
-            #expect(device == "file:FILE=/dev/full,FORMAT=raw")
+            #expect(device == "hw:fake")
             #expect(reason.contains("Input/output error"))
         }
-        #expect(events.contains { if case let .warning(m) = $0 { return m.contains("video goes on with its own clock") }; return false })
+        #expect(events.all.contains { if case let .warning(m) = $0 { return m.contains("video goes on with its own clock") }; return false })
+        let snap = e.snapshot()
         #expect(snap.framesPresented == 90 && snap.framesDropped == 0)
     }
 
     @Test func anItemsLanguagePicksItsTrack() throws {
         var item = PlaylistItem(source: try Fixtures.path("tracks.mkv"))
         item.audio = AudioSelection(languages: ["de"])
-        let scratch = try Scratch()
-        let clock = ManualClock()
-        let e = engine(AudioSettings(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw", selection: AudioSelection(languages: ["en"])),
-                       clock: clock) { _ in }
+        let p = player(Events()) { $0.audio.selection = AudioSelection(languages: ["en"]) }
+        let e = p.engine!
         try e.load([item])
         #expect(e.audio.track?.index == 2 && e.audio.track?.language == "ger")
         try e.load([PlaylistItem(source: try Fixtures.path("tracks.mkv"))])
@@ -221,11 +234,9 @@ final class ScriptedAudioClock: MediaClockSource {
     /// A gapless move to the next item keeps the device (one output, one thread) and makes the
     /// session follow the new item's samples (a new epoch), after a seek in the first item.
     @Test func gaplessItemsKeepTheDevice() throws {
-        let scratch = try Scratch()
-        let clock = ManualClock()
-        final class Events { var all: [PlayerEvent] = [] }
         let events = Events()
-        let e = engine(AudioSettings(device: "file:FILE=\(scratch.path("a.raw")),FORMAT=raw"), clock: clock) { events.all.append($0) }
+        let p = player(events)
+        let e = p.engine!
         let clip = try Fixtures.path("tracks.mkv")
         try e.load([PlaylistItem(source: clip), PlaylistItem(source: clip)], autoplay: true)
         let first = try #require(e.audio.output)

@@ -60,6 +60,13 @@ private final class LiveAudioHarness {
 
 /// A live UDP channel with sound, played with timeshift on the monotonic clock to a device
 /// paced in real time (`RealTimeFIFODevice`).
+///
+/// In real time, not on a fake sink in virtual time as the other audio tests: the channel comes
+/// from a process that sends it over UDP at its own real pace (`LoopbackSender`), and what the
+/// engine does with it (the live edge, the timeshift buffer's extent, the live hold and the
+/// slips of the timeline) depends on when its packets arrive on the engine's clock. A manual
+/// clock would run the picture ahead of packets that have not been sent yet; the sound then has
+/// to be heard in real time too, so these go through ALSA.
 @Suite("Live audio with timeshift", .serialized, .timeLimit(.minutes(1)))
 struct LiveAudioTests {
     let format = AudioFormat(sampleRate: 48000, channels: 2)

@@ -72,11 +72,3 @@ final class RealTimeFIFODevice: @unchecked Sendable {
         lock.unlock()
     }
 }
-
-/// A frame timed by the audio clock is in sync with it: shown no more than one frame interval
-/// before its time is heard, and no later than the drop rule lets a frame be (one interval late
-/// when it is decided) plus one interval for the present itself on a loaded machine.
-func expectInSync(media: Double, heard: Double, interval: Double = 1.0 / 30, sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(media - heard <= interval && heard - media <= 2 * interval, "frame at \(media) s shown when the audio was at \(heard) s",
-            sourceLocation: sourceLocation)
-}
