@@ -1,0 +1,130 @@
+import Foundation
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+import ScanoutRender
+
+/// Where a composed screen goes: something that draws a `Canvas` with one frame per zone and
+/// shows it (headless: into memory; a KMS screen: into each output's buffer).
+public protocol CanvasOutput: AnyObject {
+    /// Draws `canvas` with `frames[i]` in zone i and shows it; returns once it is drawn.
+    func present(_ canvas: Canvas, frames: [VideoFrame?]) throws
+    /// The output's refresh, when it has one.
+    var vblankSource: (any VBlankSource)? { get }
+    /// Whether hardware frames may come in GPU memory only.
+    var acceptsGPUFrames: Bool { get }
+}
+
+extension CanvasOutput {
+    public var vblankSource: (any VBlankSource)? { nil }
+    public var acceptsGPUFrames: Bool { false }
+}
+
+/// A screen made of zones: each zone's player presents into its `ZoneSurface`; at each refresh
+/// the screen takes every zone's last frame and composes them once onto its output (`compose`),
+/// each laid out in its rectangle by the zone's composition, turned and scaled as the zone's item
+/// says, with the zone's logo and subtitles. The geometry (`canvas`) may change between two
+/// composes (a picture-in-picture moved or resized) without touching the zones' players.
+///
+/// `compose` runs on one thread at a time (the screen's loop, `run`, or a test's).
+public final class CanvasScreen {
+    public let output: any CanvasOutput
+    /// The zones' places; `zones[i]` is drawn in `canvas.zones[i]`.
+    public private(set) var canvas: Canvas
+    public let zones: [ZoneSurface]
+    /// Composed frames shown so far.
+    public private(set) var composed = 0
+    private let lock = NSLock()
+
+    /// A screen of `canvas` on `output`, one surface per zone (named "0", "1", … unless `names`
+    /// says otherwise).
+    public init(canvas: Canvas, output: any CanvasOutput, names: [String]? = nil) {
+        self.canvas = canvas
+        self.output = output
+        let names = names ?? canvas.zones.indices.map(String.init)
+        zones = canvas.zones.indices.map { i in
+            ZoneSurface(name: i < names.count ? names[i] : String(i), vblankSource: output.vblankSource,
+                        acceptsGPUFrames: output.acceptsGPUFrames)
+        }
+    }
+
+    /// Moves, resizes or restyles the zones from the next compose on; the count of zones stays.
+    public func relayout(_ canvas: Canvas) throws {
+        guard canvas.zones.count == zones.count else {
+            throw RenderError.invalidSize("\(canvas.zones.count) zones for a screen of \(zones.count)")
+        }
+        lock.withLock { self.canvas = canvas }
+    }
+
+    /// The canvas this compose draws: each zone's geometry with its current item's layout (turn,
+    /// scaling), logo and subtitle layer, and its last frame.
+    public func current() -> (canvas: Canvas, frames: [VideoFrame?]) {
+        var c = lock.withLock { canvas }
+        var frames: [VideoFrame?] = []
+        for (i, surface) in zones.enumerated() {
+            let s = surface.current()
+            var composition = c.zones[i].composition
+            composition.orientation = s.layout.orientation
+            composition.scaling = s.layout.scaling
+            if let overlay = s.overlay { composition.overlay = overlay }
+            c.zones[i].composition = composition
+            if let frame = s.frame, let subs = s.subtitles {
+                let r = c.zones[i].rect
+                c.zones[i].composition.subtitles = subs.layer(for: frame, in: c.zones[i].sized, outputWidth: r.width, outputHeight: r.height)
+            }
+            frames.append(s.frame)
+        }
+        return (c, frames)
+    }
+
+    /// Draws every zone's last frame onto the output, once.
+    public func compose() throws {
+        let (c, frames) = current()
+        try output.present(c, frames: frames)
+        composed += 1
+    }
+}
+
+/// A composed screen with no display: the CPU compositor into memory, or GLES into an offscreen
+/// target; the last picture can be taken with `snapshot()`.
+public final class HeadlessCanvasOutput: CanvasOutput {
+    private let cpu: CPUCompositor?
+    private let gl: GLRenderer?
+    private var target: GLRenderTarget?
+    private var last: RGBImage?
+    public private(set) var presents = 0
+
+    /// The CPU compositor.
+    public init() {
+        cpu = CPUCompositor()
+        gl = nil
+    }
+
+    /// GLES: hardware frames are imported as they are.
+    public init(gl: GLRenderer) {
+        cpu = nil
+        self.gl = gl
+    }
+
+    public var acceptsGPUFrames: Bool { gl != nil }
+
+    public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
+        if let cpu {
+            last = try cpu.compose(frames, on: canvas)
+        } else if let gl {
+            let size = canvas.outputSize
+            if target?.width != size.width || target?.height != size.height {
+                target = nil
+                target = try gl.makeTarget(width: size.width, height: size.height)
+            }
+            try gl.render(frames.map { $0.map { GLSource.frame($0) } }, on: canvas, into: target!)
+        }
+        presents += 1
+    }
+
+    /// The last composed picture (read back from the GPU now, for GLES); nil before the first.
+    public func snapshot() throws -> RGBImage? {
+        if let gl, let target { return try gl.read(target) }
+        return last
+    }
+}
