@@ -178,20 +178,6 @@ public final class ControlAPI: Sendable {
         }
     }
 
-    /// The request's JSON object; fields other than `fields` are refused before anything else is
-    /// checked, so that a misspelt field is named as such.
-    func body(_ request: Request, _ context: ServiceRequestContext, fields: [String]) async throws -> JSONObject {
-        let data = try await bodyData(request, context)
-        if !fields.isEmpty, data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            throw APIError(.badRequest, "body: a JSON object is required", field: "body")
-        }
-        let o = try JSONObject.parse(data)
-        if let extra = o.values.keys.sorted().first(where: { !fields.contains($0) }) {
-            throw APIError.badRequest(extra, "unknown field")
-        }
-        return o
-    }
-
     /// The request's body read into `T` (`RequestDecoder.decodeBody`): its fields other than `T`'s
     /// are refused first, then each as `T` reads it, the refusal naming the field.
     func body<T: RequestBody>(_ request: Request, _ context: ServiceRequestContext, as type: T.Type) async throws -> T {

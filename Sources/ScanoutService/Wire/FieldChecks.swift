@@ -1,7 +1,7 @@
 import Foundation
 
-// What request types check as they read a field (`RequestDecoder`): ranges and choices; each
-// refusal names the field.
+// What request types check as they read a field (`RequestDecoder`): ranges, choices, fields
+// that null clears, lists of strings; each refusal names the field.
 extension KeyedDecodingContainer {
     func name(_ key: Key) -> String { RequestDecoder.name(codingPath + [key]) }
 
@@ -36,6 +36,31 @@ extension KeyedDecodingContainer {
     func decode(_ type: Int.Type, forKey key: Key, in range: ClosedRange<Int>) throws -> Int {
         guard contains(key) else { throw APIError.badRequest(name(key), "is required") }
         return try decodeIfPresent(type, forKey: key, in: range)!
+    }
+
+    /// A field that null clears: nil when it is absent, `.some(nil)` when it is null, else its value.
+    func decodeNullable<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T?? {
+        try nullable(key) { try decode(T.self, forKey: key) }
+    }
+
+    /// A field that null clears, read by `value` when it is neither absent nor null.
+    func nullable<T>(_ key: Key, _ value: () throws -> T) throws -> T?? {
+        guard contains(key) else { return nil }
+        return try decodeNil(forKey: key) ? .some(nil) : .some(value())
+    }
+
+    /// An array of non-empty strings (nil when absent); an element that is not one is refused
+    /// with `message` ("must be a host name or address"), the element named.
+    func decodeStrings(forKey key: Key, each message: String) throws -> [String]? {
+        guard contains(key) else { return nil }
+        var list = try nestedUnkeyedContainer(forKey: key)
+        var out: [String] = []
+        while !list.isAtEnd {
+            let at = name(key) + "[\(list.currentIndex)]"
+            guard let s = try? list.decode(String.self), !s.isEmpty else { throw APIError.badRequest(at, message) }
+            out.append(s)
+        }
+        return out
     }
 
     /// One of `E`'s raw values, the choices named when it is not.
