@@ -134,19 +134,19 @@ public struct ContentTokenVerifier: Sendable {
         guard let headerBytes = base64URLDecode(parts[0]) else { throw ContentTokenError.malformed("the header is not base64url") }
         guard base64URLDecode(parts[1]) != nil else { throw ContentTokenError.malformed("the payload is not base64url") }
         guard base64URLDecode(parts[2]) != nil else { throw ContentTokenError.malformed("the signature is not base64url") }
-        guard let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any] else {
+        guard let header = try? JSONDecoder().decode(TokenHeader.self, from: headerBytes) else {
             throw ContentTokenError.malformed("the header is not a JSON object")
         }
-        guard let alg = header["alg"] as? String else { throw ContentTokenError.malformed("the header has no \"alg\" string") }
+        guard let alg = header.alg else { throw ContentTokenError.malformed("the header has no \"alg\" string") }
         if alg.lowercased() == "none" { throw ContentTokenError.unsigned }
         guard let algorithm = TokenAlgorithm(rawValue: alg) else { throw ContentTokenError.unsupportedAlgorithm(alg) }
-        if header["crit"] != nil {
+        if header.hasCrit {
             throw ContentTokenError.malformed("the header has critical extensions (\"crit\"), which are not understood")
         }
 
         let key: TokenKey
-        if let kidValue = header["kid"] {
-            guard let kid = kidValue as? String else { throw ContentTokenError.malformed("the header's \"kid\" is not a string") }
+        if let kidValue = header.kid {
+            guard let kid = kidValue else { throw ContentTokenError.malformed("the header's \"kid\" is not a string") }
             guard let named = keys.key(id: kid) else { throw ContentTokenError.unknownKeyID(kid) }
             guard named.algorithm == algorithm else {
                 throw ContentTokenError.keyTypeMismatch(kid: kid, keyAlgorithm: named.algorithm.rawValue, tokenAlgorithm: alg)
@@ -178,6 +178,25 @@ public struct ContentTokenVerifier: Sendable {
             throw ContentTokenError.expired(expiry: verified.expiry, now: now)
         }
         return verified
+    }
+}
+
+/// The JOSE header (RFC 7515 §4) as far as the verifier reads it. A member of the wrong type is
+/// kept as such, for the check that names it ("no \"alg\" string", "\"kid\" is not a string").
+struct TokenHeader: Decodable {
+    enum CodingKeys: String, CodingKey { case alg, kid, crit }
+    /// nil when absent or not a string.
+    var alg: String?
+    /// nil when absent; `.some(nil)` when it is not a string (null included).
+    var kid: String??
+    /// Whether `crit` is given, whatever its value (null included).
+    var hasCrit: Bool
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        alg = try? c.decode(String.self, forKey: .alg)
+        kid = c.contains(.kid) ? .some(try? c.decode(String.self, forKey: .kid)) : nil
+        hasCrit = c.contains(.crit)
     }
 }
 

@@ -4,7 +4,7 @@ import ScanoutDemux
 import ScanoutDecode
 import ScanoutAudio
 
-extension ServiceConfig {
+extension Wire.ConfigBody {
     /// The adaptive HLS fields: `maxHeight` (pixels) and `maxBitrate` (bits a second) cap the
     /// variants played (null: no cap); `initialBandwidth` (bits a second) picks the start variant;
     /// `liveStartIndex` (segments from the live edge, negative) is where live playlists start;
@@ -12,28 +12,37 @@ extension ServiceConfig {
     /// a segment is late when its rest would come later than the buffer less this) and
     /// `abandonSegments` (whether a late segment is abandoned for a lower variant's) steer the
     /// choice.
-    mutating func applyAdaptive(_ o: inout JSONObject) throws(APIError) {
-        if let v = try Self.cap(&o, "maxHeight", range: 1...16384) { adaptive.maxHeight = v }
-        if let v = try Self.cap(&o, "maxBitrate", range: 1...1_000_000_000) { adaptive.maxBitrate = v }
-        if let v = try o.int("initialBandwidth", range: 1...1_000_000_000) { adaptive.initialBandwidth = v }
-        if let v = try o.int("liveStartIndex", range: -1000...1000) { adaptive.liveStartIndex = v }
-        if let v = try o.double("minBufferForUp", range: 0...3600) { adaptive.minBufferForUp = v }
-        if let v = try o.double("starvationMargin", range: 0...60) { adaptive.starvationMargin = v }
-        if let v = try o.bool("abandonSegments") { adaptive.abandonSegments = v }
-    }
+    struct Adaptive {
+        var maxHeight: Int??
+        var maxBitrate: Int??
+        var initialBandwidth: Int?
+        var liveStartIndex: Int?
+        var minBufferForUp: Double?
+        var starvationMargin: Double?
+        var abandonSegments: Bool?
 
-    /// A cap: absent (nil), null (no cap: .some(nil)) or a number in `range`.
-    private static func cap(_ o: inout JSONObject, _ key: String, range: ClosedRange<Int>) throws(APIError) -> Int?? {
-        guard o.values.keys.contains(key) else { return nil }
-        if o.values[key] is NSNull {
-            _ = try o.string(key, nullable: true)
-            return .some(nil)
+        init(_ c: Fields) throws {
+            maxHeight = try c.nullable(.maxHeight) { try c.decode(Int.self, forKey: .maxHeight, in: 1...16384) }
+            maxBitrate = try c.nullable(.maxBitrate) { try c.decode(Int.self, forKey: .maxBitrate, in: 1...1_000_000_000) }
+            initialBandwidth = try c.decodeIfPresent(Int.self, forKey: .initialBandwidth, in: 1...1_000_000_000)
+            liveStartIndex = try c.decodeIfPresent(Int.self, forKey: .liveStartIndex, in: -1000...1000)
+            minBufferForUp = try c.decodeIfPresent(Double.self, forKey: .minBufferForUp, in: 0...3600)
+            starvationMargin = try c.decodeIfPresent(Double.self, forKey: .starvationMargin, in: 0...60)
+            abandonSegments = try c.decodeIfPresent(Bool.self, forKey: .abandonSegments)
         }
-        return .some(try o.int(key, range: range))
     }
+}
 
-    static let adaptiveKeys: Set<String> = ["maxHeight", "maxBitrate", "initialBandwidth", "liveStartIndex",
-                                            "minBufferForUp", "starvationMargin", "abandonSegments"]
+extension ServiceConfig {
+    mutating func applyAdaptive(_ f: Wire.ConfigBody.Adaptive) {
+        if let v = f.maxHeight { adaptive.maxHeight = v }
+        if let v = f.maxBitrate { adaptive.maxBitrate = v }
+        if let v = f.initialBandwidth { adaptive.initialBandwidth = v }
+        if let v = f.liveStartIndex { adaptive.liveStartIndex = v }
+        if let v = f.minBufferForUp { adaptive.minBufferForUp = v }
+        if let v = f.starvationMargin { adaptive.starvationMargin = v }
+        if let v = f.abandonSegments { adaptive.abandonSegments = v }
+    }
 
     func encodeAdaptive(into c: inout KeyedEncodingContainer<WireKey>) throws {
         try c.encodeNullable(adaptive.maxHeight, forKey: "maxHeight"); try c.encodeNullable(adaptive.maxBitrate, forKey: "maxBitrate")

@@ -1,34 +1,44 @@
 import Foundation
 import ScanoutPlayer
 
-extension ServiceConfig {
+extension Wire.ConfigBody {
     /// The sound fields: `audioDevice` (an ALSA PCM name; `none`, the default: silent),
     /// `volume` (0...100) and `mute` (runtime), `alang` (languages in order of preference, a
     /// string `"de,en"` or an array) and `aid` (a stream index) for items that name no track;
     /// `presentLog`: a file that gets a line per frame shown, with when it reached the screen.
-    mutating func applyAudio(_ o: inout JSONObject) throws(APIError) {
-        if let v = try o.string("audioDevice") {
-            guard !v.isEmpty else { throw .badRequest("audioDevice", "must be an ALSA PCM name (see `scanout probe`) or \"none\"") }
-            audio.device = v
+    struct Audio {
+        var device: String?
+        var volume: Int?
+        var muted: Bool?
+        /// `alang`'s languages and `aid`'s track, each nil when not given.
+        var languages: [String]?
+        var track: Int?
+        var presentLog: String?
+
+        init(_ c: Fields) throws {
+            device = try c.decodeIfPresent(String.self, forKey: .audioDevice)
+            if device?.isEmpty == true {
+                throw APIError.badRequest(c.name(.audioDevice), "must be an ALSA PCM name (see `scanout probe`) or \"none\"")
+            }
+            volume = try c.decodeIfPresent(Int.self, forKey: .volume, in: 0...100)
+            muted = try c.decodeIfPresent(Bool.self, forKey: .mute)
+            let selection = try Wire.audioSelection(c, languages: .alang, track: .aid)
+            if c.has(.alang) { languages = selection.languages }
+            if c.has(.aid) { track = selection.track }
+            if c.has(.presentLog) { presentLog = try c.decode(String.self, forKey: .presentLog) }
         }
-        if let v = try o.int("volume", range: 0...100) { audio.volume = v }
-        if let v = try o.bool("mute") { audio.muted = v }
-        let selection = try Self.audioSelection(&o)
-        if o.has("alang") { audio.selection.languages = selection.languages }
-        if o.has("aid") { audio.selection.track = selection.track }
-        if o.has("presentLog") { presentLog = try o.string("presentLog", nullable: true) }
     }
+}
 
-    /// `alang` and `aid` of the config (absent: empty); a playlist item's are `Wire.audioSelection`.
-    static func audioSelection(_ o: inout JSONObject) throws(APIError) -> AudioSelection {
-        var s = AudioSelection()
-        if o.has("alang") { s.languages = try o.decode("alang", as: Wire.AudioLanguages.self)?.tags ?? [] }
-        s.track = try o.int("aid", range: 0...1000)
-        return s
+extension ServiceConfig {
+    mutating func applyAudio(_ a: Wire.ConfigBody.Audio) {
+        if let v = a.device { audio.device = v }
+        if let v = a.volume { audio.volume = v }
+        if let v = a.muted { audio.muted = v }
+        if let v = a.languages { audio.selection.languages = v }
+        if let v = a.track { audio.selection.track = v }
+        if let v = a.presentLog { presentLog = v }
     }
-
-    static let audioKeys: Set<String> = ["audioDevice", "volume", "mute", "alang", "aid", "presentLog"]
-    static let audioRuntimeKeys: Set<String> = ["volume", "mute"]
 
     func encodeAudio(into c: inout KeyedEncodingContainer<WireKey>) throws {
         try c.encode(audio.device, forKey: "audioDevice"); try c.encode(audio.volume, forKey: "volume"); try c.encode(audio.muted, forKey: "mute")

@@ -31,41 +31,49 @@ public struct ChannelsConfig: Sendable, Equatable {
     }
 }
 
-extension ServiceConfig {
-    /// The `channels` field (null: no channel list).
-    mutating func applyChannels(_ o: inout JSONObject) throws(APIError) {
-        guard o.values.keys.contains("channels") else { return }
-        if o.values["channels"] is NSNull {
-            _ = try o.string("channels", nullable: true)
-            channels = ChannelsConfig()
-            return
+extension Wire.ConfigBody {
+    /// `channels {m3u, sap}`: the list given replaces the running one (a source it leaves out
+    /// is none).
+    struct Channels: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case m3u, sap }
+        var config = ChannelsConfig()
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            if case let m3u?? = try c.decodeNullable(String.self, forKey: .m3u) {
+                guard !m3u.isEmpty else { throw APIError.badRequest(c.name(.m3u), "must be a file path or an http(s) URL") }
+                config.m3u = m3u
+            }
+            config.sap = try c.decodeIfPresent(SAP.self, forKey: .sap)?.options
         }
-        guard var c = try o.object("channels") else { return }
-        var parsed = ChannelsConfig()
-        if let m3u = try c.string("m3u", nullable: true) {
-            guard !m3u.isEmpty else { throw .badRequest(c.name("m3u"), "must be a file path or an http(s) URL") }
-            parsed.m3u = m3u
-        }
-        if let on = c.values["sap"] as? NSNumber, JSONObject.isBoolean(on) {
-            _ = try c.bool("sap")
-            parsed.sap = on.boolValue ? SAPListenerOptions() : nil
-        } else if var s = try c.object("sap") {
+    }
+
+    /// `sap`: true (the RFC 2974 group), false (none) or `{address, port, interface, timeout}`.
+    struct SAP: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case address, port, interface, timeout }
+        var options: SAPListenerOptions?
+
+        init(from decoder: any Swift.Decoder) throws {
+            if let on = try? decoder.singleValueContainer().decode(Bool.self) {
+                options = on ? SAPListenerOptions() : nil
+                return
+            }
+            let c = try decoder.container(keyedBy: Field.self)
             var options = SAPListenerOptions()
-            if let a = try s.string("address") {
+            if let a = try c.decodeIfPresent(String.self, forKey: .address) {
                 var probe = in_addr()
-                guard inet_pton(AF_INET, a, &probe) == 1 else { throw .badRequest(s.name("address"), "must be an IPv4 multicast address (got \"\(a)\")") }
+                guard inet_pton(AF_INET, a, &probe) == 1 else {
+                    throw APIError.badRequest(c.name(.address), "must be an IPv4 multicast address (got \"\(a)\")")
+                }
                 options.address = a
             }
-            if let p = try s.int("port", range: 1...65535) { options.port = p }
-            if let i = try s.string("interface", nullable: true) {
-                guard !i.isEmpty else { throw .badRequest(s.name("interface"), "must be an interface name or address, or null") }
+            if let p = try c.decodeIfPresent(Int.self, forKey: .port, in: 1...65535) { options.port = p }
+            if case let i?? = try c.decodeNullable(String.self, forKey: .interface) {
+                guard !i.isEmpty else { throw APIError.badRequest(c.name(.interface), "must be an interface name or address, or null") }
                 options.interface = i
             }
-            options.timeout = try s.double("timeout", range: 0.5...86400)
-            try s.rejectUnknown()
-            parsed.sap = options
+            options.timeout = try c.decodeIfPresent(Double.self, forKey: .timeout, in: 0.5...86400)
+            self.options = options
         }
-        try c.rejectUnknown()
-        channels = parsed
     }
 }

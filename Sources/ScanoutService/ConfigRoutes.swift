@@ -10,12 +10,11 @@ extension ControlAPI {
         let routes = RouteCollection(context: ServiceRequestContext.self)
         routes.get("/config") { [self] _, _ in jsonResponse(Wire.Config(config.withLock { $0 })) }
         routes.put("/config") { [self] request, context in
-            var o = try await body(request, context, fields: Array(ServiceConfig.allKeys))
+            let change = try await body(request, context, as: Wire.ConfigChange.self).body
             var c = config.withLock { $0 }
-            try c.apply(&o, runtimeOnly: true)
-            try o.rejectUnknown()
+            c.apply(change)
             let updated = c
-            let repeatGiven = o.has("repeat")
+            let repeatGiven = change.service.repeatMode != nil
             config.withLock { $0 = updated }
             logLevel.current = updated.logLevel
             _ = try await perform { e in
@@ -23,7 +22,7 @@ extension ControlAPI {
                 if repeatGiven { e.setRepeat(updated.repeatMode) }
                 return 0
             }
-            logger.info("configuration changed", metadata: ["fields": "\(o.values.keys.sorted())"])
+            logger.info("configuration changed", metadata: ["fields": "\(change.given)"])
             return jsonResponse(Wire.Config(updated))
         }
         routes.get("/log-level") { [self] _, _ in jsonResponse(Wire.LogLevel(level: logLevel.current.rawValue)) }

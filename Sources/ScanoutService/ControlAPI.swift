@@ -168,37 +168,25 @@ public final class ControlAPI: Sendable {
         return router
     }
 
-    /// The request's JSON object; fields other than `fields` are refused before anything else is
-    /// checked, so that a misspelt field is named as such.
-    func body(_ request: Request, _ context: ServiceRequestContext, fields: [String]) async throws -> JSONObject {
+    /// The request's body (413 past the context's upload limit).
+    func bodyData(_ request: Request, _ context: ServiceRequestContext) async throws -> Data {
         var request = request
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: context.maxUploadSize)
+            return Data(try await request.collectBody(upTo: context.maxUploadSize).readableBytesView)
         } catch {
             throw APIError(.contentTooLarge, "body: larger than \(context.maxUploadSize) bytes", field: "body")
         }
-        let data = Data(buffer.readableBytesView)
-        if !fields.isEmpty, data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            throw APIError(.badRequest, "body: a JSON object is required", field: "body")
-        }
-        let o = try JSONObject.parse(data)
-        if let extra = o.values.keys.sorted().first(where: { !fields.contains($0) }) {
-            throw APIError.badRequest(extra, "unknown field")
-        }
-        return o
     }
 
-    /// The request's body read into `T` (`RequestDecoder`): its fields other than `T`'s are refused
-    /// first, then each as `T` reads it, the refusal naming the field.
+    /// The request's body read into `T` (`RequestDecoder.decodeBody`): its fields other than `T`'s
+    /// are refused first, then each as `T` reads it, the refusal naming the field.
     func body<T: RequestBody>(_ request: Request, _ context: ServiceRequestContext, as type: T.Type) async throws -> T {
-        let o = try await body(request, context, fields: T.fields)
-        return try RequestDecoder.decode(T.self, from: o.values)
+        try RequestDecoder.decodeBody(T.self, from: await bodyData(request, context))
     }
 
     /// Commands without parameters accept an empty body or `{}` only.
     func empty(_ request: Request, _ context: ServiceRequestContext) async throws {
-        _ = try await body(request, context, fields: [])
+        try RequestDecoder.checkEmptyBody(await bodyData(request, context))
     }
 
     /// `items` with their content tokens verified: each source becomes the authorised input (the

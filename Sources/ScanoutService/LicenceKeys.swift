@@ -88,29 +88,40 @@ struct LicenceKeys: Sendable {
         let unreadable = APIError(.serviceUnavailable, "offline.licenceKeys: \(file) cannot be read as {\"keys\": {\"KID\": \"32 hex digits\" "
                                   + "or {\"key\": \"32 hex digits\", \"content\": [URL, ...]}}}", field: "offline")
         guard let data = FileManager.default.contents(atPath: file),
-              let keys = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["keys"] as? [String: Any] else {
+              let keys = try? JSONDecoder().decode(KeyFile.self, from: data).keys else {
             throw unreadable
         }
         var out: [String: Entry] = [:]
         for (kid, value) in keys {
-            let hex: String?
-            var content: [String] = []
-            if let s = value as? String {
-                hex = s
-            } else if let o = value as? [String: Any] {
-                hex = o["key"] as? String
-                if let c = o["content"] {
-                    guard let list = c as? [String] else { throw unreadable }
-                    content = list
-                }
-            } else {
-                throw unreadable
-            }
             // A value that is no 16-byte key is left out: its KID answers 404, naming the file.
-            guard let hex, let key = ControlAPI.bytes(hex: hex), key.count == 16 else { continue }
-            out[kid] = Entry(key: key, content: content)
+            guard let hex = value.hex, let key = ControlAPI.bytes(hex: hex), key.count == 16 else { continue }
+            out[kid] = Entry(key: key, content: value.content)
         }
         return out
+    }
+
+    /// The file, as the type's comment shows it.
+    private struct KeyFile: Decodable {
+        var keys: [String: KeyValue]
+    }
+
+    /// A key's value: its hex digits, or `{"key": ..., "content": [URL, ...]}`. A `key` that is
+    /// missing or not a string reads as none (the KID answers 404); a `content` that is not a
+    /// list of strings makes the file unreadable.
+    private struct KeyValue: Decodable {
+        enum CodingKeys: String, CodingKey { case key, content }
+        var hex: String?
+        var content: [String] = []
+
+        init(from decoder: any Swift.Decoder) throws {
+            if let s = try? decoder.singleValueContainer().decode(String.self) {
+                hex = s
+                return
+            }
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            hex = try? c.decode(String.self, forKey: .key)
+            if c.contains(.content) { content = try c.decode([String].self, forKey: .content) }
+        }
     }
 
     /// `key` for the offline store: a refusal names the status `/licence/KID` answers with.

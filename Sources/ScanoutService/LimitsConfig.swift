@@ -45,18 +45,32 @@ public struct ServiceLimits: Sendable, Equatable {
     public func resolved() -> Resolved {
         resolved(fileLimit: (try? FileDescriptorLimit.current().usable) ?? 1024)
     }
+}
 
-    static let keys = ["connections", "eventStreams", "headerTimeout", "idleTimeout"]
+extension Wire.ConfigBody {
+    struct Limits: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case connections, eventStreams, headerTimeout, idleTimeout }
+        var connections: Int?
+        var eventStreams: Int?
+        var headerTimeout: Double?
+        var idleTimeout: Double?
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            connections = try c.decodeIfPresent(Int.self, forKey: .connections, in: 1...1_000_000)
+            eventStreams = try c.decodeIfPresent(Int.self, forKey: .eventStreams, in: 1...1_000_000)
+            headerTimeout = try c.decodeIfPresent(Double.self, forKey: .headerTimeout, in: 0.1...3600)
+            idleTimeout = try c.decodeIfPresent(Double.self, forKey: .idleTimeout, in: 0.1...86_400)
+        }
+    }
 }
 
 extension ServiceConfig {
-    mutating func applyLimits(_ o: inout JSONObject) throws(APIError) {
-        guard var t = try o.object("limits") else { return }
-        if let v = try t.int("connections", range: 1...1_000_000) { limits.connections = v }
-        if let v = try t.int("eventStreams", range: 1...1_000_000) { limits.eventStreams = v }
-        if let v = try t.double("headerTimeout", range: 0.1...3600) { limits.headerTimeout = v }
-        if let v = try t.double("idleTimeout", range: 0.1...86_400) { limits.idleTimeout = v }
-        try t.rejectUnknown()
+    mutating func applyLimits(_ l: Wire.ConfigBody.Limits) {
+        if let v = l.connections { limits.connections = v }
+        if let v = l.eventStreams { limits.eventStreams = v }
+        if let v = l.headerTimeout { limits.headerTimeout = v }
+        if let v = l.idleTimeout { limits.idleTimeout = v }
     }
 
     /// As `GET /config` shows it: the bounds in force, derived ones included.

@@ -134,7 +134,7 @@ final class RateLimiter: Sendable {
         self.burst = Double(max(1, burst))
     }
 
-    var describe: String { "\(JSONObject.format(perSecond)) requests a second (bursts of \(Int(burst)))" }
+    var describe: String { "\(RequestDecoder.format(perSecond)) requests a second (bursts of \(Int(burst)))" }
 
     func take(_ client: String, now: ContinuousClock.Instant = .now) -> Verdict {
         buckets.withLock { all in

@@ -38,17 +38,60 @@ public struct ResumePoint: Equatable, Sendable {
         return (index, nil)
     }
 
-    var json: [String: Any] { ["index": index, "source": source, "playlist": playlist, "version": 1] }
+    /// The state file's content: `{"index":2,"playlist":"…","source":"…","version":1}`.
+    var fileData: Data {
+        get throws { try StateFile.encode(PositionFile(index: index, source: source, playlist: playlist)) }
+    }
 
     init(json data: Data) throws(ResumeStateError) {
-        guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw .corrupt("not a JSON object")
-        }
-        guard let index = o["index"] as? Int, index >= 0 else { throw .corrupt("index is missing or negative") }
-        guard let source = o["source"] as? String, let playlist = o["playlist"] as? String else {
-            throw .corrupt("source or playlist is missing")
-        }
+        guard let o = try? JSONDecoder().decode(PositionFile.self, from: data) else { throw .corrupt("not a JSON object") }
+        guard let index = o.index, index >= 0 else { throw .corrupt("index is missing or negative") }
+        guard let source = o.source, let playlist = o.playlist else { throw .corrupt("source or playlist is missing") }
         self.init(index: index, source: source, playlist: playlist)
+    }
+}
+
+/// `position.json`. A field of the wrong type reads as missing: what is wrong is named then
+/// (`ResumePoint.init(json:)`); fields it does not know are left alone.
+private struct PositionFile: Codable {
+    var index: Int?
+    var source: String?
+    var playlist: String?
+    var version = 1
+
+    init(index: Int, source: String, playlist: String) {
+        self.index = index
+        self.source = source
+        self.playlist = playlist
+    }
+
+    init(from decoder: any Swift.Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        index = try? c.decode(Int.self, forKey: .index)
+        source = try? c.decode(String.self, forKey: .source)
+        playlist = try? c.decode(String.self, forKey: .playlist)
+    }
+}
+
+/// `channel.json`.
+private struct ChannelFile: Codable {
+    var id: String?
+    var version = 1
+
+    init(id: String) { self.id = id }
+
+    init(from decoder: any Swift.Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try? c.decode(String.self, forKey: .id)
+    }
+}
+
+/// How the state directory's files are written: JSON with sorted keys, as they always were.
+enum StateFile {
+    static func encode(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(value)
     }
 }
 
@@ -109,8 +152,7 @@ public final class ResumeStore: Sendable {
         queue.async { [self] in
             guard lastWritten.withLock({ $0 }) != point else { return }
             do {
-                let data = try JSONSerialization.data(withJSONObject: point.json, options: [.sortedKeys])
-                try writeFile(file, data)
+                try writeFile(file, try point.fileData)
                 lastWritten.withLock { $0 = point }
             } catch let e as ResumeStateError {
                 failures.withLock { $0 += 1 }
@@ -199,18 +241,20 @@ public struct TunedChannelFile: Sendable {
             if access(file, F_OK) != 0 && errno == ENOENT { return nil }
             throw .unreadable(file: file, errno: errno == 0 ? EIO : errno)
         }
-        guard let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw .corrupt("not a JSON object") }
-        guard let id = o["id"] as? String, !id.isEmpty else { throw .corrupt("id is missing") }
+        guard let o = try? JSONDecoder().decode(ChannelFile.self, from: data) else { throw .corrupt("not a JSON object") }
+        guard let id = o.id, !id.isEmpty else { throw .corrupt("id is missing") }
         return id
     }
+
+    /// The file's content: `{"id":"…","version":1}`.
+    static func fileData(_ id: String) throws -> Data { try StateFile.encode(ChannelFile(id: id)) }
 
     /// Saves `id` (on the file's queue, in the order of the calls); a write that fails goes to `onFailure`.
     public func record(_ id: String, onFailure: @escaping @Sendable (ResumeStateError) -> Void) {
         let file = file
         Self.queue.async {
             do {
-                let data = try JSONSerialization.data(withJSONObject: ["id": id, "version": 1], options: [.sortedKeys])
-                try ResumeStore.atomicWrite(file, data)
+                try ResumeStore.atomicWrite(file, try Self.fileData(id))
             } catch let e as ResumeStateError {
                 onFailure(e)
             } catch {

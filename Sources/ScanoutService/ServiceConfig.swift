@@ -123,21 +123,18 @@ public struct ServiceConfig: Sendable, Equatable {
     }
 
     static let outputs = ["auto", "kms", "headless"]
-    static let runtimeKeys: Set<String> = Set(["scaling", "slate", "positionInterval", "retryInterval", "logLevel", "repeat"]).union(audioRuntimeKeys).union(subtitleKeys)
 
     /// Reads a config file; errors name the file and the field.
     public static func load(file: String) throws -> ServiceConfig {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ConfigFileError(file: file, message: FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist")
         }
-        if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil, let syntax = JSONSyntax.firstError(in: data) {
+        if let syntax = RequestDecoder.syntaxError(in: data) {
             throw ConfigFileError(file: file, message: syntax.message, line: syntax.line, column: syntax.column)
         }
-        do {
+        do throws(APIError) {
             var c = ServiceConfig()
-            var o = try JSONObject.parse(data)
-            try c.apply(&o, runtimeOnly: false)
-            try o.rejectUnknown()
+            try c.apply(json: data, runtimeOnly: false)
             c.file = file
             return c
         } catch {
@@ -145,96 +142,58 @@ public struct ServiceConfig: Sendable, Equatable {
         }
     }
 
-    /// Applies the fields present in `o`. With `runtimeOnly`, fields that need a restart are refused.
-    public mutating func apply(_ o: inout JSONObject, runtimeOnly: Bool) throws(APIError) {
-        if runtimeOnly, let fixed = o.values.keys.sorted().first(where: { !Self.runtimeKeys.contains($0) && Self.allKeys.contains($0) }) {
-            throw APIError(.badRequest, "\(fixed): cannot change at run time (restart the service with a new config)", field: fixed)
+    /// Applies the fields of `json`, a JSON object of the config file's fields (`Wire.ConfigBody`);
+    /// every refusal names the field, unknown fields included. With `runtimeOnly`, fields that
+    /// need a restart are refused (`PUT /config`). Nothing is applied unless every field is
+    /// accepted.
+    public mutating func apply(json: Data, runtimeOnly: Bool) throws(APIError) {
+        if runtimeOnly {
+            apply(try RequestDecoder.decode(Wire.ConfigChange.self, json: json).body)
+        } else {
+            apply(try RequestDecoder.decode(Wire.ConfigBody.self, json: json))
         }
-        if let v = try o.string("host") {
-            guard !v.isEmpty else { throw .badRequest("host", "must not be empty") }
-            host = v
-        }
-        if let v = try o.int("port", range: 0...65535) { port = v }
-        if o.values.keys.contains("unixSocket") {
-            unixSocket = try o.string("unixSocket", nullable: true)
-        }
-        if let v = try o.string("token") {
-            guard !v.isEmpty else { throw .badRequest("token", "must not be empty") }
-            token = v
-        }
-        if let v = try o.string("keys") {
-            guard !v.isEmpty else { throw .badRequest("keys", "must not be empty") }
-            keys = v
-        }
-        if let hosts = try o.array("allowedHosts") {
-            allowedHosts = try hosts.enumerated().map { (i, h) throws(APIError) in
-                guard let s = h as? String, !s.isEmpty else { throw .badRequest("allowedHosts[\(i)]", "must be a host name or address") }
-                return s
-            }
-        }
-        if o.values.keys.contains("rateLimit") {
-            if o.values["rateLimit"] is NSNull {
-                _ = try o.string("rateLimit", nullable: true)
-                rateLimit = nil
-            } else if var r = try o.object("rateLimit") {
-                let perSecond = try r.double("requestsPerSecond", required: true, range: 0.001...100_000)!
-                let burst = try r.int("burst", range: 1...100_000) ?? Int(max(1, perSecond * 2))
-                try r.rejectUnknown()
-                rateLimit = RateLimit(perSecond: perSecond, burst: burst)
-            }
-        }
-        if let v = try o.string("output", allowed: Self.outputs) { output = v }
-        if o.has("mode") {
-            let v = try o.string("mode", nullable: true)
-            if let v, v.wholeMatch(of: /[1-9][0-9]*x[1-9][0-9]*(@[1-9][0-9]*)?/) == nil {
-                throw .badRequest("mode", "must be WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH, e.g. 1920x1080@60 (got \"\(v)\")")
-            }
-            mode = v
-        }
-        if let v = try o.string("outputSize") {
-            let parts = v.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts.allSatisfy({ (1...16384).contains($0) }) else {
-                throw .badRequest("outputSize", "must be WIDTHxHEIGHT, e.g. 1920x1080 (got \"\(v)\")")
-            }
-            outputWidth = parts[0]
-            outputHeight = parts[1]
-        }
-        if o.values.keys.contains("capture") {
-            let v = try o.string("capture", nullable: true)
-            if v?.isEmpty == true { throw .badRequest("capture", "must be a directory, or null for none") }
-            capture = v
-        }
-        if let items = try o.array("playlist") { playlist = try parsePlaylist(items, field: "playlist") }
-        if let v = try o.string("repeat", allowed: RepeatMode.allCases.map(\.rawValue)) { repeatMode = RepeatMode(rawValue: v)! }
-        if let v = try o.bool("autoplay") { autoplay = v }
-        if let v = try o.string("scaling", allowed: ScalingMode.allCases.map(\.rawValue)) { scaling = ScalingMode(rawValue: v)! }
-        if o.values.keys.contains("slate") { slate = try o.string("slate", nullable: true) }
-        if o.values.keys.contains("overlay") { overlay = try OverlayConfig.parse(&o, nullable: true) }
-        if let v = try o.double("positionInterval", range: 0.05...3600) { positionInterval = v }
-        if let v = try o.double("retryInterval", range: 0.1...3600) { retryInterval = v }
-        if let v = try o.string("logLevel", allowed: Logger.Level.allCases.map(\.rawValue)) { logLevel = Logger.Level(rawValue: v)! }
-        if let v = try o.int("threads", range: 0...64) { threads = v }
-        if let v = try o.double("timeout", range: 0.1...600) { timeout = v }
-        try applyLive(&o)
-        try applyChannels(&o)
-        try applyAdaptive(&o)
-        try applyBuffering(&o)
-        try applyAudio(&o)
-        if let v = try o.string("playerType", allowed: PlayerType.allCases.map(\.rawValue)) { playerType = PlayerType(rawValue: v)! }
-        if let v = try o.string("stateDir") {
-            guard v.hasPrefix("/") else { throw .badRequest("stateDir", "must be an absolute directory path (got \"\(v)\")") }
-            stateDir = v
-        }
-        if let v = try o.string("hwBackend", allowed: HardwareBackend.allCases.map(\.rawValue)) { hwBackend = HardwareBackend(rawValue: v)! }
-        try applyOffline(&o)
-        try applySubtitles(&o)
-        try applyLimits(&o)
     }
 
-    static let allKeys: Set<String> = Set(["host", "port", "unixSocket", "token", "keys", "output", "outputSize", "mode", "capture", "playlist", "repeat", "autoplay",
-                                       "scaling", "slate", "positionInterval", "retryInterval", "logLevel", "threads", "timeout",
-                                       "playerType", "hwBackend", "overlay", "allowedHosts", "rateLimit", "stateDir", "interface", "sources", "liveTimeout", "timeshift",
-                                       "channels", "offline", "limits", "buffering"]).union(adaptiveKeys).union(audioKeys).union(subtitleKeys)
+    /// Sets the fields `body` gives.
+    mutating func apply(_ body: Wire.ConfigBody) {
+        applyService(body.service)
+        applyLive(body.live)
+        if let v = body.channels { channels = v }
+        applyAdaptive(body.adaptive)
+        if let v = body.buffering { applyBuffering(v) }
+        applyAudio(body.audio)
+        if let v = body.playerType { playerType = v }
+        if let v = body.stateDir { stateDir = v }
+        if let v = body.hwBackend { hwBackend = v }
+        if let v = body.offline { applyOffline(v) }
+        applySubtitles(body.subtitles)
+        if let v = body.limits { applyLimits(v) }
+    }
+
+    private mutating func applyService(_ s: Wire.ConfigBody.Service) {
+        if let v = s.host { host = v }
+        if let v = s.port { port = v }
+        if let v = s.unixSocket { unixSocket = v }
+        if let v = s.token { token = v }
+        if let v = s.keys { keys = v }
+        if let v = s.allowedHosts { allowedHosts = v }
+        if let v = s.rateLimit { rateLimit = v }
+        if let v = s.output { output = v }
+        if let v = s.mode { mode = v }
+        if let v = s.outputSize { outputWidth = v.width; outputHeight = v.height }
+        if let v = s.capture { capture = v }
+        if let v = s.playlist { playlist = v }
+        if let v = s.repeatMode { repeatMode = v }
+        if let v = s.autoplay { autoplay = v }
+        if let v = s.scaling { scaling = v }
+        if let v = s.slate { slate = v }
+        if let v = s.overlay { overlay = v }
+        if let v = s.positionInterval { positionInterval = v }
+        if let v = s.retryInterval { retryInterval = v }
+        if let v = s.logLevel { logLevel = v }
+        if let v = s.threads { threads = v }
+        if let v = s.timeout { timeout = v }
+    }
 
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
@@ -255,9 +214,6 @@ public struct ServiceConfig: Sendable, Equatable {
                                    environment: SelectorEnvironment(hwBackend: hwBackend, faults: faults))
         return p
     }
-
-    /// As `GET /config` shows it (`Wire.Config`), parsed: the token itself is never shown.
-    public var json: [String: Any] { WireJSON.object(Wire.Config(self)) as? [String: Any] ?? [:] }
 
     /// The fields of this file's keys, as `GET /config` shows them.
     func encodeService(into c: inout KeyedEncodingContainer<WireKey>) throws {
@@ -294,12 +250,6 @@ public struct ConfigFileError: Error, Equatable, CustomStringConvertible {
         guard let line, let column else { return "config \(file): \(message)" }
         return "config \(file):\(line):\(column): \(message)"
     }
-}
-
-/// Playlist entries (`Wire.ItemRequest`): a string (the source) or an object {source, token,
-/// playerType, scaling, rotation, overlay, ...}.
-func parsePlaylist(_ items: [Any], field: String) throws(APIError) -> [PlaylistItem] {
-    try RequestDecoder.decode([Wire.ItemRequest].self, from: items, path: [WireKey(stringValue: field)]).map(\.item)
 }
 
 extension Error {

@@ -125,7 +125,18 @@ final class ConfigReloader: Sendable {
         self.logger = logger
     }
 
-    static let restartKeys = ["host", "port", "unixSocket", "tokenSet", "output", "outputSize", "threads", "timeout", "playerType", "hwBackend"]
+    /// The fields that take a restart and differ between `old` and `new`, named as `GET /config`
+    /// shows them.
+    static func restartChanges(from old: ServiceConfig, to new: ServiceConfig) -> [String] {
+        let differs: KeyValuePairs<String, Bool> = [
+            "host": old.host != new.host, "port": old.port != new.port, "unixSocket": old.unixSocket != new.unixSocket,
+            "tokenSet": (old.token != nil) != (new.token != nil), "output": old.output != new.output,
+            "outputSize": old.outputWidth != new.outputWidth || old.outputHeight != new.outputHeight,
+            "threads": old.threads != new.threads, "timeout": old.timeout != new.timeout,
+            "playerType": old.playerType != new.playerType, "hwBackend": old.hwBackend != new.hwBackend,
+        ]
+        return differs.filter(\.value).map(\.key)
+    }
 
     func reload() async {
         let current = api.currentConfig, lastRead = self.lastRead.withLock { $0 }
@@ -151,8 +162,7 @@ final class ConfigReloader: Sendable {
         next.autoplay = fresh.autoplay
         next.playlist = fresh.playlist
         let newPlaylist = fresh.playlist != current.playlist && !fresh.playlist.isEmpty
-        let old = (lastRead ?? current).json, new = fresh.json
-        var needRestart = Self.restartKeys.filter { (old[$0] as? NSObject) != (new[$0] as? NSObject) }
+        var needRestart = Self.restartChanges(from: lastRead ?? current, to: fresh)
         // The channel playlist is read again (its file or URL may have changed, or only its
         // content); where SAP is listened to needs a restart.
         if fresh.channels.sap != (lastRead ?? current).channels.sap { needRestart.append("channels.sap") }

@@ -122,38 +122,39 @@ struct Serve: ParsableCommand {
         }
         // After the file: it holds no faults, and loading it must not drop the environment's.
         c.faults = try FaultPlan.fromEnvironment(ProcessInfo.processInfo.environment)
-        var o: [String: Any] = [:]
-        if let host { o["host"] = host }
-        if let port { o["port"] = port }
-        if let socket { o["unixSocket"] = socket }
-        if noSocket { o["unixSocket"] = NSNull() }
-        if let output { o["output"] = output }
-        if let outputSize { o["outputSize"] = outputSize }
-        if let mode { o["mode"] = mode }
-        if let capture { o["capture"] = capture }
-        if let repeatMode { o["repeat"] = repeatMode }
-        if let slate { o["slate"] = slate }
-        if let audioDevice { o["audioDevice"] = audioDevice }
-        if let presentLog { o["presentLog"] = presentLog }
-        if let alang { o["alang"] = alang }
-        if let interface { o["interface"] = interface }
-        if let liveTimeout { o["liveTimeout"] = liveTimeout }
-        if let maxHeight { o["maxHeight"] = maxHeight }
-        if let maxBitrate { o["maxBitrate"] = maxBitrate }
-        if let logo = overlay.configObject { o["overlay"] = logo }
-        if let logLevel { o["logLevel"] = logLevel }
-        if paused { o["autoplay"] = false }
-        if let stateDir { o["stateDir"] = stateDir.hasPrefix("/") ? stateDir : FileManager.default.currentDirectoryPath + "/" + stateDir }
-        if !sources.isEmpty { o["playlist"] = sources }
-        if let token = ProcessInfo.processInfo.environment["SCANOUT_TOKEN"], !token.isEmpty { o["token"] = token }
-        if let keys {
-            o["keys"] = keys
-        } else if c.keys == nil, let env = ProcessInfo.processInfo.environment["SCANOUT_KEYS"], !env.isEmpty {
-            o["keys"] = env
+        var o: [String: ConfigValue] = [:]
+        if let host { o["host"] = .string(host) }
+        if let port { o["port"] = .int(port) }
+        if let socket { o["unixSocket"] = .string(socket) }
+        if noSocket { o["unixSocket"] = .null }
+        if let output { o["output"] = .string(output) }
+        if let outputSize { o["outputSize"] = .string(outputSize) }
+        if let mode { o["mode"] = .string(mode) }
+        if let capture { o["capture"] = .string(capture) }
+        if let repeatMode { o["repeat"] = .string(repeatMode) }
+        if let slate { o["slate"] = .string(slate) }
+        if let audioDevice { o["audioDevice"] = .string(audioDevice) }
+        if let presentLog { o["presentLog"] = .string(presentLog) }
+        if let alang { o["alang"] = .string(alang) }
+        if let interface { o["interface"] = .string(interface) }
+        if let liveTimeout { o["liveTimeout"] = .number(liveTimeout) }
+        if let maxHeight { o["maxHeight"] = .int(maxHeight) }
+        if let maxBitrate { o["maxBitrate"] = .int(maxBitrate) }
+        if let image = overlay.image {
+            o["overlay"] = .object(["image": .string(image), "opacity": .number(overlay.opacity), "position": .string(overlay.positionText)])
         }
-        var object = JSONObject(values: o)
-        do {
-            try c.apply(&object, runtimeOnly: false)
+        if let logLevel { o["logLevel"] = .string(logLevel) }
+        if paused { o["autoplay"] = .bool(false) }
+        if let stateDir { o["stateDir"] = .string(stateDir.hasPrefix("/") ? stateDir : FileManager.default.currentDirectoryPath + "/" + stateDir) }
+        if !sources.isEmpty { o["playlist"] = .strings(sources) }
+        if let token = ProcessInfo.processInfo.environment["SCANOUT_TOKEN"], !token.isEmpty { o["token"] = .string(token) }
+        if let keys {
+            o["keys"] = .string(keys)
+        } else if c.keys == nil, let env = ProcessInfo.processInfo.environment["SCANOUT_KEYS"], !env.isEmpty {
+            o["keys"] = .string(env)
+        }
+        do throws(APIError) {
+            try c.apply(json: try ConfigValue.json(o), runtimeOnly: false)
         } catch {
             let field = error.field ?? ""
             let message = error.message.hasPrefix(field + ": ") ? String(error.message.dropFirst(field.count + 2)) : error.message
@@ -180,6 +181,41 @@ struct Serve: ParsableCommand {
         case "overlay.opacity": return "overlay-opacity"
         case "overlay.position": return "overlay-position"
         default: return field
+        }
+    }
+}
+
+/// A value of the config file's JSON as `serve`'s options give it: the options become config
+/// fields and go through the config's own checks and messages (`ServiceConfig.apply(json:)`).
+private enum ConfigValue: Encodable {
+    case string(String), int(Int), number(Double), bool(Bool), null, strings([String]), object([String: ConfigValue])
+
+    /// `fields` as a JSON object; a number JSON cannot hold is refused as the config refuses one.
+    static func json(_ fields: [String: ConfigValue]) throws(APIError) -> Data {
+        if let bad = fields.first(where: { $0.value.isNonFinite }) { throw .badRequest(bad.key, "must be a finite number") }
+        do {
+            return try JSONEncoder().encode(fields)
+        } catch {
+            throw APIError(.badRequest, "options: \(error)", field: "options")
+        }
+    }
+
+    /// A number that is infinite or NaN (`--live-timeout inf`): JSON has none.
+    private var isNonFinite: Bool {
+        if case .number(let d) = self { return !d.isFinite }
+        return false
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .string(let s): try c.encode(s)
+        case .int(let i): try c.encode(i)
+        case .number(let d): try c.encode(d)
+        case .bool(let b): try c.encode(b)
+        case .null: try c.encodeNil()
+        case .strings(let list): try c.encode(list)
+        case .object(let fields): try c.encode(fields)
         }
     }
 }

@@ -153,6 +153,22 @@ private func tokenError(_ body: () async throws -> Void) async -> ContentTokenEr
         #expect(e == .malformed("the header has critical extensions (\"crit\"), which are not understood"))
     }
 
+    @Test("header members of the wrong type are named: a kid that is not a string, a null crit, a header that is an array")
+    func refusesHeaderMembersOfTheWrongType() async throws {
+        let s = TestSigner.newHS256()
+        let keys = try TokenKeySet([try s.key(kid: "k1")])
+        let cases: [(String, String)] = [
+            (try s.token(claims(), header: ["alg": "HS256", "kid": 7]), "the header's \"kid\" is not a string"),
+            (try s.token(claims(), header: ["alg": "HS256", "kid": NSNull()]), "the header's \"kid\" is not a string"),
+            (try s.token(claims(), header: ["alg": "HS256", "kid": "k1", "crit": NSNull()]),
+             "the header has critical extensions (\"crit\"), which are not understood"),
+            (base64URL(Data("[1]".utf8)) + ".e30.", "the header is not a JSON object"),
+        ]
+        for (token, reason) in cases {
+            #expect(await tokenError { _ = try await ContentTokenVerifier(keys: keys).verify(token, now: testNow) } == .malformed(reason), "\(reason)")
+        }
+    }
+
     @Test func refusesUnknownKeyIDs() async throws {
         let s = TestSigner.newHS256()
         let keys = try TokenKeySet([try s.key(kid: "k1")])

@@ -8,10 +8,10 @@ import Testing
     @Test func configFieldsAndPerItemTracks() throws {
         var c = ServiceConfig()
         #expect(c.audio.device == "none" && c.audio.volume == 100 && !c.audio.muted)
-        var o = JSONObject(values: ["audioDevice": "hdmi:CARD=PCH,DEV=0", "volume": 70, "mute": true, "alang": "de, en", "aid": 2,
-                                    "playlist": ["a.mp4", ["source": "b.mkv", "alang": ["fr"], "aid": 1] as [String: Any]]])
-        try c.apply(&o, runtimeOnly: false)
-        try o.rejectUnknown()
+        try c.apply(json: Data(#"""
+            {"audioDevice": "hdmi:CARD=PCH,DEV=0", "volume": 70, "mute": true, "alang": "de, en", "aid": 2,
+             "playlist": ["a.mp4", {"source": "b.mkv", "alang": ["fr"], "aid": 1}]}
+            """#.utf8), runtimeOnly: false)
         #expect(c.audio.device == "hdmi:CARD=PCH,DEV=0" && c.audio.volume == 70 && c.audio.muted)
         #expect(c.audio.selection == AudioSelection(track: 2, languages: ["de", "en"]))
         #expect(c.playlist[0].audio.isEmpty)
@@ -19,13 +19,10 @@ import Testing
         #expect(c.playerConfiguration.audio.device == "hdmi:CARD=PCH,DEV=0")
         #expect(c.json["audioDevice"] as? String == "hdmi:CARD=PCH,DEV=0" && c.json["alang"] as? [String] == ["de", "en"])
 
-        var runtime = JSONObject(values: ["volume": 20, "mute": false])
-        try c.apply(&runtime, runtimeOnly: true)
+        try c.apply(json: Data(#"{"volume": 20, "mute": false}"#.utf8), runtimeOnly: true)
         #expect(c.audio.volume == 20 && !c.audio.muted)
-        var device = JSONObject(values: ["audioDevice": "default"])
-        #expect(throws: APIError.self) { try c.apply(&device, runtimeOnly: true) }
-        var bad = JSONObject(values: ["volume": 101])
-        #expect(throws: APIError.self) { try c.apply(&bad, runtimeOnly: false) }
+        #expect(throws: APIError.self) { try c.apply(json: Data(#"{"audioDevice": "default"}"#.utf8), runtimeOnly: true) }
+        #expect(throws: APIError.self) { try c.apply(json: Data(#"{"volume": 101}"#.utf8), runtimeOnly: false) }
     }
 
     @Test func volumeThroughTheAPI() throws {

@@ -13,10 +13,8 @@ import Glibc
 @Suite("the channels key of the config")
 struct ChannelsConfigTests {
     func config(_ text: String) throws -> ServiceConfig {
-        var o = try JSONObject.parse(Data(text.utf8))
         var c = ServiceConfig()
-        try c.apply(&o, runtimeOnly: false)
-        try o.rejectUnknown()
+        try c.apply(json: Data(text.utf8), runtimeOnly: false)
         return c
     }
 

@@ -192,13 +192,11 @@ struct ConnectionLimitTests {
         #expect(set.resolved(fileLimit: 1024) == .init(connections: 736, eventStreams: 736, reserve: 256))
         #expect(set.resolved(fileLimit: 65536) == .init(connections: 5000, eventStreams: 5000, reserve: 8192))
         var c = ServiceConfig()
-        var o = try JSONObject.parse(Data(#"{"limits": {"connections": 10, "headerTimeout": 2.5}}"#.utf8))
-        try c.apply(&o, runtimeOnly: false)
+        try c.apply(json: Data(#"{"limits": {"connections": 10, "headerTimeout": 2.5}}"#.utf8), runtimeOnly: false)
         #expect(c.limits.connections == 10 && c.limits.headerTimeout == 2.5 && c.limits.idleTimeout == 60)
         func refusal(_ text: String, runtimeOnly: Bool = false) throws -> APIError? {
-            var o = try JSONObject.parse(Data(text.utf8))
             var config = ServiceConfig()
-            do { try config.apply(&o, runtimeOnly: runtimeOnly); try o.rejectUnknown() } catch { return error }
+            do { try config.apply(json: Data(text.utf8), runtimeOnly: runtimeOnly) } catch { return error }
             return nil
         }
         for (text, field) in [(#"{"limits": {"connections": 0}}"#, "limits.connections"), (#"{"limits": {"idleTimeout": "x"}}"#, "limits.idleTimeout"),

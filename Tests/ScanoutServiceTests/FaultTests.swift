@@ -187,7 +187,7 @@ final class SeenFailures: Sendable {
         let state = scratch.path("state")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let saved = ResumePoint(index: 2, source: items[2], playlist: ResumePoint.identity(of: items.map { PlaylistItem(source: $0) }))
-        try ResumeStore.atomicWrite(state + "/position.json", try JSONSerialization.data(withJSONObject: saved.json))
+        try ResumeStore.atomicWrite(state + "/position.json", try saved.fileData)
 
         let changed = try ServeProcess(arguments: ["--output", "headless", "--paused", "--state-dir", state, items[2], items[1]])
         #expect(try item(changed) == 0)

@@ -42,9 +42,8 @@ struct OverlayConfigTests {
         let scratch = try Scratch()
         let logo = try makeLogoPNG(in: scratch)
         let text = overlay.replacingOccurrences(of: "LOGO", with: logo)
-        var top = try JSONObject.parse(Data(#"{"overlay": \#(text)}"#.utf8))
         var c = ServiceConfig()
-        #expect { try c.apply(&top, runtimeOnly: false) } throws: { e in
+        #expect { try c.apply(json: Data(#"{"overlay": \#(text)}"#.utf8), runtimeOnly: false) } throws: { e in
             guard let e = e as? APIError else { return false }
             return e.field == field && e.message.contains(says)
         }
@@ -58,8 +57,7 @@ struct OverlayConfigTests {
 
     @Test("overlay cannot change at run time (PUT /config): restart")
     func notRuntime() throws {
-        var o = try JSONObject.parse(Data(#"{"overlay": null}"#.utf8))
         var c = ServiceConfig()
-        #expect { try c.apply(&o, runtimeOnly: true) } throws: { e in (e as? APIError)?.field == "overlay" }
+        #expect { try c.apply(json: Data(#"{"overlay": null}"#.utf8), runtimeOnly: true) } throws: { e in (e as? APIError)?.field == "overlay" }
     }
 }

@@ -6,8 +6,7 @@ import Testing
 /// words the API has always used.
 @Suite struct RequestDecoderTests {
     func decode<T: RequestBody>(_ type: T.Type, _ json: String) throws -> T {
-        let o = try JSONObject.parse(Data(json.utf8))
-        return try RequestDecoder.decode(T.self, from: o.values)
+        try RequestDecoder.decode(T.self, json: Data(json.utf8))
     }
 
     func refusal<T: RequestBody>(_ type: T.Type, _ json: String) -> APIError? {

@@ -55,10 +55,8 @@ struct SubtitleAPITests {
 
     @Test("service defaults: subtitleLanguages and subtitles {enabled, delay, safeMargin} reach the player and GET /config, at run time too; bad margins are refused")
     func serviceDefaults() throws {
-        var o = try JSONObject.parse(Data(#"{"subtitleLanguages": ["fr"], "subtitles": {"enabled": true, "delay": 0.25, "safeMargin": 48}}"#.utf8))
         var c = ServiceConfig()
-        try c.apply(&o, runtimeOnly: true)
-        try o.rejectUnknown()
+        try c.apply(json: Data(#"{"subtitleLanguages": ["fr"], "subtitles": {"enabled": true, "delay": 0.25, "safeMargin": 48}}"#.utf8), runtimeOnly: true)
         let p = c.playerConfiguration.subtitles
         #expect(p.languages == ["fr"] && p.delay == 0.25 && p.margin == .pixels(48) && p.enabled)
         #expect(c.json["subtitleLanguages"] as? [String] == ["fr"])
@@ -67,16 +65,11 @@ struct SubtitleAPITests {
         // An item that names its own languages keeps the service's delay and margin.
         let item = p.overridden(by: SubtitleSelection(languages: ["en"]))
         #expect(item.languages == ["en"] && item.delay == 0.25 && item.margin == .pixels(48))
-        var fraction = try JSONObject.parse(Data(#"{"subtitles": {"safeMargin": 0.05, "enabled": false}}"#.utf8))
-        try c.apply(&fraction, runtimeOnly: true)
+        try c.apply(json: Data(#"{"subtitles": {"safeMargin": 0.05, "enabled": false}}"#.utf8), runtimeOnly: true)
         #expect(c.subtitles.margin == .fraction(0.05) && !c.subtitles.enabled && c.subtitles.languages == ["fr"])
         for bad in [#"{"subtitles": {"safeMargin": 1.5}}"#, #"{"subtitles": {"margin": 0.1}}"#, #"{"subtitleLanguages": [""]}"#] {
-            var b = try JSONObject.parse(Data(bad.utf8))
             var d = ServiceConfig()
-            #expect(throws: APIError.self, "\(bad)") {
-                try d.apply(&b, runtimeOnly: false)
-                try b.rejectUnknown()
-            }
+            #expect(throws: APIError.self, "\(bad)") { try d.apply(json: Data(bad.utf8), runtimeOnly: false) }
         }
     }
 

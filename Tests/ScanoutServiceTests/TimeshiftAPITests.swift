@@ -11,18 +11,16 @@ import Testing
     @Test func timeshiftSettingsReachThePlayerAndADirectoryMustBeWritable() throws {
         var c = ServiceConfig()
         #expect(c.playerConfiguration.timeshift == TimeshiftOptions(seconds: 30, maxBytes: 256 << 20))
-        var o = JSONObject(values: ["timeshift": ["seconds": 10, "maxBytes": 8 << 20, "directory": NSNull()]])
-        try c.apply(&o, runtimeOnly: false)
+        try c.apply(json: Data(#"{"timeshift": {"seconds": 10, "maxBytes": 8388608, "directory": null}}"#.utf8), runtimeOnly: false)
         #expect(c.playerConfiguration.timeshift == TimeshiftOptions(seconds: 10, maxBytes: 8 << 20))
         #expect((c.json["timeshift"] as? [String: Any])?["seconds"] as? Double == 10)
-        var missing = JSONObject(values: ["timeshift": ["directory": "/nonexistent/scanout"]])
-        #expect(throws: APIError.self) { try c.apply(&missing, runtimeOnly: false) }
+        #expect(throws: APIError.self) { try c.apply(json: Data(#"{"timeshift": {"directory": "/nonexistent/scanout"}}"#.utf8), runtimeOnly: false) }
         let scratch = try Scratch()
-        var disk = JSONObject(values: ["timeshift": ["directory": scratch.url.path]])
-        try c.apply(&disk, runtimeOnly: false)
+        try c.apply(json: Data(#"{"timeshift": {"directory": "\#(scratch.url.path)"}}"#.utf8), runtimeOnly: false)
         #expect(c.playerConfiguration.timeshift.directory == scratch.url.path)
-        var unknown = JSONObject(values: ["timeshift": ["minutes": 1]])
-        #expect(throws: APIError.badRequest("timeshift.minutes", "unknown field")) { try c.apply(&unknown, runtimeOnly: false) }
+        #expect(throws: APIError.badRequest("timeshift.minutes", "unknown field")) {
+            try c.apply(json: Data(#"{"timeshift": {"minutes": 1}}"#.utf8), runtimeOnly: false)
+        }
     }
 }
 

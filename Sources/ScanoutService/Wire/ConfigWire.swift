@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 // `GET|PUT /config`, `GET|PUT /log-level`, and the refusals of every route. (`PUT /config` reads
-// its body with the config file's own reader, `ServiceConfig.apply`.)
+// its body as the config file is read: `Wire.ConfigChange`, `Wire.ConfigBody`.)
 
 extension Wire {
     /// `GET|PUT /config`: the running settings, each section written by the file that reads it

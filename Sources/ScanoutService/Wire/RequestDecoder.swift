@@ -10,8 +10,8 @@ extension RequestBody {
     static var fields: [String] { Field.allCases.map(\.stringValue) }
 }
 
-/// Decodes JSON (as `JSONObject.parse` read it) into a `Decodable` request type with the API's
-/// checks and messages: every refusal is an `APIError` (400) naming the field by its path
+/// Decodes JSON (as `decode(_:json:)` and `decodeBody` read it) into a `Decodable` request type
+/// with the API's checks and messages: every refusal is an `APIError` (400) naming the field by its path
 /// (`playlist[1].rotation`). Unlike JSONDecoder, on purpose: a null where a value may be left out
 /// is refused ("must not be null") unless the type asks for it with `decodeNil`; numbers and
 /// booleans are told apart (`1` is not `true`); integers are numbers with no fraction (`2.0` is
@@ -35,6 +35,82 @@ enum RequestDecoder {
             if let i = key.intValue { out += "[\(i)]" } else { out += out.isEmpty ? key.stringValue : ".\(key.stringValue)" }
         }
         return out
+    }
+}
+
+// The JSON text of a request or of the config file, read into the values the decoder walks.
+// JSONSerialization reads it, here only: unlike JSONDecoder it tells the decoder whether a value
+// was written `true` or `1`, which the API refuses to confuse.
+extension RequestDecoder {
+    /// `T` from the JSON text `data`, which must be an object; an empty (or blank) text is an
+    /// empty object. Unknown fields are refused after the known ones are checked.
+    static func decode<T: Decodable>(_ type: T.Type, json data: Data) throws(APIError) -> T {
+        try decode(T.self, from: object(data))
+    }
+
+    /// A request body read into `T`: a blank body is refused when `T` has fields; fields that are
+    /// not `T`'s are refused before anything else is checked, so that a misspelt field is named
+    /// as such; then each as `T` reads it.
+    static func decodeBody<T: RequestBody>(_ type: T.Type, from data: Data) throws(APIError) -> T {
+        try decode(T.self, from: bodyObject(data, fields: T.fields))
+    }
+
+    /// Refuses a body other than an empty one or `{}` (commands without parameters).
+    static func checkEmptyBody(_ data: Data) throws(APIError) {
+        _ = try bodyObject(data, fields: [])
+    }
+
+    /// Where `data` first breaks JSON's grammar (a config file names the line and column); nil
+    /// when JSONSerialization reads it.
+    static func syntaxError(in data: Data) -> JSONSyntaxError? {
+        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil else { return nil }
+        return JSONSyntax.firstError(in: data)
+    }
+
+    private static func bodyObject(_ data: Data, fields: [String]) throws(APIError) -> [String: Any] {
+        if !fields.isEmpty, isBlank(data) { throw APIError(.badRequest, "body: a JSON object is required", field: "body") }
+        let o = try object(data)
+        if let extra = o.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw APIError.badRequest(extra, "unknown field")
+        }
+        return o
+    }
+
+    /// The JSON object of `data`; blank: an empty one.
+    private static func object(_ data: Data) throws(APIError) -> [String: Any] {
+        if isBlank(data) { return [:] }
+        let any: Any
+        do {
+            any = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            if let syntax = JSONSyntax.firstError(in: data) {
+                throw APIError(.badRequest, "body: malformed JSON at line \(syntax.line), column \(syntax.column): \(syntax.message)", field: "body")
+            }
+            throw APIError(.badRequest, "body: malformed JSON (\(reason(error)))", field: "body")
+        }
+        guard let object = any as? [String: Any] else { throw APIError(.badRequest, "body: must be a JSON object", field: "body") }
+        return object
+    }
+
+    private static func isBlank(_ data: Data) -> Bool {
+        data.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let ns = error as NSError
+        if let d = ns.userInfo[NSDebugDescriptionErrorKey] as? String { return d }
+        return ns.localizedDescription
+    }
+
+    /// JSONSerialization gives booleans as NSNumber too; this tells them from numbers.
+    static func isBoolean(_ n: NSNumber) -> Bool {
+        let t = String(cString: n.objCType)
+        return t == "c" || t == "B"
+    }
+
+    /// A number as the API's messages write it: a whole one without a fraction (`5`, `1e+300`).
+    static func format(_ d: Double) -> String {
+        d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
     }
 }
 
@@ -92,7 +168,7 @@ private struct FieldDecoder: Swift.Decoder {
     }
 
     func double() throws -> Double {
-        guard !(value is String), let n = value as? NSNumber, !JSONObject.isBoolean(n) else { throw APIError.badRequest(name, "must be a number") }
+        guard !(value is String), let n = value as? NSNumber, !RequestDecoder.isBoolean(n) else { throw APIError.badRequest(name, "must be a number") }
         let d = n.doubleValue
         guard d.isFinite else { throw APIError.badRequest(name, "must be a finite number") }
         return d
@@ -106,7 +182,7 @@ private struct FieldDecoder: Swift.Decoder {
     }
 
     func bool() throws -> Bool {
-        guard let n = value as? NSNumber, JSONObject.isBoolean(n) else { throw APIError.badRequest(name, "must be true or false") }
+        guard let n = value as? NSNumber, RequestDecoder.isBoolean(n) else { throw APIError.badRequest(name, "must be true or false") }
         return n.boolValue
     }
 }
@@ -246,55 +322,4 @@ private struct SingleField: SingleValueDecodingContainer {
     var codingPath: [any CodingKey] { decoder.codingPath }
     func decodeNil() -> Bool { decoder.value is NSNull }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeChecked(type) }
-}
-
-// Ranges and choices, checked as the field is read, the refusal naming it.
-extension KeyedDecodingContainer {
-    func name(_ key: Key) -> String { RequestDecoder.name(codingPath + [key]) }
-
-    /// Whether the field is given and not null, without reading it (with `RequestDecoder`, whose
-    /// `allKeys` leave out nulls): a null field that is not read is refused as unknown.
-    func has(_ key: Key) -> Bool { allKeys.contains { $0.stringValue == key.stringValue } }
-
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key, in range: ClosedRange<Double>) throws -> Double? {
-        guard let d = try decodeIfPresent(Double.self, forKey: key) else { return nil }
-        guard range.contains(d) else {
-            throw APIError.badRequest(name(key), "must be within \(JSONObject.format(range.lowerBound))...\(JSONObject.format(range.upperBound)) (got \(JSONObject.format(d)))")
-        }
-        return d
-    }
-
-    func decode(_ type: Double.Type, forKey key: Key, in range: ClosedRange<Double>) throws -> Double {
-        guard contains(key) else { throw APIError.badRequest(name(key), "is required") }
-        return try decodeIfPresent(type, forKey: key, in: range)!
-    }
-
-    /// An integer within `range`; one too large for a double's exact integers is named with the range.
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key, in range: ClosedRange<Int>) throws -> Int? {
-        guard let d = try decodeIfPresent(Double.self, forKey: key) else { return nil }
-        guard d == d.rounded() else { throw APIError.badRequest(name(key), "must be an integer") }
-        guard abs(d) <= 9.007199254740992e15, range.contains(Int(d)) else {
-            let got = abs(d) <= 9.007199254740992e15 ? String(Int(d)) : JSONObject.format(d)
-            throw APIError.badRequest(name(key), "must be within \(range.lowerBound)...\(range.upperBound) (got \(got))")
-        }
-        return Int(d)
-    }
-
-    func decode(_ type: Int.Type, forKey key: Key, in range: ClosedRange<Int>) throws -> Int {
-        guard contains(key) else { throw APIError.badRequest(name(key), "is required") }
-        return try decodeIfPresent(type, forKey: key, in: range)!
-    }
-
-    /// One of `E`'s raw values, the choices named when it is not.
-    func decodeChoiceIfPresent<E: RawRepresentable & CaseIterable>(_ type: E.Type, forKey key: Key) throws -> E? where E.RawValue == String {
-        try decodeIfPresent(String.self, forKey: key, oneOf: E.allCases.map(\.rawValue)).flatMap(E.init(rawValue:))
-    }
-
-    func decodeIfPresent(_ type: String.Type, forKey key: Key, oneOf allowed: [String]) throws -> String? {
-        guard let s = try decodeIfPresent(String.self, forKey: key) else { return nil }
-        guard allowed.contains(s) else {
-            throw APIError.badRequest(name(key), "must be one of \(allowed.joined(separator: ", ")) (got \"\(s)\")")
-        }
-        return s
-    }
 }

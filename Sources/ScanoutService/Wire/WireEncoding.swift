@@ -35,12 +35,6 @@ enum WireJSON {
     static func string(_ value: some Encodable) -> String {
         String(decoding: data(value), as: UTF8.self)
     }
-
-    /// `value` as JSONSerialization's objects, for the answers still built as dictionaries
-    /// (`GET /config`).
-    static func object(_ value: some Encodable) -> Any {
-        (try? JSONSerialization.jsonObject(with: data(value), options: [.fragmentsAllowed])) ?? NSNull()
-    }
 }
 
 /// A JSON response with sorted keys.

@@ -1,0 +1,17 @@
+import Foundation
+import ScanoutPlayer
+@testable import ScanoutService
+
+extension ServiceConfig {
+    /// The settings as `GET /config` shows them (`Wire.Config`), parsed into dictionaries for
+    /// the tests' checks.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: WireJSON.data(Wire.Config(self)))) as? [String: Any] ?? [:]
+    }
+}
+
+/// Playlist entries (`items`, as JSONSerialization reads them) as the config file's `field`
+/// reads them.
+func parsePlaylist(_ items: [Any], field: String) throws -> [PlaylistItem] {
+    try RequestDecoder.decode([Wire.ItemRequest].self, from: items, path: [WireKey(stringValue: field)]).map(\.item)
+}
