@@ -24,7 +24,7 @@ import ScanoutRender
 ///                                                         content whose policy denies capture is refused
 ///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation, overlay} ], repeat ("none"|"one"|"all"), autoplay
 ///     overlay {image, opacity, position}                 — a logo over every item that names none
-///     scaling ("fit"|"fill"|"stretch"|"none"), slate     — runtime
+///     scaling ("fit"|"fill"|"stretch"|"none"), imageDuration (seconds), slate — runtime
 ///     subtitleLanguages [tags], subtitles {enabled, delay, safeMargin} — runtime: subtitles of
 ///                                                         items that name none
 ///     positionInterval (s), retryInterval (s), logLevel  — runtime
@@ -72,6 +72,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var repeatMode: RepeatMode = .none
     public var autoplay = true
     public var scaling: ScalingMode = .fit
+    /// Seconds a still image is shown when its item names no `duration`.
+    public var imageDuration = PlayerConfiguration.defaultImageDuration
     /// The sound: ALSA device (`none` by default), volume, mute, track preference.
     public var audio = AudioSettings()
     /// A file that gets a line per frame shown, with when it reached the screen (`PresentLog`,
@@ -186,6 +188,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = s.repeatMode { repeatMode = v }
         if let v = s.autoplay { autoplay = v }
         if let v = s.scaling { scaling = v }
+        if let v = s.imageDuration { imageDuration = v }
         if let v = s.slate { slate = v }
         if let v = s.overlay { overlay = v }
         if let v = s.positionInterval { positionInterval = v }
@@ -202,6 +205,7 @@ public struct ServiceConfig: Sendable, Equatable {
         p.retryInterval = UInt64(retryInterval * 1e9)
         p.slate = slate
         p.scaling = scaling
+        p.imageDuration = imageDuration
         p.overlay = overlay
         p.subtitles = subtitles
         p.demuxer = DemuxerOptions(timeoutSeconds: timeout, live: live, adaptive: adaptive)
@@ -224,7 +228,8 @@ public struct ServiceConfig: Sendable, Equatable {
         try c.encodeNullable(outputWidth.map { "\($0)x\(outputHeight!)" }, forKey: "outputSize")
         try c.encodeNullable(mode, forKey: "mode"); try c.encodeNullable(capture, forKey: "capture")
         try c.encode(playlist.map(Wire.Item.init), forKey: "playlist"); try c.encode(repeatMode.rawValue, forKey: "repeat")
-        try c.encode(autoplay, forKey: "autoplay"); try c.encode(scaling.rawValue, forKey: "scaling"); try c.encodeNullable(slate, forKey: "slate")
+        try c.encode(autoplay, forKey: "autoplay"); try c.encode(scaling.rawValue, forKey: "scaling")
+        try c.encode(imageDuration, forKey: "imageDuration"); try c.encodeNullable(slate, forKey: "slate")
         try c.encode(positionInterval, forKey: "positionInterval"); try c.encode(retryInterval, forKey: "retryInterval")
         try c.encode(logLevel.rawValue, forKey: "logLevel"); try c.encode(threads, forKey: "threads"); try c.encode(timeout, forKey: "timeout")
         try c.encode(playerType.rawValue, forKey: "playerType"); try c.encode(hwBackend.rawValue, forKey: "hwBackend")

@@ -153,6 +153,7 @@ final class ConfigReloader: Sendable {
         }
         var next = current
         next.scaling = fresh.scaling
+        next.imageDuration = fresh.imageDuration
         next.slate = fresh.slate
         next.subtitles = fresh.subtitles
         next.positionInterval = fresh.positionInterval

@@ -30,9 +30,4 @@ struct OverlayOptions: ParsableArguments {
         guard let image else { return nil }
         return try Overlay.load(path: image, position: try position, opacity: opacity)
     }
-
-    /// As the config file's `overlay` object (for `serve`, whose options go through the config's rules).
-    var configObject: [String: Any]? {
-        image.map { ["image": $0, "opacity": opacity, "position": positionText] }
-    }
 }

@@ -18,7 +18,7 @@ extension Wire {
     struct ConfigBody: RequestBody {
         enum Field: String, CodingKey, CaseIterable {
             case host, port, unixSocket, token, keys, allowedHosts, rateLimit, output, mode, outputSize, capture, playlist
-            case `repeat`, autoplay, scaling, slate, overlay, positionInterval, retryInterval, logLevel, threads, timeout
+            case `repeat`, autoplay, scaling, imageDuration, slate, overlay, positionInterval, retryInterval, logLevel, threads, timeout
             case interface, sources, liveTimeout, timeshift
             case channels
             case maxHeight, maxBitrate, initialBandwidth, liveStartIndex, minBufferForUp, starvationMargin, abandonSegments
@@ -34,7 +34,7 @@ extension Wire {
         typealias Fields = KeyedDecodingContainer<Field>
 
         /// The fields `PUT /config` may change; the others take a restart.
-        static let runtimeFields: Set<Field> = [.scaling, .slate, .positionInterval, .retryInterval, .logLevel, .repeat,
+        static let runtimeFields: Set<Field> = [.scaling, .imageDuration, .slate, .positionInterval, .retryInterval, .logLevel, .repeat,
                                                 .volume, .mute, .subtitleLanguages, .subtitles]
 
         /// The fields given (null ones too), in byte order.
@@ -91,6 +91,7 @@ extension Wire {
             var repeatMode: RepeatMode?
             var autoplay: Bool?
             var scaling: ScalingMode?
+            var imageDuration: Double?
             var slate: String??
             var overlay: Overlay??
             var positionInterval: Double?
@@ -128,6 +129,7 @@ extension Wire {
                 repeatMode = try c.decodeChoiceIfPresent(RepeatMode.self, forKey: .repeat)
                 autoplay = try c.decodeIfPresent(Bool.self, forKey: .autoplay)
                 scaling = try c.decodeChoiceIfPresent(ScalingMode.self, forKey: .scaling)
+                imageDuration = try c.decodeIfPresent(Double.self, forKey: .imageDuration, in: ItemRequest.durations)
                 slate = try c.decodeNullable(String.self, forKey: .slate)
                 overlay = try c.nullable(.overlay) { try c.decode(OverlayRequest.self, forKey: .overlay).load() }
                 positionInterval = try c.decodeIfPresent(Double.self, forKey: .positionInterval, in: 0.05...3600)
