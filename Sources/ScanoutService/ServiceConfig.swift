@@ -128,6 +128,17 @@ public struct ServiceConfig: Sendable, Equatable {
 
     /// Reads a config file; errors name the file and the field.
     public static func load(file: String) throws -> ServiceConfig {
+        try readJSONFile(file) { data throws(APIError) in
+            var c = ServiceConfig()
+            try c.apply(json: data, runtimeOnly: false)
+            c.file = file
+            return c
+        }
+    }
+
+    /// The JSON file `file` read by `parse`; a missing file, a syntax error (with its line and
+    /// column) or a refused field is a `ConfigFileError` naming the file.
+    static func readJSONFile<T>(_ file: String, _ parse: (Data) throws(APIError) -> T) throws -> T {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ConfigFileError(file: file, message: FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist")
         }
@@ -135,10 +146,7 @@ public struct ServiceConfig: Sendable, Equatable {
             throw ConfigFileError(file: file, message: syntax.message, line: syntax.line, column: syntax.column)
         }
         do throws(APIError) {
-            var c = ServiceConfig()
-            try c.apply(json: data, runtimeOnly: false)
-            c.file = file
-            return c
+            return try parse(data)
         } catch {
             throw ConfigFileError(file: file, message: error.message)
         }

@@ -20,6 +20,7 @@ struct Render: ParsableCommand {
     )
 
     @Argument(help: "File path or URL, - for standard input (may be left out when --token names the URL).") var input: String?
+    @Option(help: "A screen layout (JSON: zones with their playlists): the composed screen at each --at time, one PNG each.") var layout: String?
     @Option(help: "Frame numbers and ranges, comma-separated (0,150,299 or 0-299).") var frames: String?
     @Option(help: "Keep every Nth frame of --frames (0-299 --every 30: 0, 30, ..., 270).") var every: Int = 1
     @Option(help: "Times in seconds from the first frame, comma-separated (7.3).") var at: String?
@@ -38,6 +39,10 @@ struct Render: ParsableCommand {
     @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
+        if layout != nil {
+            if input != nil || frames != nil { throw ValidationError("--layout takes --at times, no input and no --frames") }
+            if at == nil { throw ValidationError("--layout needs --at") }
+        }
         if frames == nil && at == nil { throw ValidationError("give --frames or --at") }
         guard every >= 1 else { throw ValidationError("--every must be 1 or more, not \(every)") }
         if every > 1 && frames == nil { throw ValidationError("--every needs --frames") }
@@ -55,6 +60,7 @@ struct Render: ParsableCommand {
     func run() throws {
         options.installLog()
         try runReporting {
+            if let layout { return try renderLayout(layout) }
             // Before anything is opened or written: content whose policy denies capture is refused.
             let content = try policy.authorize(input: input, capture: .snapshot)
             if content.authorization.token != nil { StandardError.write(describePolicy(content.authorization) + "\n") }

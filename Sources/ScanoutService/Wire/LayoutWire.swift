@@ -1,0 +1,124 @@
+import Foundation
+import ScanoutCore
+import ScanoutPlayer
+import ScanoutRender
+
+// A screen layout: the config's `layout`, a layout file (`play --layout`, `render --layout`).
+
+extension Wire {
+    /// `{width, height, background, rotation, zones: [...]}`: the canvas (its size left out: the
+    /// output's) and its zones, each `{id, x, y, width, height, z, opacity, background, border,
+    /// scaling, audio, playlist, repeat}`. Lengths are pixels (a number) or a share of the
+    /// canvas (`"25%"`).
+    struct LayoutRequest: RequestBody {
+        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, zones }
+        var layout: ScreenLayout
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            layout = ScreenLayout()
+            layout.width = try c.decodeIfPresent(Int.self, forKey: .width, in: 1...16384)
+            layout.height = try c.decodeIfPresent(Int.self, forKey: .height, in: 1...16384)
+            if let bg = try Wire.color(c, .background) { layout.background = bg }
+            layout.rotation = try c.decodeIfPresent(Int.self, forKey: .rotation) ?? 0
+            guard [0, 90, 180, 270].contains(layout.rotation) else {
+                throw APIError.badRequest(c.name(.rotation), "must be 0, 90, 180 or 270 (got \(layout.rotation))")
+            }
+            guard let zones = try c.decodeIfPresent([ZoneRequest].self, forKey: .zones), !zones.isEmpty else {
+                throw APIError.badRequest(c.name(.zones), "must list at least one zone")
+            }
+            layout.zones = zones.map(\.zone)
+            var ids = Set<String>()
+            for (i, z) in layout.zones.enumerated() where !ids.insert(z.id).inserted {
+                throw APIError.badRequest(c.name(.zones) + "[\(i)].id", "\"\(z.id)\" names two zones")
+            }
+            guard layout.zones.filter(\.audio).count <= 1 else {
+                throw APIError.badRequest(c.name(.zones), "one zone at most has the sound (\"audio\": true)")
+            }
+        }
+    }
+
+    struct ZoneRequest: Decodable {
+        enum Field: String, CodingKey, CaseIterable {
+            case id, x, y, width, height, z, opacity, background, border, scaling, audio, playlist, `repeat`
+        }
+        var zone: ScreenLayout.Zone
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            let id = try c.decode(String.self, forKey: .id)
+            guard id.wholeMatch(of: /[A-Za-z0-9_-]{1,32}/) != nil else {
+                throw APIError.badRequest(c.name(.id), "must be 1 to 32 letters, digits, '-' or '_' (got \"\(id)\")")
+            }
+            zone = ScreenLayout.Zone(id: id)
+            zone.x = try c.decodeIfPresent(LengthRequest.self, forKey: .x)?.length ?? .pixels(0)
+            zone.y = try c.decodeIfPresent(LengthRequest.self, forKey: .y)?.length ?? .pixels(0)
+            zone.width = try c.decodeIfPresent(LengthRequest.self, forKey: .width)?.length ?? .fraction(1)
+            zone.height = try c.decodeIfPresent(LengthRequest.self, forKey: .height)?.length ?? .fraction(1)
+            for (key, length) in [(Field.width, zone.width), (.height, zone.height)] where length == .pixels(0) || length == .fraction(0) {
+                throw APIError.badRequest(c.name(key), "must be more than 0")
+            }
+            zone.z = try c.decodeIfPresent(Int.self, forKey: .z, in: -1000...1000) ?? 0
+            zone.opacity = try c.decodeIfPresent(Double.self, forKey: .opacity, in: 0...1) ?? 1
+            if let bg = try Wire.color(c, .background) { zone.background = bg }
+            zone.border = try c.decodeIfPresent(BorderRequest.self, forKey: .border)?.border
+            zone.scaling = try c.decodeChoiceIfPresent(ScalingMode.self, forKey: .scaling) ?? .fit
+            zone.audio = try c.decodeIfPresent(Bool.self, forKey: .audio) ?? false
+            zone.playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item) ?? []
+            zone.repeatMode = try c.decodeChoiceIfPresent(RepeatMode.self, forKey: .repeat) ?? .all
+        }
+    }
+
+    /// A length: pixels (`480`, `-20`), or a share of the canvas (`"25%"`, `"12.5%"`).
+    struct LengthRequest: Decodable {
+        var length: ScreenLayout.Length
+
+        init(from decoder: any Swift.Decoder) throws {
+            let here = RequestDecoder.name(decoder.codingPath)
+            let c = try decoder.singleValueContainer()
+            if let text = try? c.decode(String.self) {
+                guard text.hasSuffix("%"), let p = Double(text.dropLast()), p.isFinite, (0...100).contains(p) else {
+                    throw APIError.badRequest(here, "must be pixels (a number) or a share such as \"25%\" (0% to 100%) (got \"\(text)\")")
+                }
+                length = .fraction(p / 100)
+                return
+            }
+            guard let px = try? c.decode(Int.self), (-16384...16384).contains(px) else {
+                throw APIError.badRequest(here, "must be pixels (an integer within -16384...16384) or a share such as \"25%\"")
+            }
+            length = .pixels(px)
+        }
+    }
+
+    /// `{width, color}`: a frame inside the zone's edge.
+    struct BorderRequest: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case width, color }
+        var border: Canvas.Border
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            border = Canvas.Border(width: try c.decode(Int.self, forKey: .width, in: 0...1000),
+                                   color: try Wire.color(c, .color) ?? RGBColor(r: 255, g: 255, b: 255))
+        }
+    }
+
+    /// A colour field, `"RRGGBB"` (an optional leading `#`).
+    static func color<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> RGBColor? {
+        guard let text = try c.decodeIfPresent(String.self, forKey: key) else { return nil }
+        guard let color = RGBColor(hex: text) else { throw APIError.badRequest(c.name(key), "must be a colour RRGGBB, e.g. 000000 (got \"\(text)\")") }
+        return color
+    }
+}
+
+extension ScreenLayout {
+    /// A layout from its JSON; a mistake is an `APIError` naming the field by its path
+    /// (`zones[1].width`).
+    public static func read(json: Data) throws(APIError) -> ScreenLayout {
+        try RequestDecoder.decodeBody(Wire.LayoutRequest.self, from: json).layout
+    }
+
+    /// A layout file; what cannot be read or used is an error naming the file and the field.
+    public static func read(file: String) throws -> ScreenLayout {
+        try ServiceConfig.readJSONFile(file) { data throws(APIError) in try read(json: data) }
+    }
+}

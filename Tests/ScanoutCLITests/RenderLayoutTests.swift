@@ -1,0 +1,69 @@
+import Foundation
+import ScanoutTestSupport
+import Testing
+
+@Suite("scanout render --layout FILE --at T")
+struct RenderLayoutTests {
+    /// The rgb24 pixels of a PNG, row after row (ffmpeg decodes it).
+    static func pixels(_ png: String) throws -> [UInt8] {
+        [UInt8](try Proc.ffmpeg(["-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
+    }
+
+    /// The `w`×`h` part at `x`,`y` of rgb24 pixels `width` wide.
+    static func crop(_ p: [UInt8], width: Int, x: Int, y: Int, w: Int, h: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        for row in y..<(y + h) {
+            let start: Int = 3 * (row * width + x)
+            out += p[start..<(start + 3 * w)]
+        }
+        return out
+    }
+
+    @Test("a 2x2 layout at 1.5 s is, byte for byte, each zone's own render --at placed in its quadrant, each zone on its own playlist")
+    func twoByTwoIsItsZones() throws {
+        let scratch = try Scratch()
+        let clip = try Fixtures.path("counter.mp4")
+        let still = scratch.path("still.jpg")
+        _ = try Proc.ffmpeg(["-i", clip, "-vf", "select=eq(n\\,50)", "-frames:v", "1", "-q:v", "2", "-y", still])
+        let layout = scratch.path("layout.json")
+        try """
+        {"width": 640, "height": 480, "background": "101010", "zones": [
+          {"id": "a", "x": 0, "y": 0, "width": "50%", "height": "50%", "playlist": ["\(clip)"]},
+          {"id": "b", "x": 320, "y": 0, "width": 320, "height": 240, "playlist": [{"source": "\(still)", "duration": 1}, "\(clip)"]},
+          {"id": "c", "x": 0, "y": "50%", "width": 320, "height": 240, "scaling": "fill", "playlist": ["\(still)"]},
+          {"id": "d", "x": "50%", "y": "50%", "width": "50%", "height": "50%", "playlist": ["\(clip)"], "repeat": "none"}
+        ]}
+        """.write(toFile: layout, atomically: true, encoding: .utf8)
+        let out = scratch.path("out")
+        let r = try CLI.run(["render", "--layout", layout, "--at", "1.5", "--out", out])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        let composed = try Self.pixels(out + "/layout-at-1.5s.png")
+        #expect(composed.count == 640 * 480 * 3)
+        // Zone by zone: what render --at T --size 320x240 gives of the item the zone is in.
+        let expected: [(x: Int, y: Int, input: String, at: Double, scale: String)] = [
+            (0, 0, clip, 1.5, "fit"), (320, 0, clip, 0.5, "fit"), (0, 240, still, 1.5, "fill"), (320, 240, clip, 1.5, "fit"),
+        ]
+        for (i, e) in expected.enumerated() {
+            let dir = scratch.path("zone\(i)")
+            var args = ["render", e.input, "--at", "\(e.at)", "--size", "320x240", "--scale", e.scale, "--out", dir]
+            if e.input == still { args += ["--renderer", "cpu"] }
+            let z = try CLI.run(args)
+            #expect(z.status == 0, "zone \(i): \(z.stderrText)")
+            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first)
+            let own = try Self.pixels(dir + "/" + name)
+            #expect(Self.crop(composed, width: 640, x: e.x, y: e.y, w: 320, h: 240) == own, "zone \(i)")
+        }
+    }
+
+    @Test("a layout that cannot be used is named with its field; --layout takes no input")
+    func refusals() throws {
+        let scratch = try Scratch()
+        let layout = scratch.path("bad.json")
+        try #"{"zones": [{"id": "a", "width": "150%", "playlist": ["x.mp4"]}]}"#.write(toFile: layout, atomically: true, encoding: .utf8)
+        let r = try CLI.run(["render", "--layout", layout, "--at", "1", "--size", "640x480"])
+        #expect(r.status == 1)
+        #expect(r.stderrText.contains("zones[0].width: must be pixels (a number) or a share such as \"25%\" (0% to 100%) (got \"150%\")"), "\(r.stderrText)")
+        let both = try CLI.run(["render", "x.mp4", "--layout", layout, "--at", "1"])
+        #expect(both.status == 1 && both.stderrText.contains("--layout takes --at times, no input and no --frames"))
+    }
+}
