@@ -86,10 +86,13 @@ public final class CanvasScreen {
 }
 
 /// A composed screen with no display: the CPU compositor into memory, or GLES into an offscreen
-/// target; the last picture can be taken with `snapshot()`.
+/// target; the last picture can be taken with `snapshot()`. Used on one thread (the compositor's):
+/// a GLES renderer made elsewhere is current there, so `init(gl:)` with a closure makes it on
+/// that thread at the first present.
 public final class HeadlessCanvasOutput: CanvasOutput {
     private let cpu: CPUCompositor?
-    private let gl: GLRenderer?
+    private var gl: GLRenderer?
+    private let makeGL: (() throws -> GLRenderer)?
     private var target: GLRenderTarget?
     private var last: RGBImage?
     public private(set) var presents = 0
@@ -97,18 +100,26 @@ public final class HeadlessCanvasOutput: CanvasOutput {
     /// The CPU compositor.
     public init() {
         cpu = CPUCompositor()
-        gl = nil
+        makeGL = nil
     }
 
     /// GLES: hardware frames are imported as they are.
     public init(gl: GLRenderer) {
         cpu = nil
         self.gl = gl
+        makeGL = nil
     }
 
-    public var acceptsGPUFrames: Bool { gl != nil }
+    /// GLES, the renderer made by `make` on the thread that presents, at the first present.
+    public init(makeGL make: @escaping () throws -> GLRenderer) {
+        cpu = nil
+        makeGL = make
+    }
+
+    public var acceptsGPUFrames: Bool { cpu == nil }
 
     public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
+        if gl == nil, let makeGL { gl = try makeGL() }
         if let cpu {
             last = try cpu.compose(frames, on: canvas)
         } else if let gl {

@@ -36,6 +36,7 @@ struct Play: ParsableCommand {
     @Flag(help: "Present every frame as fast as it decodes, with no pacing.") var untimed = false
     @Option(help: "Playback rate, 0.25...4.") var rate: Double = 1
     @Option(help: "Seconds a still image (PNG, JPEG, WebP...) is shown.") var duration: Double = PlayerConfiguration.defaultImageDuration
+    @Option(help: "A screen layout (JSON): zones, each playing its own playlist, composed on one screen.") var layout: String?
     @OptionGroup var overlay: OverlayOptions
     @OptionGroup var audio: AudioOptions
     @OptionGroup var subtitles: SubtitleOptions
@@ -45,6 +46,7 @@ struct Play: ParsableCommand {
 
     func validate() throws {
         if channelList.channels != nil && input != nil { throw ValidationError("give an input or --channels, not both") }
+        if layout != nil && (input != nil || channelList.channels != nil) { throw ValidationError("--layout plays the zones' playlists: no input and no --channels") }
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
         guard duration > 0, duration.isFinite else { throw ValidationError("--duration: seconds, more than 0") }
         guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
@@ -65,6 +67,7 @@ struct Play: ParsableCommand {
         options.installLog()
         installStopSignals()
         try runReporting {
+            if let layout { return try playLayout(layout) }
             // The token is verified before anything is shown; its policy is what each KMS output's
             // OutputGuard enforces, frame by frame.
             let item = try policy.authorize(input: try channelList.url(timeout: options.timeout) ?? input, capture: capture != nil ? .writeback : nil)

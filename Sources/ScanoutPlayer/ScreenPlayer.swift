@@ -1,0 +1,95 @@
+import Foundation
+import ScanoutCore
+import ScanoutDisplay
+import ScanoutRender
+
+/// A screen of zones playing: one `Player` per zone (its engine on a thread of its own, its own
+/// playlist, timeline, drops and events) presenting into the zone's `ZoneSurface`, and a
+/// compositor thread that composes every zone's last frame onto the output once per refresh
+/// (`CanvasScreen.compose`). One zone at most has the sound; the others play silent.
+///
+/// `@unchecked Sendable`: `stopping` and `composeError` are read and written under `lock`; the
+/// screen is composed on the compositor thread only.
+public final class ScreenPlayer: @unchecked Sendable {
+    public let layout: ScreenLayout
+    public let screen: CanvasScreen
+    /// The zones' players, in the layout's drawing order (`layout.drawingOrder`).
+    public let players: [Player]
+    /// The zones' ids, in the same order.
+    public let zoneIDs: [String]
+    private let lock = NSLock()
+    private var stopping = false
+    private var composeError: (any Error)?
+    private var compositor: Thread?
+    private let compositorDone = DispatchSemaphore(value: 0)
+
+    /// Starts the zones' players on `output` (a canvas of `outputWidth`×`outputHeight`), each
+    /// loading its playlist and playing at once, and composes every `refreshInterval`
+    /// nanoseconds (the output's refresh, when it has one).
+    public init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
+                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: UInt64 = 16_666_667) {
+        self.layout = layout
+        let zones = layout.drawingOrder
+        zoneIDs = zones.map(\.id)
+        screen = CanvasScreen(canvas: layout.canvas(outputWidth: outputWidth, outputHeight: outputHeight), output: output, names: zoneIDs)
+        var players: [Player] = []
+        for (zone, surface) in zip(zones, screen.zones) {
+            var c = configuration
+            c.scaling = zone.scaling
+            if !zone.audio { c.audio.device = "none" }
+            let player = Player(configuration: c) { surface }
+            let items = zone.playlist, mode = zone.repeatMode
+            if !items.isEmpty {
+                player.submit { engine in
+                    engine.setRepeat(mode)
+                    do { try engine.load(items, autoplay: true) } catch { engine.report(.error(message: "\(error)", item: nil, skipped: false)) }
+                }
+            }
+            players.append(player)
+        }
+        self.players = players
+        let interval = output.vblankSource?.refreshInterval ?? refreshInterval
+        let t = Thread(named: "scanout-screen") { [self] in composeLoop(every: interval) }
+        compositor = t
+        t.start()
+    }
+
+    /// Composes once a refresh until `shutdown`; a failed compose is kept (`error`) and ends the loop.
+    private func composeLoop(every interval: UInt64) {
+        let clock = MonotonicClock()
+        var next = clock.now()
+        while !lock.withLock({ stopping }) {
+            do {
+                try screen.compose()
+            } catch {
+                lock.withLock { composeError = error }
+                break
+            }
+            next &+= interval
+            let now = clock.now()
+            if next < now { next = now }  // behind: the next compose at once, no burst after it
+            clock.sleep(until: next)
+        }
+        compositorDone.signal()
+    }
+
+    /// Why composing stopped, when it failed.
+    public var error: (any Error)? { lock.withLock { composeError } }
+
+    /// Whether every zone's player has ended (or stopped, or failed) and composing goes on only
+    /// to show their last frames.
+    public var allEnded: Bool {
+        players.allSatisfy { [.ended, .stopped, .error, .idle].contains($0.snapshot.state) }
+    }
+
+    /// Stops the zones' players and the compositor (waits for them).
+    public func shutdown() {
+        let already = lock.withLock {
+            defer { stopping = true }
+            return stopping
+        }
+        guard !already else { return }
+        compositorDone.wait()
+        for p in players { p.shutdown() }
+    }
+}
