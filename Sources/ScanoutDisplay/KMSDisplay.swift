@@ -69,6 +69,9 @@ public final class KMSDisplay: Display {
     /// What every output's picture looks like (background, scaling, the logo), handed to the
     /// renderer with each frame; the frame's orientation and subtitles are added per draw.
     public var composition: Composition
+    /// A composed screen across the outputs: the rectangle of the canvas each output shows, by
+    /// connector name (`WallLayout`); empty: each shows the whole canvas.
+    public var wall: [String: PixelRect] = [:]
     public let options: Options
     /// The time the output filter is asked at: the clock the playback session paces with.
     public let clock: any PlaybackClock

@@ -35,6 +35,8 @@ public protocol ScanoutRenderer: AnyObject {
     /// Draws `frame` as `composition` says into `buffer`, filling all of it (the buffer's size is
     /// the output's); returns once the drawing is complete.
     func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws
+    /// Draws `canvas` (of the buffer's output size) with `frames[i]` in zone i into `buffer`.
+    func draw(_ frames: [VideoFrame?], on canvas: Canvas, into buffer: ScanoutBuffer) throws
     /// Fills `buffer` with `background` (a censored frame).
     func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws
     /// The buffer's pixels.
@@ -94,6 +96,11 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
         }
     }
 
+    public func draw(_ frames: [VideoFrame?], on canvas: Canvas, into buffer: ScanoutBuffer) throws {
+        guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
+        try bo.withMappedPixels(write: true) { base, stride in try cpu.compose(frames, on: canvas, into: base, stride: stride) }
+    }
+
     public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
         try bo.withMappedPixels(write: true) { base, stride in fill(base, stride: stride, width: bo.width, height: bo.height, with: background) }
@@ -138,6 +145,11 @@ public final class GLScanoutRenderer: ScanoutRenderer {
     public func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws {
         guard let target = buffer.target as? GLRenderTarget else { throw KMSDisplayError.bufferFailed("no GL render target") }
         try gl.render(.frame(frame), as: composition, into: target)
+    }
+
+    public func draw(_ frames: [VideoFrame?], on canvas: Canvas, into buffer: ScanoutBuffer) throws {
+        guard let target = buffer.target as? GLRenderTarget else { throw KMSDisplayError.bufferFailed("no GL render target") }
+        try gl.render(frames.map { $0.map { GLSource.frame($0) } }, on: canvas, into: target)
     }
 
     public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {

@@ -27,6 +27,27 @@ public struct Canvas: Equatable, Sendable {
     /// The output's size: the canvas's, turned.
     public var outputSize: (width: Int, height: Int) { turn.swapsDimensions ? (height, width) : (width, height) }
 
+    /// The part `view` of this (upright) canvas as a canvas of its own, `view`'s size: what one
+    /// screen of a wall shows. Zones keep their place on the whole canvas (moved by `view`'s
+    /// corner) and overlays theirs (placed on the whole canvas, then moved), so that the screens
+    /// side by side show one picture; the bezels between screens are the parts no view covers.
+    public func viewport(_ view: PixelRect) -> Canvas {
+        var c = self
+        c.width = view.width
+        c.height = view.height
+        for i in c.zones.indices {
+            c.zones[i].rect.x -= view.x
+            c.zones[i].rect.y -= view.y
+        }
+        c.overlays = overlays.map { o in
+            var moved = o
+            let at = o.origin(outputWidth: width, outputHeight: height)
+            moved.position = .point(x: at.x - view.x, y: at.y - view.y)
+            return moved
+        }
+        return c
+    }
+
     /// One picture's place on the canvas.
     public struct Zone: Equatable, Sendable {
         /// Where, in canvas pixels; what lies outside the canvas is not drawn.

@@ -12,6 +12,8 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     private let cpu = CPUCompositor()
     /// The composition of the last frame drawn (what the display asked for).
     public private(set) var lastComposition: Composition?
+    /// The canvas of the last composed screen drawn.
+    public private(set) var lastCanvas: Canvas?
     /// Buffers made so far.
     public private(set) var buffersMade = 0
     /// Frames drawn so far, and censored frames (the background) drawn so far.
@@ -20,7 +22,7 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     /// Called at each draw (a test's clock takes the draw's time there).
     public var onDraw: (() -> Void)?
 
-    final class Canvas { var bytes: [UInt8]; init(_ n: Int) { bytes = [UInt8](repeating: 0, count: n) } }
+    final class Memory { var bytes: [UInt8]; init(_ n: Int) { bytes = [UInt8](repeating: 0, count: n) } }
 
     public init() {}
 
@@ -29,13 +31,13 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
         return ScanoutBuffer(width: width, height: height,
                              framebuffer: KMSFramebufferDescription(width: width, height: height, format: FourCC.xrgb8888,
                                                                     planes: [KMSFramebufferPlane(memory: .gemHandle(UInt32(buffersMade)), pitch: UInt32(4 * width))]),
-                             backing: Canvas(4 * width * height))
+                             backing: Memory(4 * width * height))
     }
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer { try makeBuffer(width: width, height: height) }
 
     public func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws {
-        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        guard let canvas = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         framesDrawn += 1
         lastComposition = composition
         onDraw?()
@@ -44,14 +46,22 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
         }
     }
 
+    public func draw(_ frames: [VideoFrame?], on canvas: Canvas, into buffer: ScanoutBuffer) throws {
+        guard let bytes = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        framesDrawn += 1
+        lastCanvas = canvas
+        onDraw?()
+        try bytes.bytes.withUnsafeMutableBytes { try cpu.compose(frames, on: canvas, into: $0.baseAddress!, stride: 4 * buffer.width) }
+    }
+
     public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
-        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        guard let canvas = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         censoredDrawn += 1
         canvas.bytes.withUnsafeMutableBytes { fill($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height, with: background) }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
-        guard let canvas = buffer.backing as? Canvas else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        guard let canvas = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         return RGBImage(xrgb: canvas.bytes, width: buffer.width, height: buffer.height, stride: 4 * buffer.width)
     }
 }

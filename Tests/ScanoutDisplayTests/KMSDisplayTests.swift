@@ -481,4 +481,38 @@ private final class Token {}
         let shown = try renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
         #expect(shown == (try CPUCompositor().compose(frame, as: Composition(background: RGBColor(r: 0, g: 0, b: 255)), width: 640, height: 480)))
     }
+
+    @Test("a wall of two screens with a bezel: each shows its rectangle of the one composed canvas; both flip in one commit per frame")
+    func wallAcrossTwoOutputs() throws {
+        let device = twoPorts()
+        try device.simulateHotplug(connectorID: 31, connected: true, modes: [KMSMode(width: 640, height: 480, refresh: 60, preferred: true)])
+        _ = try device.nextEvent()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        display.wall = WallLayout.grid(["HDMI-A-1", "DP-1"], columns: 2, width: 640, height: 480, bezel: 20)
+        #expect(display.wall["DP-1"] == PixelRect(x: 660, y: 0, width: 640, height: 480))
+        let f = try frames(2)
+        // A picture stretched over the whole wall, and an inset across the bezel.
+        let canvas = Canvas(width: 1300, height: 480, background: RGBColor(r: 0, g: 0, b: 90),
+                            zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 1300, height: 480), composition: Composition(scaling: .stretch)),
+                                    Canvas.Zone(rect: PixelRect(x: 500, y: 100, width: 320, height: 240), composition: Composition(scaling: .none),
+                                                border: Canvas.Border(width: 2, color: RGBColor(r: 255, g: 0, b: 0)))])
+        let before = device.commits.filter { !$0.flags.contains(.testOnly) }.count
+        for _ in 0..<3 { try display.present(canvas, frames: [f[0], f[1]]) }
+        let real = device.commits.filter { !$0.flags.contains(.testOnly) }.dropFirst(before)
+        #expect(real.count == 3)
+        #expect(real.allSatisfy { Set($0.request.objectIDs).isSuperset(of: [40, 43]) })
+        let whole = try CPUCompositor().compose([f[0], f[1]], on: canvas)
+        for (name, x) in [("HDMI-A-1", 0), ("DP-1", 660)] {
+            let shown = try display.renderer.read(display.shownBuffer(named: name)!)
+            var part: [UInt8] = []
+            for y in 0..<480 { part += whole.bytes[(3 * (y * 1300 + x))..<(3 * (y * 1300 + x + 640))] }
+            #expect(shown.bytes == part, "\(name)")
+        }
+        #expect(display.counters.composited == 3)
+        // A canvas that does not fit an output's mode, with no wall, is refused with both sizes named.
+        display.wall = [:]
+        #expect(throws: KMSDisplayError.bufferFailed("a 1300x480 canvas on HDMI-A-1, whose mode is 640x480")) {
+            try display.present(canvas, frames: [f[0], f[1]])
+        }
+    }
 }

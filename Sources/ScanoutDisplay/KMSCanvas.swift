@@ -1,0 +1,73 @@
+import ScanoutCore
+import ScanoutDecode
+import ScanoutKMS
+import ScanoutRender
+
+/// A composed screen on KMS outputs: every output's buffer drawn with the canvas, or with its
+/// part of it (a wall), and all of them flipped in one atomic commit, so that every screen shows
+/// the same composed frame at the same vblank.
+extension KMSDisplay: CanvasOutput {
+    /// Draws `canvas` into a free buffer of every output and flips them all at once. An output
+    /// named in `wall` shows that rectangle of the canvas (its size the output's mode); any other
+    /// shows the whole canvas, which must then be the size of its mode. An output the content
+    /// policy censors shows the background.
+    public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
+        try handleHotplugIfNeeded()
+        let censored = censorReasons()
+        var request = AtomicRequest()
+        var touched: [Output] = []
+        for output in outputs {
+            let view = try self.view(of: canvas, on: output)
+            try drawIntoFreeBuffer(output, in: &request) { buffer in
+                if let reason = censored[output.connectorID] {
+                    try renderer.drawCensored(canvas.background, into: buffer)
+                    lastCensorReason[output.name] = reason
+                    counters.censored += 1
+                } else {
+                    try renderer.draw(frames, on: view, into: buffer)
+                }
+            }
+            touched.append(output)
+        }
+        try commit(request, outputs: touched)
+        counters.composited += 1
+    }
+
+    /// What `output` shows of `canvas`: its rectangle of a wall, else the whole canvas.
+    private func view(of canvas: Canvas, on output: Output) throws -> Canvas {
+        let size = (output.mode.width, output.mode.height)
+        if let part = wall[output.name] {
+            guard part.width == size.0, part.height == size.1, canvas.turn.isIdentity else {
+                throw KMSDisplayError.bufferFailed("wall: \(output.name) shows \(part) of the canvas, but its mode is \(size.0)x\(size.1)")
+            }
+            return canvas.viewport(part)
+        }
+        guard canvas.outputSize == size else {
+            throw KMSDisplayError.bufferFailed("a \(canvas.outputSize.width)x\(canvas.outputSize.height) canvas on \(output.name), whose mode is \(size.0)x\(size.1)")
+        }
+        return canvas
+    }
+}
+
+/// A wall of screens side by side showing one canvas: each output's rectangle of it, with the
+/// bezels between the screens left out so that a line crossing them stays straight.
+public enum WallLayout {
+    /// `columns`×`rows` screens of `width`×`height` pixels each (their modes), `bezel` pixels of
+    /// frame between two neighbours (both frames together), named row by row: the rectangle of
+    /// the canvas each shows. The canvas is `columns·width + (columns−1)·bezel` wide, and as high.
+    public static func grid(_ names: [String], columns: Int, width: Int, height: Int, bezel: Int = 0) -> [String: PixelRect] {
+        var wall: [String: PixelRect] = [:]
+        for (i, name) in names.enumerated() {
+            let c = i % max(columns, 1), r = i / max(columns, 1)
+            wall[name] = PixelRect(x: c * (width + bezel), y: r * (height + bezel), width: width, height: height)
+        }
+        return wall
+    }
+
+    /// The bezel in pixels for `millimetres` of frame on a screen `screenWidthMM` wide showing
+    /// `pixelsWide` pixels (the connector's physical size, from EDID).
+    public static func bezelPixels(millimetres: Double, screenWidthMM: Double, pixelsWide: Int) -> Int {
+        guard screenWidthMM > 0 else { return 0 }
+        return Int((millimetres * Double(pixelsWide) / screenWidthMM).rounded())
+    }
+}
