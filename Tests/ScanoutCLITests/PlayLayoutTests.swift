@@ -7,10 +7,7 @@ struct PlayLayoutTests {
     @Test("a clip filling the screen and a picture-in-picture (an image for 1 s, then the clip): each zone plays its playlist through, no frame dropped")
     func mainAndInset() throws {
         let scratch = try Scratch()
-        let clip = try Fixtures.path("counter.mp4")
-        let still = scratch.path("still.jpg")
-        _ = try Proc.ffmpeg(["-i", clip, "-vf", "select=eq(n\\,50)", "-frames:v", "1", "-q:v", "2", "-y", still])
-        let layout = scratch.path("layout.json")
+        let (clip, still, layout) = try layoutInputs(in: scratch)
         try """
         {"width": 640, "height": 480, "zones": [
           {"id": "main", "playlist": ["\(clip)"], "repeat": "none", "scaling": "fill"},

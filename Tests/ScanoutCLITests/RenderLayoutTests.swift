@@ -22,10 +22,7 @@ struct RenderLayoutTests {
     @Test("a 2x2 layout at 1.5 s is, byte for byte, each zone's own render --at placed in its quadrant, each zone on its own playlist")
     func twoByTwoIsItsZones() throws {
         let scratch = try Scratch()
-        let clip = try Fixtures.path("counter.mp4")
-        let still = scratch.path("still.jpg")
-        _ = try Proc.ffmpeg(["-i", clip, "-vf", "select=eq(n\\,50)", "-frames:v", "1", "-q:v", "2", "-y", still])
-        let layout = scratch.path("layout.json")
+        let (clip, still, layout) = try layoutInputs(in: scratch)
         try """
         {"width": 640, "height": 480, "background": "101010", "zones": [
           {"id": "a", "x": 0, "y": 0, "width": "50%", "height": "50%", "playlist": ["\(clip)"]},
