@@ -210,23 +210,7 @@ public final class EGLDisplayContext {
         guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGLBoolean(EGL_TRUE) else {
             throw RenderError.eglCall("eglBindAPI(EGL_OPENGL_ES_API)", code: eglGetError())
         }
-        // A pbuffer-capable GLES config (GLES 3-renderable first, then GLES 2); with
-        // EGL_KHR_no_config_context none is needed.
-        var chosen: EGLConfig? = nil
-        var count: EGLint = 0
-        let renderables = options.contextVersions.map { $0 >= 3 ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_ES2_BIT }
-        for renderable in renderables where chosen == nil {
-            let configAttribs: [EGLint] = [EGLint(EGL_SURFACE_TYPE), EGLint(EGL_PBUFFER_BIT),
-                                           EGLint(EGL_RENDERABLE_TYPE), EGLint(renderable),
-                                           EGLint(EGL_RED_SIZE), 8, EGLint(EGL_GREEN_SIZE), 8, EGLint(EGL_BLUE_SIZE), 8,
-                                           EGLint(EGL_NONE)]
-            if eglChooseConfig(d, configAttribs, &chosen, 1, &count) != EGLBoolean(EGL_TRUE) || count < 1 { chosen = nil }
-        }
-        if chosen == nil {
-            guard names.contains("EGL_KHR_no_config_context") else {
-                throw RenderError.missingExtension("EGL_KHR_no_config_context", neededFor: "a context without a pbuffer config")
-            }
-        }
+        let chosen = try config(on: d, versions: options.contextVersions, extensions: names)
         var ctx: EGLContext? = nil
         for v in options.contextVersions {
             let attribs: [EGLint] = [EGLint(EGL_CONTEXT_MAJOR_VERSION), EGLint(v), EGLint(EGL_NONE)]
@@ -243,6 +227,24 @@ public final class EGLDisplayContext {
         }
         owned = true
         return Opened(platform: platform, display: d, context: ctx, config: chosen, extensions: names)
+    }
+
+    /// A pbuffer-capable GLES config on `d` (GLES 3-renderable first, then GLES 2, as `versions`
+    /// asks); nil when there is none and `EGL_KHR_no_config_context` makes none needed.
+    private static func config(on d: EGLDisplay, versions: [Int], extensions names: Set<String>) throws -> EGLConfig? {
+        var chosen: EGLConfig? = nil
+        var count: EGLint = 0
+        for renderable in versions.map({ $0 >= 3 ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_ES2_BIT }) where chosen == nil {
+            let configAttribs: [EGLint] = [EGLint(EGL_SURFACE_TYPE), EGLint(EGL_PBUFFER_BIT),
+                                           EGLint(EGL_RENDERABLE_TYPE), EGLint(renderable),
+                                           EGLint(EGL_RED_SIZE), 8, EGLint(EGL_GREEN_SIZE), 8, EGLint(EGL_BLUE_SIZE), 8,
+                                           EGLint(EGL_NONE)]
+            if eglChooseConfig(d, configAttribs, &chosen, 1, &count) != EGLBoolean(EGL_TRUE) || count < 1 { chosen = nil }
+        }
+        if chosen == nil, !names.contains("EGL_KHR_no_config_context") {
+            throw RenderError.missingExtension("EGL_KHR_no_config_context", neededFor: "a context without a pbuffer config")
+        }
+        return chosen
     }
 
     deinit {

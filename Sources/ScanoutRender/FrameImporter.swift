@@ -104,7 +104,8 @@ public final class FrameImporter {
     }
 
     /// How a frame of `fmt` at `w`×`h` is stored in textures: one `PlaneFormat` per plane, and
-    /// what the shaders need to know (the `Imported` without its textures).
+    /// what the shaders need to know (the `Imported` without its textures). Over 60 lines on
+    /// purpose: one branch per kind of layout, read as the table in the type's comment.
     private func plan(_ fmt: PixelFormat, width w: Int, height h: Int) throws -> (planes: [PlaneFormat], imported: Imported) {
         guard let d = fmt.descriptor else { throw RenderError.unsupportedPixelFormat(fmt.name) }
         let flags = d.pointee.flags

@@ -51,20 +51,8 @@ public struct ScanoutServer: Sendable {
             return pipeline.display
         }
         let metrics = PlayerMetrics()
+        listen(to: player, metrics: metrics, readiness: readiness)
         let log = logger
-        player.events.addListener { n in
-            metrics.observe(n.event)
-            if let readiness, Readiness.startsPlayback(n.event) { readiness.playbackStarted() }
-            switch n.event {
-            case .position: log.trace("event", metadata: ["type": "\(n.event.name)"])
-            case .error(let m, let item, let skipped):
-                log.error("\(m)", metadata: ["item": "\(item.map(String.init) ?? "-")", "skipped": "\(skipped)"])
-            case .warning(let m): log.warning("\(m)")
-            case .serviceState(let up, let reasons):
-                log.notice("service \(up ? "up" : "down")", metadata: ["reasons": "\(reasons.names)"])
-            default: log.debug("event \(n.event.name)")
-            }
-        }
         let store = resumeStore(player: player)
         let (offline, offlineOff) = offlineManager(player: player, authorizer: authorizer)
         if let offline {
@@ -87,6 +75,31 @@ public struct ScanoutServer: Sendable {
         _ = offline?.keepClock()
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
                              offline: offline, offlineOff: offlineOff)
+        await start(player, api: api, store: store, readiness: readiness)
+        return (player, api)
+    }
+
+    /// Counts every event into `metrics`, logs it, and tells `readiness` when playback starts.
+    private func listen(to player: Player, metrics: PlayerMetrics, readiness: Readiness?) {
+        let log = logger
+        player.events.addListener { n in
+            metrics.observe(n.event)
+            if let readiness, Readiness.startsPlayback(n.event) { readiness.playbackStarted() }
+            switch n.event {
+            case .position: log.trace("event", metadata: ["type": "\(n.event.name)"])
+            case .error(let m, let item, let skipped):
+                log.error("\(m)", metadata: ["item": "\(item.map(String.init) ?? "-")", "skipped": "\(skipped)"])
+            case .warning(let m): log.warning("\(m)")
+            case .serviceState(let up, let reasons):
+                log.notice("service \(up ? "up" : "down")", metadata: ["reasons": "\(reasons.names)"])
+            default: log.debug("event \(n.event.name)")
+            }
+        }
+    }
+
+    /// What plays at start: the config's playlist (from the item played last), else a channel
+    /// list's channel (the one tuned last).
+    private func start(_ player: Player, api: ControlAPI, store: ResumeStore?, readiness: Readiness?) async {
         if !config.playlist.isEmpty {
             let repeatMode = config.repeatMode, autoplay = config.autoplay
             do {
@@ -109,7 +122,6 @@ public struct ScanoutServer: Sendable {
             // No playlist: a channel list starts on a channel (the one tuned last), not idle.
             await api.tuneAtStart(autoplay: config.autoplay)
         }
-        return (player, api)
     }
 
     /// The state directory's store, or nil (and a log line saying why resume is off).

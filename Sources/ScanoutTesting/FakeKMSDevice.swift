@@ -251,6 +251,7 @@ public final class FakeKMSDevice: KMSDevice {
     // MARK: Checks
 
     /// Throws what the kernel (or a rejection rule) would; returns the CRTCs the commit touches.
+    /// Over 60 lines on purpose: the kernel's checks one after another, in its order.
     private func check(_ request: AtomicRequest, flags: AtomicFlags) throws -> [UInt32] {
         func refuse(_ errno: Int32, _ reason: String) -> KMSError { .commitRejected(errno: errno, reason: reason) }
         if flags.contains(.testOnly) && flags.contains(.pageFlipEvent) {

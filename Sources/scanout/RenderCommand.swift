@@ -196,27 +196,7 @@ extension Render {
         }
         if renderer != .cpu {
             do {
-                let layout = try layoutOptions()
-                let composition = Composition(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
-                                              orientation: orientation, background: layout.background, overlay: try overlay.load())
-                let gl = try GLRenderer()
-                if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
-                let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
-                var importWorks = true
-                return FrameRendering(submit: { frame, request in
-                    let c = text(frame, composition)
-                    // A hardware frame is imported as DMA-BUFs; should the import be refused
-                    // mid-stream, its CPU copy (every hardware frame has one) is uploaded instead.
-                    if importWorks, let surface = frame.surface {
-                        do {
-                            return try pipeline.submit(.surface(surface, taggedLike: frame), as: c, tag: request).map { ($0.tag, $0.image) }
-                        } catch let e as RenderError {
-                            importWorks = false
-                            StandardError.write("scanout: DMA-BUF import refused (\(e)); uploading frames from CPU memory instead\n")
-                        }
-                    }
-                    return try pipeline.submit(.frame(frame), as: c, tag: request).map { ($0.tag, $0.image) }
-                }, finish: { try pipeline.finish().map { ($0.tag, $0.image) } })
+                return try glRendering(orientation: orientation, text: text)
             } catch let e as RenderError where renderer == .auto {
                 StandardError.write("renderer: cpu (gl unavailable: \(e))\n")
             }
@@ -245,6 +225,31 @@ extension Render {
         let cpu = CPURenderer()
         let rgbLayout: RGBImage.Layout = deep ? .rgb48be : .rgb24
         return FrameRendering { try cpu.render($0, orientation: orientation, layout: rgbLayout) }
+    }
+
+    /// The GLES renderer, its readback pipelined: each frame composed with `text`'s subtitle
+    /// layer. A hardware frame is imported as DMA-BUFs; should the import be refused mid-stream,
+    /// its CPU copy (every hardware frame has one) is uploaded instead.
+    private func glRendering(orientation: Orientation, text: @escaping (VideoFrame, Composition, (Int, Int)?) -> Composition) throws -> FrameRendering {
+        let layout = try layoutOptions()
+        let composition = Composition(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
+                                      orientation: orientation, background: layout.background, overlay: try overlay.load())
+        let gl = try GLRenderer()
+        if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
+        let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
+        var importWorks = true
+        return FrameRendering(submit: { frame, request in
+            let c = text(frame, composition, nil)
+            if importWorks, let surface = frame.surface {
+                do {
+                    return try pipeline.submit(.surface(surface, taggedLike: frame), as: c, tag: request).map { ($0.tag, $0.image) }
+                } catch let e as RenderError {
+                    importWorks = false
+                    StandardError.write("scanout: DMA-BUF import refused (\(e)); uploading frames from CPU memory instead\n")
+                }
+            }
+            return try pipeline.submit(.frame(frame), as: c, tag: request).map { ($0.tag, $0.image) }
+        }, finish: { try pipeline.finish().map { ($0.tag, $0.image) } })
     }
 }
 
