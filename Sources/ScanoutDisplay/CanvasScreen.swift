@@ -35,6 +35,8 @@ public final class CanvasScreen {
     /// Composed frames shown so far.
     public private(set) var composed = 0
     private let lock = NSLock()
+    /// Text drawn over zones, by zone (a line or a ticker), at the compose's time.
+    private var texts: [Int: TextZone] = [:]
 
     /// A screen of `canvas` on `output`, one surface per zone (named "0", "1", … unless `names`
     /// says otherwise).
@@ -48,6 +50,11 @@ public final class CanvasScreen {
         }
     }
 
+    /// Draws `text` over zone `index` from the next compose on (nil: none).
+    public func setText(_ text: TextZone?, zone index: Int) {
+        lock.withLock { texts[index] = text }
+    }
+
     /// Moves, resizes or restyles the zones from the next compose on; the count of zones stays.
     public func relayout(_ canvas: Canvas) throws {
         guard canvas.zones.count == zones.count else {
@@ -56,10 +63,11 @@ public final class CanvasScreen {
         lock.withLock { self.canvas = canvas }
     }
 
-    /// The canvas this compose draws: each zone's geometry with its current item's layout (turn,
-    /// scaling), logo and subtitle layer, and its last frame.
-    public func current() -> (canvas: Canvas, frames: [VideoFrame?]) {
-        var c = lock.withLock { canvas }
+    /// The canvas this compose draws `seconds` after the screen started: each zone's geometry
+    /// with its current item's layout (turn, scaling), logo, subtitle layer and text, and its
+    /// last frame.
+    public func current(at seconds: Double = 0) -> (canvas: Canvas, frames: [VideoFrame?]) {
+        var (c, texts) = lock.withLock { (canvas, self.texts) }
         var frames: [VideoFrame?] = []
         for (i, surface) in zones.enumerated() {
             let s = surface.current()
@@ -72,14 +80,18 @@ public final class CanvasScreen {
                 let r = c.zones[i].rect
                 c.zones[i].composition.subtitles = subs.layer(for: frame, in: c.zones[i].sized, outputWidth: r.width, outputHeight: r.height)
             }
+            if let text = texts[i]?.layer(at: seconds) {
+                // A zone with a logo or subtitles of its own keeps them; the text goes over its picture.
+                if c.zones[i].composition.overlay == nil { c.zones[i].composition.overlay = text } else { c.zones[i].composition.subtitles = text }
+            }
             frames.append(s.frame)
         }
         return (c, frames)
     }
 
-    /// Draws every zone's last frame onto the output, once.
-    public func compose() throws {
-        let (c, frames) = current()
+    /// Draws every zone's last frame onto the output, once, `seconds` after the screen started.
+    public func compose(at seconds: Double = 0) throws {
+        let (c, frames) = current(at: seconds)
         try output.present(c, frames: frames)
         composed += 1
     }

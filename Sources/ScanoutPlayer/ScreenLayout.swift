@@ -53,6 +53,8 @@ public struct ScreenLayout: Equatable, Sendable {
         public var audio: Bool
         public var playlist: [PlaylistItem]
         public var repeatMode: RepeatMode
+        /// Text over the zone (a line, or a ticker), over its pictures if it has a playlist too.
+        public var text: ZoneText?
 
         public init(id: String, x: Length = .pixels(0), y: Length = .pixels(0), width: Length = .fraction(1), height: Length = .fraction(1),
                     z: Int = 0, opacity: Double = 1, background: RGBColor = .black, border: Canvas.Border? = nil,

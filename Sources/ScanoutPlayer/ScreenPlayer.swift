@@ -48,6 +48,15 @@ public final class ScreenPlayer: @unchecked Sendable {
             players.append(player)
         }
         self.players = players
+        for (i, zone) in zones.enumerated() {
+            guard let text = zone.text else { continue }
+            let r = screen.canvas.zones[i].rect
+            do {
+                screen.setText(try TextZone(text, width: r.width, height: r.height), zone: i)
+            } catch {
+                players[i].events.publish(.warning("zone \(zone.id): its text cannot be drawn: \(error)"))
+            }
+        }
         let interval = output.vblankSource?.refreshInterval ?? refreshInterval
         let t = Thread(named: "scanout-screen") { [self] in composeLoop(every: interval) }
         compositor = t
@@ -57,10 +66,11 @@ public final class ScreenPlayer: @unchecked Sendable {
     /// Composes once a refresh until `shutdown`; a failed compose is kept (`error`) and ends the loop.
     private func composeLoop(every interval: UInt64) {
         let clock = MonotonicClock()
-        var next = clock.now()
+        let start = clock.now()
+        var next = start
         while !lock.withLock({ stopping }) {
             do {
-                try screen.compose()
+                try screen.compose(at: Double(clock.now() - start) / 1e9)
             } catch {
                 lock.withLock { composeError = error }
                 break

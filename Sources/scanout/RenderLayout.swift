@@ -24,6 +24,10 @@ extension Render {
         let png = PNGEncoder()
         try makeDirectory(directory)
         var seekers: [String: FrameSeeker] = [:]
+        let texts = try zones.enumerated().map { i, zone -> TextZone? in
+            let r = layout.canvas(outputWidth: output.width, outputHeight: output.height).zones[i].rect
+            return try zone.text.map { try TextZone($0, width: r.width, height: r.height) }
+        }
         for t in times {
             var canvas = layout.canvas(outputWidth: output.width, outputHeight: output.height)
             var frames: [VideoFrame?] = []
@@ -38,6 +42,10 @@ extension Render {
                 canvas.zones[i].composition.orientation = item.orientation(stream: seeker.reader.video.orientation)
                 canvas.zones[i].composition.scaling = item.scaling ?? zone.scaling
                 if let logo = item.overlay { canvas.zones[i].composition.overlay = logo }
+            }
+            for (i, text) in texts.enumerated() {
+                guard let layer = text?.layer(at: t) else { continue }
+                if canvas.zones[i].composition.overlay == nil { canvas.zones[i].composition.overlay = layer } else { canvas.zones[i].composition.subtitles = layer }
             }
             let image = try gl.map { try $0.render(frames.map { $0.map { GLSource.frame($0) } }, on: canvas) }
                 ?? cpu.compose(frames, on: canvas)

@@ -52,6 +52,34 @@ struct RenderLayoutTests {
         }
     }
 
+    @Test("a ticker zone under a clip: 100 px further left 0.5 s later, over the zone's background")
+    func ticker() throws {
+        let scratch = try Scratch()
+        let (clip, _, layout) = try layoutInputs(in: scratch)
+        try """
+        {"width": 640, "height": 300, "zones": [
+          {"id": "clip", "width": 320, "height": 240, "playlist": ["\(clip)"]},
+          {"id": "news", "y": 240, "width": "100%", "height": 60, "background": "000040",
+           "text": {"text": "Trains to the airport every ten minutes", "size": 30, "color": "FFFFFF", "scroll": 200}}
+        ]}
+        """.write(toFile: layout, atomically: true, encoding: .utf8)
+        let out = scratch.path("out")
+        let r = try CLI.run(["render", "--layout", layout, "--at", "0.5,1", "--out", out])
+        #expect(r.status == 0, "exit \(r.status): \(r.stderrText)")
+        /// The leftmost column of the ticker band with text in it (bright against the dark blue).
+        func leftEdge(_ png: String) throws -> Int {
+            let p = try Self.pixels(png)
+            for x in 0..<640 {
+                for y in 250..<290 where p[3 * (y * 640 + x)] > 128 { return x }
+            }
+            return -1
+        }
+        let a = try leftEdge(out + "/layout-at-0.5s.png"), b = try leftEdge(out + "/layout-at-1.0s.png")
+        #expect(abs(a - 540) <= 3 && abs((a - b) - 100) <= 2, "\(a) \(b)")
+        let p = try Self.pixels(out + "/layout-at-0.5s.png")
+        #expect(Array(p[(3 * (295 * 640 + 5))..<(3 * (295 * 640 + 5) + 3)]) == [0, 0, 64])
+    }
+
     @Test("a layout that cannot be used is named with its field; --layout takes no input")
     func refusals() throws {
         let scratch = try Scratch()

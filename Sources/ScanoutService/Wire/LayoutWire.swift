@@ -40,7 +40,7 @@ extension Wire {
 
     struct ZoneRequest: Decodable {
         enum Field: String, CodingKey, CaseIterable {
-            case id, x, y, width, height, z, opacity, background, border, scaling, audio, playlist, `repeat`
+            case id, x, y, width, height, z, opacity, background, border, scaling, audio, playlist, `repeat`, text
         }
         var zone: ScreenLayout.Zone
 
@@ -66,6 +66,24 @@ extension Wire {
             zone.audio = try c.decodeIfPresent(Bool.self, forKey: .audio) ?? false
             zone.playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item) ?? []
             zone.repeatMode = try c.decodeChoiceIfPresent(RepeatMode.self, forKey: .repeat) ?? .all
+            zone.text = try c.decodeIfPresent(TextRequest.self, forKey: .text)?.text
+        }
+    }
+
+    /// `{text, size, color, scroll}`: a line of text over the zone; `scroll` pixels a second
+    /// makes it a ticker.
+    struct TextRequest: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case text, size, color, scroll }
+        var text: ZoneText
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            let line = try c.decode(String.self, forKey: .text)
+            guard !line.isEmpty else { throw APIError.badRequest(c.name(.text), "must not be empty") }
+            text = ZoneText(text: line)
+            text.size = try c.decodeIfPresent(Int.self, forKey: .size, in: 4...1000) ?? text.size
+            if let color = try Wire.color(c, .color) { text.color = color }
+            text.scroll = try c.decodeIfPresent(Double.self, forKey: .scroll, in: 0...10_000) ?? 0
         }
     }
 
