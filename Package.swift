@@ -69,7 +69,7 @@ let package = Package(
         // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.
         // It links neither FFmpeg nor EGL: the display asks it through `OutputFilter`.
         .target(name: "ScanoutPolicy", dependencies: [
-            "ScanoutKMS",
+            "ScanoutCore", "ScanoutKMS",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // The pipeline `play`, `render` and `serve` share: display, decoder options, content policy.
