@@ -69,7 +69,7 @@ let package = Package(
         // Content policy: signed content tokens, per-output verdicts (HDCP through KMS), the capture gate.
         // It links neither FFmpeg nor EGL: the display asks it through `OutputFilter`.
         .target(name: "ScanoutPolicy", dependencies: [
-            "ScanoutKMS",
+            "ScanoutCore", "ScanoutKMS",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // The pipeline `play`, `render` and `serve` share: display, decoder options, content policy.
@@ -94,7 +94,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // A blocking HTTP/1.1 and SSE client for loopback servers (tests, `bench zap`).
-        .target(name: "ScanoutLoopback"),
+        .target(name: "ScanoutLoopback", dependencies: ["ScanoutCore"]),
         // The `bench` harness: Scanout and its peers as child processes, their figures, reports (table, JSON, SVG).
         .target(name: "ScanoutBench", dependencies: [
             "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay", "ScanoutPlayer", "ScanoutLoopback",

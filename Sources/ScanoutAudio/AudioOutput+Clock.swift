@@ -7,10 +7,10 @@ extension AudioOutput {
     /// samples are queued behind it (a gapless move to the next item), the time it will be
     /// heard at: its first sample comes once the samples before it are played, so its picture
     /// follows its sound from its first frame on, not only once the output thread writes it.
-    public func streamTime(at t: UInt64, epoch: Int) -> Double? {
+    public func streamTime(at t: ClockTime, epoch: Int) -> Double? {
         condition.withLock {
             guard let heard, lost == nil, !paused else { return nil }
-            let elapsed = t >= stamp ? Double(t - stamp) / 1e9 : -Double(stamp - t) / 1e9
+            let elapsed = (t - stamp).secondsValue
             let position = heard + elapsed * heardTempo
             // Past the last sample written the device falls silent: no clock to follow. A device
             // that reports no delay (a null or file device) is heard as it is written, so the

@@ -154,12 +154,12 @@ extension AudioOutput {
 
     /// Writes silence until `time` (less what the device holds): the next sample written is
     /// heard then. At most a second: the time asked for is a frame's, a refresh or two away.
-    private func lineUp(at time: UInt64) {
+    private func lineUp(at time: ClockTime) {
         let rate = Double(format.sampleRate)
         let queued = Double(device.delay() ?? 0) / rate
         let t = now()
         guard time > t else { return }
-        let frames = min(Int(((Double(time - t) / 1e9 - queued) * rate).rounded()), format.sampleRate)
+        let frames = min(Int((((time - t).secondsValue - queued) * rate).rounded()), format.sampleRate)
         guard frames > 0 else { return }
         let silence = [Int16](repeating: 0, count: frames * format.channels)
         _ = silence.withUnsafeBufferPointer { device.write($0) }

@@ -37,7 +37,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
 
     /// The sink; the output thread's alone once `init` returns (but for its constant figures).
     let device: any AudioSink
-    let now: @Sendable () -> UInt64
+    let now: @Sendable () -> ClockTime
     let condition = NSCondition()
     /// Two periods, seconds.
     let slack: Double
@@ -62,10 +62,10 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// Chunks whose samples before this stream time are cut (a seek's target).
     private var discardBefore: Double?
     /// When the next chunk's first sample is to be heard (`start(at:)`).
-    var startTime: UInt64?
+    var startTime: ClockTime?
     /// The clock's reading: the stream time heard at `stamp`, how fast it moves, where it stops.
     var heard: Double?
-    var stamp: UInt64 = 0
+    var stamp: ClockTime = .zero
     var heardTempo = 1.0
     var heardEpoch = 0
     var writtenEnd = 0.0
@@ -102,7 +102,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// count: `format` then says which, and the decoder converts to it) and starts the output
     /// thread. `failWritesAfter` makes every write after that many fail (`FaultPlan.audioLostAt`).
     public convenience init(device name: String, format wanted: AudioFormat, maxQueuedSeconds: Double = 4,
-                            failWritesAfter: Int? = nil, now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds) throws {
+                            failWritesAfter: Int? = nil, now: @escaping @Sendable () -> ClockTime = ClockTime.now) throws {
         self.init(sink: try ALSADevice(name: name, format: wanted), maxQueuedSeconds: maxQueuedSeconds,
                   failWritesAfter: failWritesAfter, now: now)
     }
@@ -111,7 +111,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// `now` is the clock the output stamps what it hears with. The output owns the sink from now
     /// on: only its thread uses it.
     public init(sink: any AudioSink, maxQueuedSeconds: Double = 4, failWritesAfter: Int? = nil,
-                now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds) {
+                now: @escaping @Sendable () -> ClockTime = ClockTime.now) {
         device = sink
         deviceName = sink.name
         format = sink.format
@@ -188,7 +188,7 @@ public final class AudioOutput: MediaClockSource, @unchecked Sendable {
     /// less what the device still holds. Worked out at the write, not now, so that the thread's
     /// own delay in getting there does not count. A time already past changes nothing: no sample
     /// is cut. Ignored while paused; a flush forgets it.
-    public func start(at time: UInt64) {
+    public func start(at time: ClockTime) {
         condition.withLock {
             guard !paused else { return }
             startTime = time

@@ -17,12 +17,12 @@ import ScanoutCore
 public struct AudioSinkFactory: Sendable, Equatable, CustomStringConvertible {
     /// Names the factory; equal factories have equal ids.
     public let id: String
-    /// The clock the sinks it opens are heard by, nanoseconds.
-    public let now: @Sendable () -> UInt64
+    /// The clock the sinks it opens are heard by.
+    public let now: @Sendable () -> ClockTime
     private let make: @Sendable (_ device: String, _ format: AudioFormat) throws -> any AudioSink
 
     /// A factory named `id` whose sinks `open` opens, heard by `now`.
-    public init(id: String, now: @escaping @Sendable () -> UInt64,
+    public init(id: String, now: @escaping @Sendable () -> ClockTime,
                 open: @escaping @Sendable (_ device: String, _ format: AudioFormat) throws -> any AudioSink) {
         self.id = id
         self.now = now
@@ -36,7 +36,7 @@ public struct AudioSinkFactory: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// ALSA PCM devices (`ALSADevice`, about 100 ms of buffer) on the monotonic clock.
-    public static let alsa = AudioSinkFactory(id: "alsa", now: { monotonicNanoseconds() }) { device, format in
+    public static let alsa = AudioSinkFactory(id: "alsa", now: { ClockTime.now() }) { device, format in
         try ALSADevice(name: device, format: format)
     }
 

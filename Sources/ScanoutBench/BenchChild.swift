@@ -215,7 +215,7 @@ public struct BenchChild {
         while player.isRunning { player.tick() }
         let stats = player.session.currentStats()
         return ChildReport(frames: stats.framesPresented, internalSeconds: monotonicSeconds() - t0,
-                           unitMs: stats.pacingDeviations.map { Double($0) / 1e6 }, dropped: stats.framesDropped,
+                           unitMs: stats.pacingDeviations.map { Double($0.nanosecondCount) / 1e6 }, dropped: stats.framesDropped,
                            pacingP50Ms: stats.pacingPercentile(50), pacingP99Ms: stats.pacingPercentile(99))
     }
 }

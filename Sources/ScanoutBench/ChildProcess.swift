@@ -1,3 +1,4 @@
+import ScanoutCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,10 +51,7 @@ func runChild(_ arguments: [String]) -> ChildResult? {
     return ChildResult(status: exit, wallSeconds: wall, cpuSeconds: cpu, maxRSSKiB: Int(usage.ru_maxrss), stderr: String(decoding: captured, as: UTF8.self))
 }
 
-/// CLOCK_MONOTONIC in seconds.
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+/// The monotonic clock (`ClockTime.now()`) in seconds: the bench's timings and schedules are
+/// `Double` seconds, as its reports print them.
+func monotonicSeconds() -> Double { ClockTime.now().sinceOrigin.secondsValue }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutCore
 import ScanoutLoopback
 
 /// A player that changes channel on request and says when the new channel's first frame is shown.
@@ -43,9 +44,9 @@ final class ScanoutZapPlayer: ZapPlayer {
         FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = ClockTime.now() + .seconds(20)
         while (try? LoopbackHTTP.request(endpoint, "GET", "/version", timeout: 1))?.status != 200 {
-            guard process.isRunning, Date() < deadline else {
+            guard process.isRunning, ClockTime.now() < deadline else {
                 throw BenchError("scanout serve did not answer on 127.0.0.1:\(port) within 20 s; its log: \(log.path)")
             }
             usleep(50_000)

@@ -1,8 +1,8 @@
 /// A clock that says which point of the input is being heard: the master of the video timeline
 /// when there is audio (`PlaybackSession.masterClock`).
 public protocol MediaClockSource: AnyObject {
-    /// The stream time (seconds on the container's timeline) of item `epoch` heard at `now`
-    /// (nanoseconds of the session's clock); nil while nothing of that item is playing (not
+    /// The stream time (media time: seconds on the container's timeline) of item `epoch` heard at
+    /// `now` (a time on the session's clock); nil while nothing of that item is playing (not
     /// started, flushed, paused, drained, lost, or another item's samples are heard).
-    func streamTime(at now: UInt64, epoch: Int) -> Double?
+    func streamTime(at now: ClockTime, epoch: Int) -> Double?
 }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Time for the playback loop and the display, in nanoseconds on a monotonic scale. One clock is
+/// Time for the playback loop and the display, on the monotonic clock (`ClockTime`). One clock is
 /// injected everywhere time is read (the session's pacing, the KMS display's verdicts and flip
 /// timestamps in the fake), so that a test's manual clock (`ScanoutTesting.ManualClock`) drives
 /// them all.
@@ -10,27 +10,20 @@ import Glibc
 /// The real clock sleeps; a manual clock just moves, so pacing and drop decisions can be checked
 /// without waiting.
 public protocol PlaybackClock: AnyObject {
-    func now() -> UInt64
+    func now() -> ClockTime
     /// Returns once `now() >= deadline`.
-    func sleep(until deadline: UInt64)
+    func sleep(until deadline: ClockTime)
 }
 
-/// `CLOCK_MONOTONIC`, sleeping with `clock_nanosleep(TIMER_ABSTIME)` (no drift from repeated
-/// relative sleeps).
+/// `CLOCK_MONOTONIC` (`ClockTime.now()`), sleeping with `clock_nanosleep(TIMER_ABSTIME)` (no drift
+/// from repeated relative sleeps).
 public final class MonotonicClock: PlaybackClock {
     public init() {}
 
-    public func now() -> UInt64 { monotonicNanoseconds() }
+    public func now() -> ClockTime { ClockTime.now() }
 
-    public func sleep(until deadline: UInt64) {
-        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    public func sleep(until deadline: ClockTime) {
+        var ts = timespec(tv_sec: Int(deadline.secondsPart), tv_nsec: Int(deadline.nanosecondsPart))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
-}
-
-/// Nanoseconds on the monotonic clock (`clock_gettime(CLOCK_MONOTONIC)`).
-public func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }

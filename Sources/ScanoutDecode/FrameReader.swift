@@ -72,7 +72,7 @@ public final class FrameReader {
         let hint = urlHint ?? contentHint
         demuxer = try Demuxer(input: name, options: demuxerOptions)
         source = demuxer
-        let start = monotonicNanoseconds()
+        let start = ClockTime.now()
         let (decoder, decision): (any Decoder, DecoderDecision?)
         if demuxer.audioOnly {
             (decoder, decision) = (try StillDecoder(for: demuxer, options: decoderOptions), nil)
@@ -88,7 +88,7 @@ public final class FrameReader {
         } else {
             (decoder, decision) = try DecoderSelector.makeDecoder(for: demuxer, options: decoderOptions, hint: hint)
         }
-        decoderOpenSeconds = Double(monotonicNanoseconds() - start) / 1e9
+        decoderOpenSeconds = (ClockTime.now() - start).secondsValue
         self.decoder = decoder
         self.decision = decision
     }

@@ -76,7 +76,7 @@ final class AdaptiveHLS {
     /// Whether the demuxer's deadline asks `shouldStop` while reads block.
     private var stopInstalled = false
     /// The default buffer level's clock: the first packet handed out and when.
-    private var clockStart: (pts: Int64, nanoseconds: UInt64)?
+    private var clockStart: (pts: Int64, at: ClockTime)?
     /// The end of what was handed out (the highest presentation timestamp).
     private var handedOutEnd: Int64?
 
@@ -298,7 +298,7 @@ final class AdaptiveHLS {
         if let bufferedSeconds {
             level = bufferedSeconds()
         } else if let start = clockStart, let end = handedOutEnd {
-            let played = Double(monotonicNanoseconds() - start.nanoseconds) / 1e9
+            let played = (ClockTime.now() - start.at).secondsValue
             level = max(Double(end - start.pts) * tick - played, 0)
         } else {
             level = 0
@@ -309,7 +309,7 @@ final class AdaptiveHLS {
 
     private func handedOut(_ packet: Packet) {
         guard let pts = packet.pts else { return }
-        if clockStart == nil { clockStart = (pts, monotonicNanoseconds()) }
+        if clockStart == nil { clockStart = (pts, ClockTime.now()) }
         handedOutEnd = max(handedOutEnd ?? pts, pts + max(packet.duration, 0))
     }
 }

@@ -169,8 +169,8 @@ public struct ChannelList: Sendable {
     private struct Session {
         var key: String
         var channel: Channel
-        /// Monotonic nanoseconds of the last announcement.
-        var lastSeen: UInt64
+        /// When the last announcement came.
+        var lastSeen: ClockTime
         /// Seconds between the last two announcements; nil after the first.
         var interval: Double?
     }
@@ -221,8 +221,8 @@ public struct ChannelList: Sendable {
     /// A SAP session not hidden behind a playlist entry with the same URL.
     private func listed(_ c: Channel) -> Bool { !playlist.contains { $0.url == c.url } }
 
-    /// Takes a SAP message received at `now` (monotonic nanoseconds).
-    public mutating func apply(_ m: SAPMessage, at now: UInt64) -> Changes {
+    /// Takes a SAP message received at `now` (the monotonic clock).
+    public mutating func apply(_ m: SAPMessage, at now: ClockTime) -> Changes {
         var changes = Changes()
         let i = sessions.firstIndex { $0.key == m.key }
         if m.kind == .delete {
@@ -238,7 +238,7 @@ public struct ChannelList: Sendable {
                               group: session.attribute("x-plgroup") ?? session.attribute("cat"), url: url, origin: .sap)
         if let i {
             let previous = sessions[i].lastSeen
-            sessions[i].interval = Double(now &- previous) / 1e9
+            sessions[i].interval = (now - previous).secondsValue
             sessions[i].lastSeen = now
             if sessions[i].channel != channel {
                 // A modified session (RFC 2974 §5): the new description replaces the old.
@@ -254,12 +254,12 @@ public struct ChannelList: Sendable {
     }
 
     /// Withdraws the sessions not announced for their timeout, as of `now`.
-    public mutating func expire(at now: UInt64) -> Changes {
+    public mutating func expire(at now: ClockTime) -> Changes {
         var changes = Changes()
         var kept: [Session] = []
         for s in sessions {
             let timeout = sapTimeout ?? max(10 * (s.interval ?? 0), SAPListenerOptions.minimumTimeout)
-            let silent = Double(now &- s.lastSeen) / 1e9
+            let silent = (now - s.lastSeen).secondsValue
             guard silent >= timeout else { kept.append(s); continue }
             if listed(s.channel) {
                 changes.removed.append((s.channel, String(format: "no announcement for %.1f s (timeout %g s)", silent, timeout)))

@@ -8,13 +8,14 @@ import Glibc
 /// and the callback on the same thread (libavformat calls it from inside the blocking call).
 package final class Deadline {
     package init() {}
-    private var limit: UInt64 = 0
+    /// When the armed call times out; nil while disarmed.
+    private var limit: ClockTime?
     private(set) var fired = false
-    private var armedAt: UInt64 = 0
-    /// Reads only: after this many nanoseconds without a return, `onStall` is called once, from
-    /// inside the read (0: never).
-    private var stallAfter: UInt64 = 0
-    package var stallThreshold: UInt64 = 0
+    private var armedAt = ClockTime.zero
+    /// Reads only: after this long without a return, `onStall` is called once, from inside the
+    /// read (zero: never).
+    private var stallAfter = Duration.zero
+    package var stallThreshold = Duration.zero
     package var onStall: ((Double) -> Void)?
     /// Reads only: asked while a read blocks; true stops the read (`stopped`), which is no
     /// timeout: an adaptive HLS input abandoning a late segment (`AdaptiveHLS`).
@@ -26,21 +27,21 @@ package final class Deadline {
         fired = false
         stopped = false
         mayStop = reportingStalls
-        armedAt = monotonicNanoseconds()
-        limit = armedAt + UInt64(max(seconds, 0.001) * 1e9)
-        stallAfter = reportingStalls && onStall != nil ? stallThreshold : 0
+        armedAt = ClockTime.now()
+        limit = armedAt + .nanoseconds(inSeconds: max(seconds, 0.001))
+        stallAfter = reportingStalls && onStall != nil ? stallThreshold : .zero
     }
 
-    package func disarm() { limit = 0 }
+    package func disarm() { limit = nil }
 
     package var expired: Bool {
-        guard limit != 0 else { return false }
+        guard let limit else { return false }
         if stopped { return true }
-        let now = monotonicNanoseconds()
+        let now = ClockTime.now()
         if now >= limit { fired = true }
-        if stallAfter > 0, now - armedAt >= stallAfter, !fired {
-            stallAfter = 0
-            onStall?(Double(now - armedAt) / 1e9)
+        if stallAfter > .zero, now - armedAt >= stallAfter, !fired {
+            stallAfter = .zero
+            onStall?((now - armedAt).secondsValue)
         }
         if !fired, mayStop, let stopReading, stopReading() { stopped = true }
         return fired || stopped

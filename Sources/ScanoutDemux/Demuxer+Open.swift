@@ -54,7 +54,7 @@ extension Demuxer {
 
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
         deadline.arm(seconds: options.timeoutSeconds)
-        let openStart = monotonicNanoseconds()
+        let openStart = ClockTime.now()
         let live = try attachLiveInput(ctx, input: input, options: options.live, deadline: deadline)
         if live != nil {
             // A channel change waits for the probe: stop it once the streams are described
@@ -63,7 +63,7 @@ extension Demuxer {
             av_dict_set(&dict, "fpsprobesize", "0", 0)
         }
         let openResult = avformat_open_input(&ctxOpt, input, live == nil ? nil : av_find_input_format("mpegts"), &dict)
-        let probeStart = monotonicNanoseconds()
+        let probeStart = ClockTime.now()
         if openResult < 0 {
             // avformat_open_input frees the context on failure.
             meter?.unhook(ctx)
@@ -76,8 +76,8 @@ extension Demuxer {
         deadline.arm(seconds: options.timeoutSeconds)
         let probed = !describeFromHeader(opened)
         let probe = probed ? avformat_find_stream_info(opened, nil) : 0
-        let result = OpenedInput(context: opened, meter: meter, live: live, openSeconds: Double(probeStart - openStart) / 1e9,
-                                 probeSeconds: Double(monotonicNanoseconds() - probeStart) / 1e9, probed: probed, headerEnd: headerEnd)
+        let result = OpenedInput(context: opened, meter: meter, live: live, openSeconds: (probeStart - openStart).secondsValue,
+                                 probeSeconds: (ClockTime.now() - probeStart).secondsValue, probed: probed, headerEnd: headerEnd)
         if probe < 0 {
             result.close()
             throw openError(input: input, code: probe, deadline: deadline, timeout: options.timeoutSeconds, during: "probing the streams", detail: errorLines.last)

@@ -188,7 +188,7 @@ public final class Demuxer {
     /// inputs, whose silence `read` reports itself (`MediaError.sourceSilent`).
     public func reportStalls(after seconds: Double, _ report: @escaping (Double) -> Void) {
         guard live == nil else { return }
-        deadline.stallThreshold = UInt64(seconds * 1e9)
+        deadline.stallThreshold = .nanoseconds(inSeconds: seconds)
         deadline.onStall = report
     }
 

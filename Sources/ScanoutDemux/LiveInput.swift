@@ -213,10 +213,10 @@ final class LiveInput {
     private(set) var continuity = TSContinuity()
     private var rtpLost = 0
     private var datagram = [UInt8](repeating: 0, count: 65536)
-    /// Monotonic nanoseconds of the last packet received (or of the opening).
-    private(set) var lastData: UInt64
-    /// Start of the read in progress, 0 when none.
-    private var readStart: UInt64 = 0
+    /// When the last packet was received (or the input opened).
+    private(set) var lastData: ClockTime
+    /// Start of the read in progress, nil when none.
+    private var readStart: ClockTime?
     /// Stalls turn into `EAGAIN` only once the demuxer has opened (its header needs whole reads).
     var watchStalls = false
     private let outer: Deadline
@@ -228,7 +228,7 @@ final class LiveInput {
     }
 
     /// Seconds since the last packet.
-    var silentSeconds: Double { Double(monotonicNanoseconds() &- lastData) / 1e9 }
+    var silentSeconds: Double { (ClockTime.now() - lastData).secondsValue }
 
     /// Opens the socket (joining the group). `deadline` bounds the open and is polled with the
     /// stall check inside reads.
@@ -239,7 +239,7 @@ final class LiveInput {
         isRTP = url.hasPrefix("rtp://")
         // RTP rides on UDP: the same socket, headers taken off here (RTCP, on the next port, is not read).
         let udpURL = isRTP ? "udp://" + url.dropFirst("rtp://".count) : url
-        lastData = monotonicNanoseconds()
+        lastData = ClockTime.now()
 
         socket = try UDPSocket(url: udpURL, input: url, options: try options.protocolOptions(for: url)) { [unowned self] in interrupted }
         let size: Int32 = 65536
@@ -264,7 +264,8 @@ final class LiveInput {
     /// Polled by the socket's blocking read: the demuxer's own deadline, or a wait past `stallSeconds`.
     private var interrupted: Bool {
         if outer.expired { return true }
-        return watchStalls && readStart != 0 && monotonicNanoseconds() &- readStart >= UInt64(options.stallSeconds * 1e9)
+        guard watchStalls, let readStart else { return false }
+        return ClockTime.now() - readStart >= .nanoseconds(inSeconds: options.stallSeconds)
     }
 
     /// Payload of the last datagram not handed to the demuxer yet (a read smaller than it).
@@ -275,14 +276,14 @@ final class LiveInput {
     private func read(into buf: UnsafeMutablePointer<UInt8>, size: Int32) -> Int32 {
         guard let socket else { return SCANOUT_AVERROR_EOF }
         while pending.isEmpty {
-            readStart = monotonicNanoseconds()
+            readStart = ClockTime.now()
             let n = datagram.withUnsafeMutableBytes { socket.receive(into: $0) }
-            readStart = 0
+            readStart = nil
             if n < 0 {
                 return n == SCANOUT_AVERROR_EXIT && !outer.fired ? SCANOUT_AVERROR_EAGAIN : n
             }
             guard n > 0 else { continue }
-            lastData = monotonicNanoseconds()
+            lastData = ClockTime.now()
             pending = datagram.withUnsafeBytes { all -> Range<Int> in
                 let bytes = UnsafeRawBufferPointer(rebasing: all[0..<Int(n)])
                 guard isRTP else { return 0..<Int(n) }

@@ -108,29 +108,29 @@ public final class PacketReadAhead: PacketSource {
     public var adaptive: AdaptiveReading? { shared.adaptiveReading() }
 
     /// How many times `read` found nothing held and had to wait for the network, and for how
-    /// long in all (nanoseconds).
-    public var waits: (count: Int, nanoseconds: UInt64) { shared.waitTotals() }
+    /// long in all.
+    public var waits: (count: Int, time: Duration) { shared.waitTotals() }
 
-    /// Waits until the next packet is held, or `nanoseconds` passed (at once when the input
-    /// ended or the read-ahead is full).
-    public func waitForData(nanoseconds: UInt64) {
+    /// Waits until the next packet is held, or `span` passed (at once when the input ended or
+    /// the read-ahead is full).
+    public func waitForData(within span: Duration) {
         startFilling()
-        shared.waitForData(nanoseconds: nanoseconds)
+        shared.waitForData(within: span)
     }
 
     /// Calls `report` (on the reading thread, from inside `read`) once a read has waited
     /// `seconds` for the network, with the seconds waited; as `Demuxer.reportStalls`.
     public func reportStalls(after seconds: Double, _ report: @escaping (Double) -> Void) {
-        stallThreshold = UInt64(max(seconds, 0) * 1e9)
+        stallThreshold = .nanoseconds(inSeconds: max(seconds, 0))
         onStall = report
     }
-    private var stallThreshold: UInt64 = 0
+    private var stallThreshold = Duration.zero
     private var onStall: ((Double) -> Void)?
 
     public func read(into packet: Packet) throws -> Bool {
         startFilling()
         while true {
-            switch try shared.take(stallAfter: onStall == nil ? 0 : stallThreshold, onStall: onStall) {
+            switch try shared.take(stallAfter: onStall == nil ? .zero : stallThreshold, onStall: onStall) {
             case .video(let p):
                 packet.unref()
                 av_packet_move_ref(packet.pointer, p.pointer)

@@ -52,7 +52,7 @@ final class ReadAheadState: @unchecked Sendable {
     private var closed = false
     private var commands: [Command] = []
     /// Bytes read since `windowStart` (the input's rate), and the rate of the last full window.
-    private var windowStart: UInt64 = 0
+    private var windowStart = ClockTime.zero
     private var windowBytes = 0
     private var lastRate: Double?
     /// Bytes read since the last clear, and the media time they span (the media's own rate).
@@ -60,7 +60,7 @@ final class ReadAheadState: @unchecked Sendable {
     private var firstTimeSinceClear: Int64?
     private var adaptive: AdaptiveReading?
     private var waitCount = 0
-    private var waitNanoseconds: UInt64 = 0
+    private var waited = Duration.zero
 
     init(options: ReadAheadOptions, timeBase: Rational) {
         self.options = options
@@ -76,7 +76,7 @@ final class ReadAheadState: @unchecked Sendable {
         // filling thread's reads, without the lock held there).
         demuxer.bufferedSeconds = { [weak self] in self?.condition.withLock { self?.heldSeconds } ?? 0 }
         condition.withLock {
-            windowStart = monotonicNanoseconds()
+            windowStart = ClockTime.now()
             adaptive = demuxer.adaptiveReading
         }
         Thread(named: "scanout-readahead") { [self] in fill(handOff.demuxer) }.start()
@@ -148,9 +148,9 @@ final class ReadAheadState: @unchecked Sendable {
         bytes += entry.size
         bytesSinceClear += entry.size
         windowBytes += entry.size
-        let now = monotonicNanoseconds()
-        if now - windowStart >= 1_000_000_000 {
-            lastRate = Double(windowBytes) / (Double(now - windowStart) / 1e9)
+        let now = ClockTime.now()
+        if now - windowStart >= .seconds(1) {
+            lastRate = Double(windowBytes) / (now - windowStart).secondsValue
             windowStart = now
             windowBytes = 0
         }
@@ -181,11 +181,11 @@ final class ReadAheadState: @unchecked Sendable {
     // MARK: The reader
 
     /// The next packet held, waiting for one while none is (and calling `onStall` once, without
-    /// the lock, when the wait passes `stallAfter` nanoseconds; 0: never).
-    func take(stallAfter: UInt64, onStall: ((Double) -> Void)?) throws -> Taken {
+    /// the lock, when the wait passes `stallAfter`; zero: never).
+    func take(stallAfter: Duration, onStall: ((Double) -> Void)?) throws -> Taken {
         condition.lock()
         defer { condition.unlock() }
-        var waitingSince: UInt64?
+        var waitingSince: ClockTime?
         var reported = false
         while true {
             if head < entries.count, let e = entries[head] {
@@ -199,20 +199,20 @@ final class ReadAheadState: @unchecked Sendable {
                 }
                 if let since = waitingSince {
                     waitCount += 1
-                    waitNanoseconds += monotonicNanoseconds() - since
+                    waited += ClockTime.now() - since
                 }
                 condition.broadcast()
                 return e.isVideo ? .video(e.packet) : .track(e.packet)
             }
             if let failure { throw failure }
             if ended { return .end }
-            let now = monotonicNanoseconds()
+            let now = ClockTime.now()
             let since = waitingSince ?? now
             waitingSince = since
-            if stallAfter > 0, !reported, now - since >= stallAfter, let onStall {
+            if stallAfter > .zero, !reported, now - since >= stallAfter, let onStall {
                 reported = true
                 condition.unlock()
-                onStall(Double(now - since) / 1e9)
+                onStall((now - since).secondsValue)
                 condition.lock()
                 continue
             }
@@ -240,8 +240,7 @@ final class ReadAheadState: @unchecked Sendable {
             l.packets = videoPackets
             l.ended = ended || failure != nil
             l.full = isFull
-            let now = monotonicNanoseconds()
-            let elapsed = Double(now - windowStart) / 1e9
+            let elapsed = (ClockTime.now() - windowStart).secondsValue
             l.inputBytesPerSecond = elapsed >= 1 ? Double(windowBytes) / elapsed : lastRate
             if let first = firstTimeSinceClear, let newest = newestTime, newest > first {
                 l.mediaBytesPerSecond = Double(bytesSinceClear) / (Double(newest - first) * timeBase.doubleValue)
@@ -252,12 +251,13 @@ final class ReadAheadState: @unchecked Sendable {
 
     func adaptiveReading() -> AdaptiveReading? { condition.withLock { adaptive } }
 
-    func waitTotals() -> (count: Int, nanoseconds: UInt64) { condition.withLock { (waitCount, waitNanoseconds) } }
+    func waitTotals() -> (count: Int, time: Duration) { condition.withLock { (waitCount, waited) } }
 
-    func waitForData(nanoseconds: UInt64) {
+    func waitForData(within span: Duration) {
         condition.withLock {
             if !ended, failure == nil, !isFull {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9))
+                // NSCondition takes a `Date`; the wait is relative, so the wall clock's steps do not matter.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: span.secondsValue))
             }
         }
     }

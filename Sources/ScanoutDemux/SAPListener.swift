@@ -51,17 +51,16 @@ public final class SAPListener: Sendable {
         live.overrunNonfatal = true
         let socket = try UDPSocket(url: options.url, input: options.url, options: try live.protocolOptions(for: options.url)) {
             state.stopped.load(ordering: .relaxed)
-                || (state.readStart.load(ordering: .relaxed) != 0
-                    && monotonicNanoseconds() &- state.readStart.load(ordering: .relaxed) >= 500_000_000)
+                || state.readStart.map { ClockTime.now() - $0 >= .milliseconds(500) } ?? false
         }
         let owned = SocketHandOver(socket: socket)
         let thread = Thread(named: "scanout-sap") {
             let socket = owned.socket
             var buffer = [UInt8](repeating: 0, count: 65536)
             while !state.stopped.load(ordering: .relaxed) {
-                state.readStart.store(monotonicNanoseconds(), ordering: .relaxed)
+                state.readStart = ClockTime.now()
                 let n = buffer.withUnsafeMutableBytes { socket.receive(into: $0) }
-                state.readStart.store(0, ordering: .relaxed)
+                state.readStart = nil
                 if n > 0 { onMessage(Result { () throws(SAPError) in try SAPMessage.parse(Array(buffer[0..<Int(n)])) }) }
                 onIdle()
             }
@@ -77,8 +76,16 @@ public final class SAPListener: Sendable {
 
 private final class ListenerState: Sendable {
     let stopped = Atomic<Bool>(false)
-    /// Monotonic nanoseconds of the start of the read in progress; 0: none.
-    let readStart = Atomic<UInt64>(0)
+    /// When the read in progress started; nil: none. Kept as the time's nanoseconds in an atomic
+    /// (0: none), as the read's thread and the socket's interrupt check share it.
+    private let readStartNanoseconds = Atomic<UInt64>(0)
+    var readStart: ClockTime? {
+        get {
+            let n = readStartNanoseconds.load(ordering: .relaxed)
+            return n == 0 ? nil : ClockTime(nanoseconds: n)
+        }
+        set { readStartNanoseconds.store(newValue?.nanoseconds ?? 0, ordering: .relaxed) }
+    }
 }
 
 /// The socket, from `SAPListener.init` (which opens it, to report a failure to its caller) to

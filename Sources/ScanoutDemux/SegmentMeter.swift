@@ -74,8 +74,8 @@ final class SegmentMeter {
     var progress: SegmentProgress? {
         guard let r = reading else { return nil }
         // A read blocked now counts for what it waited so far.
-        let blocked = r.readStartedAt == 0 ? 0 : monotonicNanoseconds() - r.readStartedAt
-        return SegmentProgress(url: r.url, bytes: r.bytes, seconds: Double(r.waitNanoseconds + blocked) / 1e9, expectedBytes: r.expectedBytes)
+        let blocked = r.readStartedAt.map { ClockTime.now() - $0 } ?? .zero
+        return SegmentProgress(url: r.url, bytes: r.bytes, seconds: (r.waited + blocked).secondsValue, expectedBytes: r.expectedBytes)
     }
 
     /// Gives `ctx` the metering callbacks. `unhook` before the context is freed.
@@ -134,9 +134,9 @@ final class SegmentMeter {
     }
 
     /// Called by `segment` after each read of its inner context.
-    fileprivate func didRead(_ segment: MeteredSegment, bytes: Int, nanoseconds: UInt64) {
+    fileprivate func didRead(_ segment: MeteredSegment, bytes: Int, waited: Duration) {
         guard measuring else { return }
-        estimator.add(bytes: bytes, seconds: Double(nanoseconds) / 1e9)
+        estimator.add(bytes: bytes, seconds: waited.secondsValue)
         reading = segment.reachedEnd ? nil : segment
         if segment.reachedEnd { lastEndedSegment = max(lastEndedSegment, segment.ordinal) }
     }
@@ -144,7 +144,7 @@ final class SegmentMeter {
     private func finish(_ segment: MeteredSegment, context: UnsafeMutablePointer<AVFormatContext>) {
         if reading === segment { reading = nil }
         if segment.reachedEnd, segment.bytes > 0 {
-            samples.append(SegmentSample(url: segment.url, bytes: segment.bytes, seconds: Double(segment.waitNanoseconds) / 1e9))
+            samples.append(SegmentSample(url: segment.url, bytes: segment.bytes, seconds: segment.waited.secondsValue))
             if samples.count > 64 { samples.removeFirst() }
         }
         _ = segment.close?(context, segment.inner)
@@ -197,10 +197,11 @@ private final class MeteredSegment {
     var ordinal = 0
     private(set) var outer: UnsafeMutablePointer<AVIOContext>!
     private(set) var bytes = 0
-    private(set) var waitNanoseconds: UInt64 = 0
+    /// The time its reads took, in all.
+    private(set) var waited = Duration.zero
     private(set) var reachedEnd = false
-    /// When the read in progress began; 0 between reads.
-    private(set) var readStartedAt: UInt64 = 0
+    /// When the read in progress began; nil between reads.
+    private(set) var readStartedAt: ClockTime?
 
     init(inner: UnsafeMutablePointer<AVIOContext>, url: String,
          close: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVIOContext>?) -> Int32)?,
@@ -229,16 +230,16 @@ private final class MeteredSegment {
     }
 
     private func read(_ buf: UnsafeMutablePointer<UInt8>, _ size: Int32) -> Int32 {
-        let start = monotonicNanoseconds()
+        let start = ClockTime.now()
         readStartedAt = start
         let n = avio_read_partial(inner, buf, size)
-        readStartedAt = 0
-        let waited = monotonicNanoseconds() - start
-        waitNanoseconds += waited
+        readStartedAt = nil
+        let took = ClockTime.now() - start
+        waited += took
         if n > 0 { bytes += Int(n) }
         let ended = n == SCANOUT_AVERROR_EOF || (n == 0 && avio_feof(inner) != 0)
         if ended { reachedEnd = true }
-        meter.didRead(self, bytes: max(Int(n), 0), nanoseconds: waited)
+        meter.didRead(self, bytes: max(Int(n), 0), waited: took)
         return ended ? SCANOUT_AVERROR_EOF : n
     }
 

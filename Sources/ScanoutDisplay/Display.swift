@@ -92,33 +92,32 @@ public struct FrameLayout: Equatable, Sendable {
 /// The refresh timing of a display: the timestamp of its latest vblank (from the kernel's
 /// page-flip event) and the refresh period. Read on the playback loop's thread.
 public protocol VBlankSource: AnyObject {
-    /// Nanoseconds between two vblanks.
-    var refreshInterval: UInt64 { get }
-    /// `CLOCK_MONOTONIC` nanoseconds of the most recent vblank seen, nil before the first one.
-    var lastVBlank: UInt64? { get }
-    /// How long a present takes from its call to its commit (the draw), nanoseconds: an estimate
-    /// from the presents so far, not counting waits for an earlier flip; 0 when unknown.
-    var commitLead: UInt64 { get }
+    /// The time between two vblanks.
+    var refreshInterval: Duration { get }
+    /// The monotonic clock's time of the most recent vblank seen, nil before the first one.
+    var lastVBlank: ClockTime? { get }
+    /// How long a present takes from its call to its commit (the draw): an estimate from the
+    /// presents so far, not counting waits for an earlier flip; zero when unknown.
+    var commitLead: Duration { get }
     /// Whether a present can be started early and its commit held until a time
     /// (`holdNextCommit`).
     var holdsCommits: Bool { get }
-    /// The next present draws at once and commits no sooner than `time` (monotonic
-    /// nanoseconds).
-    func holdNextCommit(until time: UInt64)
+    /// The next present draws at once and commits no sooner than `time`.
+    func holdNextCommit(until time: ClockTime)
 }
 
 extension VBlankSource {
     /// The vblank nearest to `time`, extrapolated from the last one seen by whole refresh periods;
     /// nil when no vblank has been seen yet.
-    public func vblank(nearest time: UInt64) -> UInt64? { VBlankGrid(self).vblank(nearest: time) }
+    public func vblank(nearest time: ClockTime) -> ClockTime? { VBlankGrid(self).vblank(nearest: time) }
 
     /// The first vblank after `time`: where a flip committed at `time` reaches the screen (a
     /// non-blocking atomic commit latches at the next vblank); nil before the first vblank.
-    public func vblank(after time: UInt64) -> UInt64? { VBlankGrid(self).vblank(after: time) }
+    public func vblank(after time: ClockTime) -> ClockTime? { VBlankGrid(self).vblank(after: time) }
 
-    public var commitLead: UInt64 { 0 }
+    public var commitLead: Duration { .zero }
     public var holdsCommits: Bool { false }
-    public func holdNextCommit(until time: UInt64) {}
+    public func holdNextCommit(until time: ClockTime) {}
 
     /// When to start presenting a frame meant for the vblank at `slot`, so that its commit comes
     /// halfway through the refresh before it. A flip latches at the first vblank after its
@@ -126,5 +125,5 @@ extension VBlankSource {
     /// when the draw is slow); aiming the commit at mid-refresh, with the draw's time
     /// (`commitLead`) taken off, leaves half a refresh of slack either way for the draw's
     /// jitter and for the extrapolated vblank times.
-    public func presentTime(for slot: UInt64) -> UInt64 { VBlankGrid(self).presentTime(for: slot) }
+    public func presentTime(for slot: ClockTime) -> ClockTime { VBlankGrid(self).presentTime(for: slot) }
 }

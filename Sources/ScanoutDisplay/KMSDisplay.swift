@@ -19,7 +19,7 @@ public enum KMSFramePath: String, Sendable, Equatable {
 ///   frame is drawn into a buffer neither shown nor queued, so drawing overlaps scanout.
 /// - Every real commit is checked by a `TEST_ONLY` commit first; the first one is a modeset, the
 ///   others non-blocking page flips whose completion events pace the next commit and carry the
-///   vblank timestamps (`lastFlipTimestampNs`).
+///   vblank timestamps (`lastFlipTimestamp`).
 /// - `presentNative` puts a DMA-BUF frame straight on a plane when a `TEST_ONLY` commit accepts
 ///   it, keeps it referenced until the flip that replaces it completes, and composites the frame
 ///   otherwise; `counters` say which path each frame took.
@@ -76,23 +76,24 @@ public final class KMSDisplay: Display {
     /// The time the output filter is asked at: the clock the playback session paces with.
     public let clock: any PlaybackClock
     public internal(set) var counters = Counters()
-    /// The vblank timestamp (CLOCK_MONOTONIC ns) of the last completed flip.
-    public internal(set) var lastFlipTimestampNs: UInt64?
+    /// The vblank timestamp (monotonic clock) of the last completed flip.
+    public internal(set) var lastFlipTimestamp: ClockTime?
     /// Why the last native attempt was refused.
     public internal(set) var lastNativeRejection: String?
     /// Called with each writeback capture (the index counts captures from 0).
     public var onCapture: ((Int, RGBImage) -> Void)?
-    /// Called with each page-flip event: the CRTC and the vblank timestamp (CLOCK_MONOTONIC ns)
+    /// Called with each page-flip event: the CRTC and the vblank timestamp (monotonic clock)
     /// at which the committed frame reached its screen.
-    public var onFlip: ((UInt32, UInt64) -> Void)?
+    public var onFlip: ((UInt32, ClockTime) -> Void)?
     /// When the present being drawn was called, and the running estimate of a draw (from the
-    /// call to the commit, waits for earlier flips left out), nanoseconds: `commitLead`.
-    var drawStarted: UInt64?
+    /// call to the commit, waits for earlier flips left out), in nanoseconds as a `Double` (a
+    /// running average): `commitLead`.
+    var drawStarted: ClockTime?
     var drawEstimate: Double?
     /// The kind of frame the renderer last got ready for (`warmUp`).
     var warmKind: WarmKind?
     /// The next real commit waits until then (`holdNextCommit`).
-    var commitHold: UInt64?
+    var commitHold: ClockTime?
     /// Called when outputs are added or removed (hotplug), with a one-line description.
     public var onOutputsChanged: ((String) -> Void)?
     /// What `restore()` did, once it ran.
@@ -357,7 +358,10 @@ public final class KMSDisplay: Display {
             // in the vkms guest, which made the next two seconds of frames start that much
             // early and reach the screen up to 0.4 s before their time), and no more than two
             // refreshes of any one draw: an outlier moves the estimate by a bounded step.
-            let d = min(Double(clock.now() &- s), 2 * Double(refreshInterval))
+            // A clock set back (a test's) counts as the longest draw.
+            let cap = 2 * Double(refreshInterval.nanosecondCount)
+            let elapsed = Double((clock.now() - s).nanosecondCount)
+            let d = elapsed < 0 ? cap : min(elapsed, cap)
             if !modeset { drawEstimate = drawEstimate.map { $0 * 0.9 + d * 0.1 } ?? d }
             drawStarted = nil
         }

@@ -22,12 +22,12 @@ extension KMSDisplay {
     public func drainEvents() throws {
         while let event = try device.nextEvent() {
             switch event {
-            case let .flipComplete(crtcID, _, timestampNs):
+            case let .flipComplete(crtcID, _, timestamp):
                 guard let o = outputs.first(where: { $0.crtcID == crtcID }) else { continue }
                 o.flipPending = false
                 counters.flips += 1
-                lastFlipTimestampNs = timestampNs
-                onFlip?(crtcID, timestampNs)
+                lastFlipTimestamp = timestamp
+                onFlip?(crtcID, timestamp)
                 if let q = o.queued {
                     o.onScreen = q
                     o.queued = nil
@@ -52,17 +52,17 @@ extension KMSDisplay: VBlankSource {
     public var vblankSource: (any VBlankSource)? { self }
 
     /// From the first output's mode timing (pixel clock / (htotal × vtotal)), else its refresh.
-    public var refreshInterval: UInt64 {
-        guard let mode = outputs.first?.mode else { return 16_666_667 }
+    public var refreshInterval: Duration {
+        guard let mode = outputs.first?.mode else { return .nanoseconds(16_666_667) }
         if let t = mode.timing, t.clock > 0, t.htotal > 0, t.vtotal > 0 {
-            return UInt64(t.htotal) * UInt64(t.vtotal) * 1_000_000 / UInt64(t.clock)
+            return .nanoseconds(UInt64(t.htotal) * UInt64(t.vtotal) * 1_000_000 / UInt64(t.clock))
         }
-        return 1_000_000_000 / UInt64(max(mode.refresh, 1))
+        return .nanoseconds(1_000_000_000 / UInt64(max(mode.refresh, 1)))
     }
 
-    public var lastVBlank: UInt64? { lastFlipTimestampNs }
+    public var lastVBlank: ClockTime? { lastFlipTimestamp }
 
-    public var commitLead: UInt64 { UInt64(max(drawEstimate ?? 0, 0)) }
+    public var commitLead: Duration { .nanoseconds(Int64(max(drawEstimate ?? 0, 0))) }
 
     /// Frames are scaled by `layout`'s mode from now on.
     func useScaling(of layout: FrameLayout) {
@@ -77,7 +77,7 @@ extension KMSDisplay: VBlankSource {
     }
 
     public var holdsCommits: Bool { true }
-    public func holdNextCommit(until time: UInt64) { commitHold = time }
+    public func holdNextCommit(until time: ClockTime) { commitHold = time }
 
     /// Shows `frame` with the item's scaling mode (the display's, for this frame on).
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {

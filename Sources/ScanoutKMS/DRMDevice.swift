@@ -300,8 +300,9 @@ public final class DRMDevice: KMSDevice {
                 ctx.page_flip_handler2 = { _, sequence, sec, usec, crtc, user in
                     guard let user else { return }
                     let sink = Unmanaged<EventSink>.fromOpaque(user).takeUnretainedValue()
+                    // The kernel stamps the vblank in CLOCK_MONOTONIC seconds and microseconds.
                     sink.events.append(.flipComplete(crtcID: crtc, sequence: UInt64(sequence),
-                                                     timestampNs: UInt64(sec) * 1_000_000_000 + UInt64(usec) * 1000))
+                                                     timestamp: ClockTime(seconds: UInt64(sec), microseconds: UInt64(usec))))
                 }
                 guard drmHandleEvent(fd, &ctx) == 0 else { throw KMSError.drmCallFailed(call: "drmHandleEvent", errno: errno) }
             }

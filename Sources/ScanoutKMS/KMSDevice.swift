@@ -11,8 +11,8 @@ import Glibc
 /// What the device reports on its fd.
 public enum KMSEvent: Sendable, Equatable {
     /// A commit with `pageFlipEvent` reached the screen on `crtcID`: vblank `sequence`, at
-    /// `timestampNs` (CLOCK_MONOTONIC).
-    case flipComplete(crtcID: UInt32, sequence: UInt64, timestampNs: UInt64)
+    /// `timestamp` (the vblank's time on the monotonic clock).
+    case flipComplete(crtcID: UInt32, sequence: UInt64, timestamp: ClockTime)
     /// Connectors changed (a screen was plugged in or out); read the resources again.
     case hotplug
 }

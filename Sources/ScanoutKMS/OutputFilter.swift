@@ -1,3 +1,5 @@
+import ScanoutCore
+
 // The seam between a KMS display and a content policy: the display asks, per output and per frame,
 // whether the connector may show the content, and forwards what the device reports. The filter
 // never commits to the device itself: the display is the one writer.
@@ -27,9 +29,9 @@ extension AtomicRequest {
 public protocol OutputFilter: AnyObject {
     associatedtype Reason: Sendable & Equatable & CustomStringConvertible
 
-    /// The verdict for `connector`'s next frame at `nowNs` (the display's clock, nanoseconds).
+    /// The verdict for `connector`'s next frame at `now` (the display's clock).
     /// `connector` is as the display last read it: its properties carry the kernel's state.
-    func verdict(for connector: KMSConnector, at nowNs: UInt64) -> OutputFilterVerdict<Reason>
+    func verdict(for connector: KMSConnector, at now: ClockTime) -> OutputFilterVerdict<Reason>
 
     /// Every event read from the device, after the display has handled it, with the connectors as
     /// last read (a hotplug re-reads them; it is also how the kernel reports a property change such
@@ -56,7 +58,7 @@ extension OutputFilter {
 
     /// The verdict's reason in one line, nil when `connector` shows the frame: what a display that
     /// holds `any OutputFilter` draws by.
-    public func censorDescription(for connector: KMSConnector, at nowNs: UInt64) -> String? {
-        verdict(for: connector, at: nowNs).censorDescription
+    public func censorDescription(for connector: KMSConnector, at now: ClockTime) -> String? {
+        verdict(for: connector, at: now).censorDescription
     }
 }

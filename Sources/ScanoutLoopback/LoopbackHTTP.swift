@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -164,9 +165,9 @@ public final class SSEReader {
     /// Messages until `done` returns true for one (included) or `timeout` seconds pass.
     public func read(timeout: Double, until done: (SSEMessage) -> Bool) -> [SSEMessage] {
         var out: [SSEMessage] = []
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ClockTime.now() + .seconds(timeout)
         var buffer = [UInt8](repeating: 0, count: 16384)
-        while Date() < deadline {
+        while ClockTime.now() < deadline {
             while let m = nextMessage() {
                 out.append(m)
                 if done(m) { return out }
@@ -218,13 +219,13 @@ public final class LineConnection {
 
     /// Connects, retrying for `wait` seconds while the server is not there yet.
     public init(_ endpoint: HTTPEndpoint, wait: Double = 10) throws {
-        let deadline = Date().addingTimeInterval(wait)
+        let deadline = ClockTime.now() + .seconds(wait)
         while true {
             do {
                 fd = try LoopbackHTTP.connect(endpoint, timeout: 0.2)
                 return
             } catch {
-                if Date() >= deadline { throw error }
+                if ClockTime.now() >= deadline { throw error }
                 usleep(20_000)
             }
         }
@@ -239,7 +240,7 @@ public final class LineConnection {
     /// The next line (without its newline), or nil when `timeout` seconds pass first or the
     /// peer closes.
     public func readLine(timeout: Double) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ClockTime.now() + .seconds(timeout)
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             if let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -247,7 +248,7 @@ public final class LineConnection {
                 pending.removeSubrange(...nl)
                 return line
             }
-            guard Date() < deadline else { return nil }
+            guard ClockTime.now() < deadline else { return nil }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 { pending.append(contentsOf: buffer[0..<n]) } else if n == 0 { return nil }
         }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import ScanoutCore
 import Synchronization
 
 /// A transfer that stopped short; the download tries again from the bytes on disk.
@@ -202,7 +203,7 @@ struct Fetcher: Sendable {
 
 /// When a transfer last received bytes (the read timeout's clock).
 private final class LastRead: Sendable {
-    private let last = Mutex(DispatchTime.now().uptimeNanoseconds)
-    func touch() { last.withLock { $0 = DispatchTime.now().uptimeNanoseconds } }
-    var idleSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds - last.withLock { $0 }) / 1e9 }
+    private let last = Mutex(ClockTime.now())
+    func touch() { last.withLock { $0 = ClockTime.now() } }
+    var idleSeconds: Double { (ClockTime.now() - last.withLock { $0 }).secondsValue }
 }

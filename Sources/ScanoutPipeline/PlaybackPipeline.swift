@@ -235,8 +235,8 @@ private final class ReportingFilter: OutputFilter {
         self.judged = judged
     }
 
-    func verdict(for connector: KMSConnector, at nowNs: UInt64) -> OutputVerdict {
-        let v = inner.verdict(for: connector, at: nowNs)
+    func verdict(for connector: KMSConnector, at now: ClockTime) -> OutputVerdict {
+        let v = inner.verdict(for: connector, at: now)
         judged(connector.name, v)
         return v
     }

@@ -19,17 +19,17 @@ public struct BufferingGate: Sendable, Equatable {
         case startWait
         /// Still waiting.
         case keepWaiting
-        /// Enough is held again after a wait of this many nanoseconds.
-        case resume(waited: UInt64)
+        /// Enough is held again after a wait this long.
+        case resume(waited: Duration)
     }
 
     /// When the current wait started (clock time); nil when not waiting.
-    public private(set) var since: UInt64?
+    public private(set) var since: ClockTime?
     public var isWaiting: Bool { since != nil }
 
     public init() {}
 
-    public mutating func check(_ level: BufferLevel, resumeSeconds: Double, now: UInt64) -> Decision {
+    public mutating func check(_ level: BufferLevel, resumeSeconds: Double, now: ClockTime) -> Decision {
         guard let start = since else {
             guard level.packets == 0, !level.ended else { return .go }
             since = now
@@ -37,7 +37,7 @@ public struct BufferingGate: Sendable, Equatable {
         }
         guard level.ended || level.full || level.seconds >= resumeSeconds else { return .keepWaiting }
         since = nil
-        return .resume(waited: now &- start)
+        return .resume(waited: now - start)
     }
 }
 

@@ -46,14 +46,14 @@ public final class PreparedItem {
             if let seconds = item.duration { decoder.stillDuration = seconds }
             let reader = try FrameReader(input: item.source, demuxerOptions: demuxer, decoderOptions: decoder, contentHint: item.contentHint)
             let first = VideoFrame()
-            let start = monotonicNanoseconds()
+            let start = ClockTime.now()
             // The audio read with the first frame is kept for the item's start (`takeEarlyAudio`).
             let early = EarlyAudio()
             let audioTracks = reader.demuxer.tracks.filter { $0.kind == .audio }.map(\.index)
             for t in audioTracks { try? reader.demuxer.route(track: t) { early.packets[t, default: []].append($0.clone()) } }
             defer { for t in audioTracks { try? reader.demuxer.route(track: t, to: nil) } }
             guard try reader.next(into: first) else { return .failure(.noFrames(input: item.source)) }
-            let decode = Double(monotonicNanoseconds() - start) / 1e9
+            let decode = (ClockTime.now() - start).secondsValue
             let prepared = PreparedItem(index: index, item: item, reader: reader, firstFrame: first, decodeSeconds: decode, demuxerOptions: demuxer)
             prepared.earlyAudio = early.packets
             return .success(prepared)

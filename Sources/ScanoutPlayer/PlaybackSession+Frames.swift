@@ -30,7 +30,7 @@ extension PlaybackSession {
             refreshReaderStats()
             return .done(.ended)
         }
-        if timed, let limit = stallThreshold, UInt64(seconds * 1e9) > limit, !scheduler.needsStart {
+        if timed, let limit = stallThreshold, .nanoseconds(inSeconds: seconds) > limit, !scheduler.needsStart {
             lastStallSeconds = seconds
         }
         return .frame(frame, media: media)
@@ -48,7 +48,7 @@ extension PlaybackSession {
             return nil
         }
         let d1 = clock.now()
-        let seconds = Double(d1 &- d0) / 1e9
+        let seconds = (d1 - d0).secondsValue
         stats.decodeSeconds += seconds
         stats.framesDecoded += 1
         decodedInReader += 1
@@ -60,14 +60,14 @@ extension PlaybackSession {
 
     /// Decodes frames ahead while the wait until `slot` is longer than a decode is expected to take.
     /// Returns true when a read blocked past the stall threshold.
-    func decodeAhead(until slot: UInt64) throws -> Bool {
+    func decodeAhead(until slot: ClockTime) throws -> Bool {
         guard maxDecodedAhead > 0 else { return false }
         while ahead.count < maxDecodedAhead, !readerExhausted, pending == nil {
-            let estimate = UInt64(max(decodeEstimate ?? frameInterval / 2, 0) * 1.5)
-            guard clock.now() &+ estimate < slot, !readAheadIsDry else { break }
+            let estimate = Duration.nanoseconds(UInt64(max(decodeEstimate ?? frameInterval / 2, 0) * 1.5))
+            guard clock.now() + estimate < slot, !readAheadIsDry else { break }
             guard let (frame, media, seconds) = try decodeOne() else { break }
             ahead.append((frame, media))
-            if let limit = stallThreshold, UInt64(seconds * 1e9) > limit, clock.now() > slot {
+            if let limit = stallThreshold, .nanoseconds(inSeconds: seconds) > limit, clock.now() > slot {
                 lastStallSeconds = seconds
                 return true
             }

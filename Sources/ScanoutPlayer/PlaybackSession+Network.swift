@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDecode
 import ScanoutDemux
 
@@ -30,13 +31,13 @@ extension PlaybackSession {
         case .keepWaiting:
             break
         case .resume(let waited):
-            stats.bufferingSeconds += Double(waited) / 1e9
+            stats.bufferingSeconds += waited.secondsValue
             onBuffering?(false, level)
             // The next frame is due now, as after a pause.
             rebase(atMedia: nil)
             return nil
         }
-        buffer.waitForData(nanoseconds: 20_000_000)
+        buffer.waitForData(within: .milliseconds(20))
         return .buffering(level)
     }
 
@@ -46,7 +47,7 @@ extension PlaybackSession {
     /// network paces decoding then). Notes the waits seen.
     func lateIsTheNetworks() -> Bool {
         var waited = false
-        if let waits = reader?.readAheadSource?.waits.nanoseconds {
+        if let waits = reader?.readAheadSource?.waits.time {
             waited = waits > networkWaitsSeen
             networkWaitsSeen = waits
         }
@@ -63,7 +64,7 @@ extension PlaybackSession {
     /// Ends a wait for the network that something else overtook (a seek, a resume, a new input).
     func endBufferingWait() {
         guard gate.isWaiting else { return }
-        if let since = gate.since { stats.bufferingSeconds += Double(clock.now() &- since) / 1e9 }
+        if let since = gate.since { stats.bufferingSeconds += (clock.now() - since).secondsValue }
         gate = BufferingGate()
         onBuffering?(false, reader?.readAheadSource?.level ?? BufferLevel())
     }

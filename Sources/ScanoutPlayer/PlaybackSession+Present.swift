@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDecode
 import ScanoutDisplay
 
@@ -12,7 +13,7 @@ extension PlaybackSession {
         } catch {
             throw PresentError(display: display.description, underlying: error)
         }
-        let seconds = Double(clock.now() &- p0) / 1e9
+        let seconds = (clock.now() - p0).secondsValue
         stats.presentSeconds += seconds
         stats.framesPresented += 1
         observer?.framePresented(seconds: seconds)
@@ -20,7 +21,7 @@ extension PlaybackSession {
 
     /// Shows `f`; `target`: when it was due (nil: untimed); `commitAt`: its commit was held
     /// until then.
-    func show(_ f: VideoFrame, media: Double, target: UInt64?, commitAt: UInt64? = nil) throws {
+    func show(_ f: VideoFrame, media: Double, target: ClockTime?, commitAt: ClockTime? = nil) throws {
         let p0 = clock.now()
         try presentNow(f)
         position = media
@@ -31,7 +32,7 @@ extension PlaybackSession {
         // With vblank timestamps the frame reaches the screen at the first vblank after its
         // commit, which comes the draw's time after the present's call.
         let grid = display.vblankSource.map(VBlankGrid.init)
-        let flip = grid.flatMap { $0.vblank(after: max(p0 &+ $0.commitLead, commitAt ?? 0)) }
+        let flip = grid.flatMap { $0.vblank(after: max(p0 + $0.commitLead, commitAt ?? .zero)) }
         lastPresentedShown = flip ?? clock.now()
         if let target {
             let shown = flip ?? p0

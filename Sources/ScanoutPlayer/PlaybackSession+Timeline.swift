@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDecode
 import ScanoutDemux
 import ScanoutDisplay
@@ -25,8 +26,8 @@ extension PlaybackSession {
     }
 
     /// The next time the timeline starts (a seek, an item not continuing the last, a resume), its
-    /// first frame is due `nanoseconds` after that step instead of at once.
-    public func delayNextStart(by nanoseconds: UInt64) { scheduler.delayNextStart(by: nanoseconds) }
+    /// first frame is due `delay` after that step instead of at once.
+    public func delayNextStart(by delay: Duration) { scheduler.delayNextStart(by: delay) }
 
     /// Holds `frame` back to be shown by the next step (a seek's target, already decoded) and
     /// starts the timeline at it.
@@ -48,7 +49,7 @@ extension PlaybackSession {
         // gapless or not.
         bufferPrimed = false
         timelineStartFrames = stats.framesPresented
-        networkWaitsSeen = 0
+        networkWaitsSeen = .zero
         retireReader()
         flushAhead()
         self.reader = reader
@@ -68,7 +69,7 @@ extension PlaybackSession {
     /// keeping the origin.
     public func replaceReader(_ reader: FrameReader) {
         endBufferingWait()
-        if reader !== self.reader { networkWaitsSeen = 0 }
+        if reader !== self.reader { networkWaitsSeen = .zero }
         flushAhead()
         if reader !== self.reader { retireReader() }
         self.reader = reader
@@ -88,14 +89,14 @@ extension PlaybackSession {
 
     /// What the sound clock says is heard at `now`, as media time of the current input; nil
     /// without a sound clock, before the input's first frame, or when it says nothing.
-    func heardMedia(at now: UInt64) -> Double? {
+    func heardMedia(at now: ClockTime) -> Double? {
         guard let master = masterClock, let originPts, let tb = reader?.video.timeBase.doubleValue,
               let heard = master.streamTime(at: now, epoch: masterEpoch) else { return nil }
         return heard - Double(originPts) * tb
     }
 
     /// Everything the scheduler reads for a frame at `now`.
-    func presentContext(at now: UInt64, lateIsNetwork: Bool) -> PresentContext {
+    func presentContext(at now: ClockTime, lateIsNetwork: Bool) -> PresentContext {
         PresentContext(now: now, grid: display.vblankSource.map(VBlankGrid.init), frameInterval: frameInterval,
                        heard: heardMedia(at: now), lateIsNetwork: lateIsNetwork,
                        live: reader?.demuxer.isLive == true)

@@ -31,12 +31,12 @@ public final class PlaybackSession {
     public let clock: any PlaybackClock
     public var timed: Bool
     public var rate: Double { scheduler.rate }
-    public var progressInterval: UInt64 = 250_000_000
+    public var progressInterval = Duration.milliseconds(250)
     /// Layout of the frames shown (orientation and scaling). Nil: the stream's own orientation, fit.
     public var layout: FrameLayout?
-    /// A read that takes longer than this (nanoseconds) is a stall: the timeline is re-anchored at
-    /// the frame that finally came (no flood of drops after it) and `lastStepStalled` says so.
-    public var stallThreshold: UInt64?
+    /// A read that takes longer than this is a stall: the timeline is re-anchored at the frame
+    /// that finally came (no flood of drops after it) and `lastStepStalled` says so.
+    public var stallThreshold: Duration?
     /// Keep at most this many pacing deviations (the latest), for endless playback.
     public var deviationWindow: Int?
     public weak var observer: (any PlaybackObserver)?
@@ -55,10 +55,10 @@ public final class PlaybackSession {
     /// rate 1); nil when it states none.
     public internal(set) var lastPresentedLength: Double?
     /// The clock time the last frame shown was meant to reach the screen at (nil: untimed).
-    public internal(set) var lastPresentedTarget: UInt64?
+    public internal(set) var lastPresentedTarget: ClockTime?
     /// The clock time the last frame shown reaches the screen at: the first vblank after its
     /// commit on a display with vblank timestamps, the end of its present on others.
-    public internal(set) var lastPresentedShown: UInt64?
+    public internal(set) var lastPresentedShown: ClockTime?
 
     /// When each frame is shown, dropped, or moves the timeline.
     var scheduler: PresentScheduler
@@ -86,9 +86,9 @@ public final class PlaybackSession {
     /// The item the master clock must be playing for its time to count (`AudioChunk.epoch`).
     public var masterEpoch = 0
 
-    /// How late a frame timed by the sound may reach the screen, nanoseconds (at least half a
-    /// refresh more than the vblank grid's own error, `PresentScheduler.allowedLateness`).
-    public var maxLateness: UInt64 {
+    /// How late a frame timed by the sound may reach the screen (at least half a refresh more
+    /// than the vblank grid's own error, `PresentScheduler.allowedLateness`).
+    public var maxLateness: Duration {
         get { scheduler.maxLateness }
         set { scheduler.maxLateness = newValue }
     }
@@ -99,8 +99,8 @@ public final class PlaybackSession {
         set { scheduler.maxConsecutiveMasterDrops = newValue }
     }
     /// How much earlier than its slot the first frame of a timeline starts its present on a
-    /// screen that holds its commit until then (`VBlankSource.holdNextCommit`), nanoseconds.
-    public var firstFrameDrawLead: UInt64 {
+    /// screen that holds its commit until then (`VBlankSource.holdNextCommit`).
+    public var firstFrameDrawLead: Duration {
         get { scheduler.firstFrameDrawLead }
         set { scheduler.firstFrameDrawLead = newValue }
     }
@@ -114,7 +114,7 @@ public final class PlaybackSession {
     /// Told, before the wait, of each timed frame: its stream time (on the container's timeline)
     /// and when it is to be seen (the vblank it is aimed at, else its time). The sound that
     /// waits for the picture starts from it (`PlayerAudio`).
-    public var onAim: ((_ streamTime: Double, _ seenAt: UInt64) -> Void)?
+    public var onAim: ((_ streamTime: Double, _ seenAt: ClockTime) -> Void)?
 
     /// Frames decoded ahead of the one being waited for, at most (0: none).
     public var maxDecodedAhead = 8
@@ -134,8 +134,8 @@ public final class PlaybackSession {
     var bufferPrimed = false
     /// `stats.framesPresented` when the timeline last started.
     var timelineStartFrames = 0
-    /// The read-ahead's total wait for the network at the last step (nanoseconds).
-    var networkWaitsSeen: UInt64 = 0
+    /// The read-ahead's total wait for the network at the last step.
+    var networkWaitsSeen = Duration.zero
 
     public init(reader: FrameReader, display: any Display, clock: any PlaybackClock = MonotonicClock(), timed: Bool = true, rate: Double = 1) {
         self.reader = reader
@@ -173,14 +173,14 @@ public final class PlaybackSession {
             // Waiting for the network: the step waited a little for data; step again.
             if case .buffering = r { continue }
             let now = clock.now()
-            if case .presented = r, now &- lastProgress >= progressInterval {
+            if case .presented = r, now - lastProgress >= progressInterval {
                 lastProgress = now
-                stats.wallSeconds = Double(now &- start) / 1e9
+                stats.wallSeconds = (now - start).secondsValue
                 refreshReaderStats()
                 progress(PlaybackProgress(position: position, duration: duration, stats: stats))
             }
         }
-        stats.wallSeconds = Double(clock.now() &- start) / 1e9
+        stats.wallSeconds = (clock.now() - start).secondsValue
         refreshReaderStats()
         stats.pacingDeviations.sort()
         return stats
@@ -236,7 +236,7 @@ public final class PlaybackSession {
         count(aim.rebase)
         if let onAim, let t = streamTime(ofMedia: media) { onAim(t, aim.seenAt) }
         var target = aim.target
-        var commitAt: UInt64?
+        var commitAt: ClockTime?
         // Not before the first frame of a timeline (a start, a seek, a stall): its wait is
         // short (`delayNextStart`), and the decodes that follow a start or a seek are the
         // slowest (a new reader, its threads starting). In the vkms guest one decode ahead

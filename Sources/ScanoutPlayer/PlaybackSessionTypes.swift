@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDecode
 import ScanoutDemux
 
@@ -24,7 +25,7 @@ public struct PlaybackStats: Sendable {
     /// |presentation time − target time| of each presented frame, nanoseconds; sorted once
     /// playback ends (`run`), in presentation order while it goes on. A session with a
     /// `deviationWindow` keeps only the latest ones.
-    public var pacingDeviations: [UInt64] = []
+    public var pacingDeviations: [Duration] = []
     public var decodeErrors = DecodeStats()
     /// Copies of decoded pictures between CPU and GPU memory (downloads, uploads) and the ones
     /// that stayed on the GPU (GPU copies, imports), when the session counts them.
@@ -45,14 +46,14 @@ public struct PlaybackStats: Sendable {
     /// The `p`-th percentile (0...100) of the pacing deviation, milliseconds (`percentile`).
     public func pacingPercentile(_ p: Double) -> Double { Self.percentile(p, of: pacingDeviations) }
 
-    /// The `p`-th percentile (0...100) of `deviations` (nanoseconds), milliseconds. Sorts a copy
+    /// The `p`-th percentile (0...100) of `deviations`, milliseconds. Sorts a copy
     /// when they are not sorted yet: callers off the playback thread (`PlayerSnapshot`) pay for it.
-    public static func percentile(_ p: Double, of deviations: [UInt64]) -> Double {
+    public static func percentile(_ p: Double, of deviations: [Duration]) -> Double {
         guard !deviations.isEmpty else { return 0 }
         var sorted = deviations
         for i in sorted.indices.dropFirst() where sorted[i] < sorted[i - 1] { sorted.sort(); break }
         let i = min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))
-        return Double(sorted[i]) / 1e6
+        return Double(sorted[i].nanosecondCount) / 1e6
     }
 }
 

@@ -191,14 +191,14 @@ public final class Player: @unchecked Sendable {
         // published from there (the engine is only reached from this thread).
         engine.onBufferingInsideRead = { [unowned self, unowned engine] in self.publishSnapshot(engine) }
         publishSnapshot(engine)
-        var lastSnapshot: UInt64 = 0
+        var lastSnapshot = ClockTime.zero
         while true {
             condition.lock()
             while queue.isEmpty && !stopping && !engine.isRunning {
                 if let wake = engine.nextWakeup {
                     let now = clock.now()
                     if wake <= now { break }
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wake - now) / 1e9))
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: (wake - now).secondsValue))
                     if clock.now() >= wake { break }
                 } else {
                     condition.wait()
@@ -221,7 +221,7 @@ public final class Player: @unchecked Sendable {
             }
             // While playing, the copy is refreshed four times a second; after a command, at once.
             let now = clock.now()
-            if !jobs.isEmpty || !engine.isRunning || now &- lastSnapshot >= 250_000_000 {
+            if !jobs.isEmpty || !engine.isRunning || now - lastSnapshot >= .milliseconds(250) {
                 lastSnapshot = now
                 publishSnapshot(engine)
             }

@@ -20,7 +20,7 @@ extension PlayerAudio {
     /// While a live item's sound is held back, once the picture has played `liveHold` the sound
     /// starts `liveMargin` behind it: the chunks before that are cut
     /// (`AudioOutput.flush(discardBefore:)`) and the rest queued.
-    public func presented(streamTime seconds: Double, shownAt: UInt64? = nil) {
+    public func presented(streamTime seconds: Double, shownAt: ClockTime? = nil) {
         if waitingForPicture {
             release(picture: seconds, seenAt: shownAt ?? clock())
             return
@@ -47,7 +47,7 @@ extension PlayerAudio {
     /// A timed frame of stream time `seconds` is to be seen at `seenAt`, and is about to be
     /// waited for and shown (`PlaybackSession.onAim`): the sound waiting for the picture starts
     /// from it, lined up with it (`release`).
-    public func aimed(streamTime seconds: Double, seenAt: UInt64) {
+    public func aimed(streamTime seconds: Double, seenAt: ClockTime) {
         guard waitingForPicture else { return }
         release(picture: seconds, seenAt: seenAt)
     }
@@ -65,7 +65,7 @@ extension PlayerAudio {
     /// for the time left). No sample is cut for it: when the sound starts before its picture
     /// (an item whose audio begins first, an output thread late to write), the frames after the
     /// first wait for the sound's clock.
-    func release(picture t0: Double, seenAt: UInt64?) {
+    func release(picture t0: Double, seenAt: ClockTime?) {
         waitingForPicture = false
         let chunks = held ?? []
         held = nil

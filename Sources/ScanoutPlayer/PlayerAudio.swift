@@ -31,13 +31,13 @@ public final class PlayerAudio {
     var rate = 1.0
     /// The device that failed to open, and when: tried again `reopenInterval` later.
     var refused: String?
-    var refusedAt: UInt64 = 0
+    var refusedAt = ClockTime.zero
     /// Openings tried (for `AudioSettings.failOpens`).
     var opens = 0
     /// How long a device that could not open waits before it is tried again.
-    public var reopenInterval: UInt64 = 2_000_000_000
-    /// The engine's clock (monotonic nanoseconds).
-    public var clock: () -> UInt64 = monotonicNanoseconds
+    public var reopenInterval = Duration.seconds(2)
+    /// The engine's clock.
+    public var clock: () -> ClockTime = ClockTime.now
     /// The device and its counts (nil while none is open).
     public var status: AudioOutputStatus? {
         guard let output else { return nil }
@@ -69,14 +69,14 @@ public final class PlayerAudio {
     /// The picture the sound was let go for, and when it is seen, until the first chunk is
     /// queued lined up with it (`enqueue`): a held one, or, when none of the sound had been
     /// decoded then (its packets come after the frame's in the file), the first that comes.
-    var lineUpWith: (picture: Double, seenAt: UInt64)?
+    var lineUpWith: (picture: Double, seenAt: ClockTime)?
     /// The most sound kept while waiting for the picture, seconds: past that it plays as it is.
     public var pictureWaitLimit = 2.0
     /// How much later than at once the first frame after a start or a seek is shown when the
-    /// sound waits for it, nanoseconds: the output thread writes the silence before the sound
+    /// sound waits for it: the output thread writes the silence before the sound
     /// in that time, not after the frame is on screen, and a screen draws the frame in it
     /// (`PlaybackSession.firstFrameDrawLead`).
-    public var pictureLead: UInt64 = 80_000_000
+    public var pictureLead = Duration.milliseconds(80)
 
     /// Starts the audio of `reader` for `item`. Returns what to report: a device that cannot
     /// open, a track asked for that does not exist.
@@ -168,7 +168,7 @@ public final class PlayerAudio {
     /// last try, for the current item (its audio from where its reader is). Returns
     /// `audioRestored` when it opens; nothing when it fails again (`audioLost` was said once).
     public func retry(reader: FrameReader, item: PlaylistItem, settings: AudioSettings, session: PlaybackSession) -> [PlayerEvent] {
-        guard let device = refused, device == settings.device, clock() &- refusedAt >= reopenInterval else { return [] }
+        guard let device = refused, device == settings.device, clock() - refusedAt >= reopenInterval else { return [] }
         refused = nil
         _ = attach(reader: reader, item: item, settings: settings, session: session, gapless: true)
         guard refused == nil, let output, output.loss == nil else { return [] }

@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutAudio
 
 /// The player's audio settings: where sound goes, how loud, which track.

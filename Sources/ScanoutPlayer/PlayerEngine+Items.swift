@@ -72,8 +72,8 @@ extension PlayerEngine {
         case .none:
             return
         case .wanted:
-            let quarter = duration.map { UInt64(max($0, 0) / 4 / max(session.rate, 0.01) * 1e9) } ?? upcomingSettle
-            upcoming = .due(now &+ min(upcomingSettle, quarter))
+            let quarter = duration.map { Duration.nanoseconds(inSeconds: max($0, 0) / 4 / max(session.rate, 0.01)) } ?? upcomingSettle
+            upcoming = .due(now + min(upcomingSettle, quarter))
         case .due(let due):
             guard now >= due else { return }
             upcoming = .none

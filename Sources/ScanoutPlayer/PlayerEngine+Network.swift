@@ -45,7 +45,7 @@ extension PlayerEngine {
             onReadAheadWait?(false, level)
             if let i = index {
                 let source = URLRedaction.redact(listedSource(i))
-                let waited = String(format: "%.1f", Double(clock.now() &- started) / 1e9)
+                let waited = String(format: "%.1f", (clock.now() - started).secondsValue)
                 emit(.warning("item \(i) (\(source)): the source stalled for \(waited) s (its read-ahead ran dry); playback paused meanwhile and goes on with no frame lost"))
             }
             if state == .buffering {
@@ -62,12 +62,12 @@ extension PlayerEngine {
     /// Reads of `reader` (not live: those report their silence themselves) say when they block.
     func watchStalls(_ reader: FrameReader) {
         if let ahead = reader.readAheadSource {
-            ahead.reportStalls(after: Double(configuration.stallThreshold) / 1e9) { [weak self] seconds in
+            ahead.reportStalls(after: configuration.stallThreshold.secondsValue) { [weak self] seconds in
                 self?.readStalling(seconds)
             }
             return
         }
-        reader.demuxer.reportStalls(after: Double(configuration.stallThreshold) / 1e9) { [weak self] seconds in
+        reader.demuxer.reportStalls(after: configuration.stallThreshold.secondsValue) { [weak self] seconds in
             self?.readStalling(seconds)
         }
     }

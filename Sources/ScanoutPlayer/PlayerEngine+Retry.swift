@@ -31,13 +31,13 @@ extension PlayerEngine {
         session.clear()
         setReasons(reasons.union(.noSource))
         showSlate()
-        set(.error(retryAt: clock.now() &+ configuration.retryInterval))
+        set(.error(retryAt: clock.now() + configuration.retryInterval))
     }
 
     /// The display failed: reported, and the playlist tried again after `retryInterval`.
     func fail(_ message: String, item: Int?) {
         emit(.error(message: message, item: item, skipped: false))
-        set(.error(retryAt: clock.now() &+ configuration.retryInterval))
+        set(.error(retryAt: clock.now() + configuration.retryInterval))
     }
 
     private func showSlate() {

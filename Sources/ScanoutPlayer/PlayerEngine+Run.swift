@@ -19,9 +19,9 @@ extension PlayerEngine {
         lastPlaybackError = nil
         let start = clock.now()
         var lastProgress = start
-        func figures(at now: UInt64) -> PlaybackStats {
+        func figures(at now: ClockTime) -> PlaybackStats {
             var stats = session.currentStats()
-            stats.wallSeconds = Double(now &- start) / 1e9
+            stats.wallSeconds = (now - start).secondsValue
             return stats
         }
         while !shouldStop() {
@@ -30,7 +30,7 @@ extension PlayerEngine {
             if let e = lastPlaybackError { throw e }
             guard isRunning else { break }
             let now = clock.now()
-            if session.stats.framesPresented > shown, now &- lastProgress >= session.progressInterval {
+            if session.stats.framesPresented > shown, now - lastProgress >= session.progressInterval {
                 lastProgress = now
                 progress(PlaybackProgress(position: position, duration: duration, stats: figures(at: now)))
             }

@@ -11,9 +11,9 @@ enum EnginePhase: Equatable {
     /// Playback stopped on a frame. `resumeAt`: that frame's media time (the next one is due
     /// one frame after it on `play`); nil when the item's first frame was never shown.
     case paused(resumeAt: Double?)
-    /// Nothing can be played: the playlist is tried again at `retryAt` (clock nanoseconds);
+    /// Nothing can be played: the playlist is tried again at `retryAt` (the engine's clock);
     /// nil while that retry runs, or after a failure with no retry due.
-    case error(retryAt: UInt64?)
+    case error(retryAt: ClockTime?)
 
     var state: PlayerState {
         switch self {
@@ -49,9 +49,9 @@ struct BufferingWait {
     /// Announced from inside a read of the current item that is still blocked (HTTP, HLS);
     /// it ends when that read returns, or with the item.
     var insideRead = false
-    /// When the timeline started waiting for the read-ahead (clock nanoseconds); nil for the
+    /// When the timeline started waiting for the read-ahead (the engine's clock); nil for the
     /// other waits.
-    var readAheadSince: UInt64?
+    var readAheadSince: ClockTime?
 }
 
 /// The item after the current one: not wanted (none, or being prepared already), wanted once
@@ -60,12 +60,12 @@ struct BufferingWait {
 enum Upcoming: Equatable {
     case none
     case wanted
-    case due(UInt64)
+    case due(ClockTime)
 }
 
 /// When the command that made an item current began, until the item's first frame is shown.
 struct FirstFrameRequest {
-    var startedAt: UInt64?
+    var startedAt: ClockTime?
 }
 
 extension PlayerEngine {

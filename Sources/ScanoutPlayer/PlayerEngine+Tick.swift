@@ -62,7 +62,7 @@ extension PlayerEngine {
         if session.lastStepStalled {
             // The timeline restarted at the frame that came.
             set(.buffering)
-            emit(.buffering(true, reason: "a read waited longer than \(Double(configuration.stallThreshold) / 1e9) s for data"))
+            emit(.buffering(true, reason: "a read waited longer than \(configuration.stallThreshold.secondsValue) s for data"))
             warnStalled()
             set(.playing)
             emit(.buffering(false))
@@ -78,10 +78,10 @@ extension PlayerEngine {
         if let request = awaitingFirstFrame, let i = index, let item = current {
             awaitingFirstFrame = nil
             emit(.firstFrame(item: i, source: item.item.source,
-                             sinceRequest: request.startedAt.map { Double(clock.now() &- $0) / 1e9 }, stages: item.stages))
+                             sinceRequest: request.startedAt.map { (clock.now() - $0).secondsValue }, stages: item.stages))
         }
         let now = clock.now()
-        if now &- lastPositionEvent >= configuration.positionInterval, let i = index {
+        if now - lastPositionEvent >= configuration.positionInterval, let i = index {
             lastPositionEvent = now
             emit(.position(seconds: position, duration: duration, item: i))
         }

@@ -72,7 +72,7 @@ public final class PlayerEngine {
     /// The typed error behind the latest failure of an item that was playing (a read or decode
     /// failure, the display refusing frames); nil before any. `lastFailure` says it in words.
     public internal(set) var lastPlaybackError: (any Error)?
-    var lastPositionEvent: UInt64 = 0
+    var lastPositionEvent = ClockTime.zero
     /// The item after the current one, to be prepared once the current one has settled.
     var upcoming: Upcoming = .none
     /// How long after the current item's first frame the next one starts being prepared, at
@@ -82,14 +82,14 @@ public final class PlayerEngine {
     /// frame of `serve --repeat one` reached the screen 76–250 ms after its aim, against 46 ms
     /// for `play`, and the two frames after it were dropped. mpv and GStreamer's playbin open
     /// the next item near the end of the current one; this one still has the rest of it.
-    public var upcomingSettle: UInt64 = 1_000_000_000
+    public var upcomingSettle = Duration.seconds(1)
     /// The slate is on screen (shown once per failure, not again at each retry).
     var slateShown = false
     /// Why the loop waits on the current item's source, while it does (`BufferingWait`).
     var wait: BufferingWait?
     var transport = TransportTally()
     /// When the command that is making an item current began (load, prepare, jump, a retry).
-    var requestStartedAt: UInt64?
+    var requestStartedAt: ClockTime?
     /// The current item's first frame is still to be shown: when it was asked for (nil after a
     /// gapless transition, which no command asked for).
     var awaitingFirstFrame: FirstFrameRequest?
@@ -139,11 +139,11 @@ public final class PlayerEngine {
     public var currentItem: PreparedItem? { current }
     /// Whether `tick` has a frame to show (the loop should not wait for a command).
     public var isRunning: Bool { state == .playing || state == .buffering }
-    /// When `tick` next has work while not running (a retry), in clock nanoseconds.
-    public var nextWakeup: UInt64? {
+    /// When `tick` next has work while not running (a retry), on the engine's clock.
+    public var nextWakeup: ClockTime? {
         if case .error(let retryAt) = phase { return retryAt }
         // Paused on a live item: the buffer fills meanwhile; look now and then whether it wrapped.
-        if state == .paused, current?.timeshift != nil { return clock.now() &+ 200_000_000 }
+        if state == .paused, current?.timeshift != nil { return clock.now() + .milliseconds(200) }
         return nil
     }
 

@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDemux
 
 /// A command the player cannot carry out. Each case says what was asked and why not.

@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDemux
 
 /// Seconds each step of preparing an item took: opening the input (for a live channel, joining

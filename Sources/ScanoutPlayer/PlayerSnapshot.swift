@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
 import ScanoutAudio
@@ -76,7 +77,7 @@ public struct PlayerSnapshot: Sendable {
     /// The latest pacing deviations (`PlaybackStats.pacingDeviations`), unsorted: the
     /// percentiles are worked out by whoever reads them, not on the playback thread, where
     /// sorting thousands of figures four times a second made frames late on a slow CPU.
-    public var pacingDeviations: [UInt64] = []
+    public var pacingDeviations: [Duration] = []
     public var pacingP50Ms: Double { PlaybackStats.percentile(50, of: pacingDeviations) }
     public var pacingP99Ms: Double { PlaybackStats.percentile(99, of: pacingDeviations) }
     public var decodeMsPerFrame = 0.0

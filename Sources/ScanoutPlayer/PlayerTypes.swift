@@ -100,10 +100,10 @@ public struct ServiceReasons: OptionSet, Sendable, Hashable {
 
 /// Settings of a player, changeable while it runs.
 public struct PlayerConfiguration: Sendable, Equatable {
-    /// Nanoseconds between two `position` events while playing.
-    public var positionInterval: UInt64 = 1_000_000_000
-    /// A frame read slower than this (nanoseconds) counts as buffering.
-    public var stallThreshold: UInt64 = 500_000_000
+    /// The time between two `position` events while playing.
+    public var positionInterval = Duration.seconds(1)
+    /// A frame read slower than this counts as buffering.
+    public var stallThreshold = Duration.milliseconds(500)
     /// Image (any format libavformat reads: PNG, JPEG) shown when nothing can be played.
     public var slate: String?
     /// Scaling for items that name none.
@@ -113,8 +113,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public static let defaultImageDuration = 5.0
     /// Drawn over the frames of items that name no overlay of their own, and over the slate.
     public var overlay: Overlay?
-    /// Nanoseconds between two attempts to play again when every item failed.
-    public var retryInterval: UInt64 = 5_000_000_000
+    /// The time between two attempts to play again when every item failed.
+    public var retryInterval = Duration.seconds(5)
     /// Where sound goes (`none`: silent), its volume, and the audio track of items naming none.
     public var audio = AudioSettings()
     public var demuxer = DemuxerOptions()

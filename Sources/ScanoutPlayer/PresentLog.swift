@@ -18,7 +18,8 @@ public struct PresentLogError: Error, CustomStringConvertible, Equatable {
 /// (lip-sync measurements: `play --present-log`, `serve --present-log`). On a KMS screen the time
 /// is the vblank timestamp of the frame's page-flip event; elsewhere the `CLOCK_MONOTONIC` ns just
 /// after the display took the frame. `target_ns`: when the session meant it to be seen (from the
-/// audio clock when there is one); 0 for untimed playback.
+/// audio clock when there is one); 0 for untimed playback. The file holds `ClockTime`s as their
+/// nanoseconds; they are converted here, at the file's edge.
 ///
 /// Owns its file (closed once, in `deinit`) and, on KMS, the display's `onFlip` while it lives.
 /// Used on the playback loop's thread, where flips are handled too.
@@ -27,8 +28,8 @@ public final class PresentLog {
     private var frames = 0
     /// KMS: media times of frames committed whose flip has not been paired yet, and flip times
     /// not paired yet (each commit ends in exactly one flip of the first output's CRTC).
-    private var committed: [(media: Double, target: UInt64)] = []
-    private var flips: [UInt64] = []
+    private var committed: [(media: Double, target: ClockTime?)] = []
+    private var flips: [ClockTime] = []
     private var crtc: UInt32?
     private let kms: KMSDisplay?
 
@@ -36,7 +37,7 @@ public final class PresentLog {
         guard let f = fopen(path, "w") else { throw PresentLogError(path: path, reason: String(cString: strerror(errno))) }
         file = f
         self.kms = kms
-        kms?.onFlip = { [weak self] crtc, ns in self?.flipped(crtc: crtc, at: ns) }
+        kms?.onFlip = { [weak self] crtc, time in self?.flipped(crtc: crtc, at: time) }
     }
 
     deinit {
@@ -50,28 +51,31 @@ public final class PresentLog {
         guard shown != frames else { return }
         defer { frames = shown }
         guard kms != nil else {
-            fputs("\(session.position) \(monotonicNanoseconds()) \(session.lastPresentedTarget ?? 0)\n", file)
+            fputs("\(session.position) \(ClockTime.now().nanoseconds) \(Self.nanoseconds(session.lastPresentedTarget))\n", file)
             fflush(file)
             return
         }
         // One entry per commit keeps commits and flips in step even if a step showed two frames.
-        committed += Array(repeating: (session.position, session.lastPresentedTarget ?? 0), count: max(1, shown - frames))
+        committed += Array(repeating: (session.position, session.lastPresentedTarget), count: max(1, shown - frames))
         pair()
     }
 
-    private func flipped(crtc: UInt32, at ns: UInt64) {
+    private func flipped(crtc: UInt32, at time: ClockTime) {
         if self.crtc == nil { self.crtc = crtc }
         guard crtc == self.crtc else { return }
-        flips.append(ns)
+        flips.append(time)
         pair()
     }
 
     private func pair() {
         let n = min(committed.count, flips.count)
         guard n > 0 else { return }
-        for i in 0..<n { fputs("\(committed[i].media) \(flips[i]) \(committed[i].target)\n", file) }
+        for i in 0..<n { fputs("\(committed[i].media) \(flips[i].nanoseconds) \(Self.nanoseconds(committed[i].target))\n", file) }
         fflush(file)
         committed.removeFirst(n)
         flips.removeFirst(n)
     }
+
+    /// A time as the file writes it: its nanoseconds, 0 for none (untimed).
+    private static func nanoseconds(_ time: ClockTime?) -> UInt64 { time?.nanoseconds ?? 0 }
 }

@@ -1,13 +1,15 @@
+import ScanoutCore
 import ScanoutDisplay
 
 /// What a frame is shown against: everything a decision reads, passed in (the scheduler reads
 /// no clock, display, decoder or sound of its own).
 public struct PresentContext: Sendable, Equatable {
-    /// The clock's time now, nanoseconds.
-    public var now: UInt64
+    /// The clock's time now.
+    public var now: ClockTime
     /// The display's vblank grid; nil for a target without vblank timestamps (headless, a file).
     public var grid: VBlankGrid?
-    /// Nanoseconds between two frames of the input at rate 1.
+    /// Nanoseconds between two frames of the input at rate 1 (from the media's frame rate, a
+    /// `Double`; cut to a whole nanosecond where a clock time is moved by it).
     public var frameInterval: Double
     /// The media time the listener hears now (the sound clock, on the item's media timeline);
     /// nil when there is no sound clock or it says nothing.
@@ -18,7 +20,7 @@ public struct PresentContext: Sendable, Equatable {
     /// The input is live: a late frame that the sound did not time moves the timeline back.
     public var live: Bool
 
-    public init(now: UInt64, grid: VBlankGrid? = nil, frameInterval: Double, heard: Double? = nil,
+    public init(now: ClockTime, grid: VBlankGrid? = nil, frameInterval: Double, heard: Double? = nil,
                 lateIsNetwork: Bool = false, live: Bool = false) {
         self.now = now
         self.grid = grid
@@ -47,7 +49,7 @@ public struct PresentScheduler: Sendable, Equatable {
     public enum Decision: Sendable, Equatable {
         case present(Aim)
         /// Too late: skipped. `target`: when it was due.
-        case drop(target: UInt64)
+        case drop(target: ClockTime)
     }
 
     /// Why the timeline moved to the frame being shown.
@@ -60,16 +62,16 @@ public struct PresentScheduler: Sendable, Equatable {
 
     /// Where and when a frame that is shown goes.
     public struct Aim: Sendable, Equatable {
-        /// When the frame is due on the timeline (clock time, ns).
-        public var target: UInt64
+        /// When the frame is due on the timeline (clock time).
+        public var target: ClockTime
         /// The vblank nearest `target` (nil without a grid or its phase).
-        public var vblank: UInt64?
+        public var vblank: ClockTime?
         /// When its present starts: half a refresh and the draw before `vblank`, else `target`.
-        public var presentAt: UInt64
+        public var presentAt: ClockTime
         /// When it reaches the screen if its present starts now: `vblank` while there is time to
         /// commit for it, else the first vblank a commit from now reaches; without a grid, the
         /// later of `target` and now.
-        public var seenAt: UInt64
+        public var seenAt: ClockTime
         /// Whether the sound clock timed it.
         public var timedBySound: Bool
         /// Whether it is the first frame of its timeline (never dropped, never decoded ahead of).
@@ -77,7 +79,7 @@ public struct PresentScheduler: Sendable, Equatable {
         /// Set when the timeline moved to this frame because it was late.
         public var rebase: Rebase?
 
-        public init(target: UInt64, vblank: UInt64?, presentAt: UInt64, seenAt: UInt64, timedBySound: Bool,
+        public init(target: ClockTime, vblank: ClockTime?, presentAt: ClockTime, seenAt: ClockTime, timedBySound: Bool,
                     firstOfTimeline: Bool, rebase: Rebase?) {
             self.target = target
             self.vblank = vblank
@@ -101,22 +103,22 @@ public struct PresentScheduler: Sendable, Equatable {
 
     public private(set) var rate: Double
     /// Clock time the frame at `anchorMedia` is due; nil until the timeline starts.
-    public private(set) var anchorTime: UInt64?
+    public private(set) var anchorTime: ClockTime?
     /// Media time of the frame due at `anchorTime`; set before the start by a resume or a seek.
     public private(set) var anchorMedia: Double?
     /// The next frame is the first of its timeline.
     public private(set) var firstOfTimeline = true
     /// When the last frame shown or dropped was due (gapless continuation counts from it).
-    public private(set) var lastTarget: UInt64?
+    public private(set) var lastTarget: ClockTime?
     /// How far after now the next start of the timeline puts its first frame (once).
-    public private(set) var startDelay: UInt64 = 0
-    /// How late a frame timed by the sound may reach the screen, nanoseconds.
-    public var maxLateness: UInt64 = 20_000_000
+    public private(set) var startDelay = Duration.zero
+    /// How late a frame timed by the sound may reach the screen.
+    public var maxLateness = Duration.milliseconds(20)
     /// Frames dropped in a row for the sound at most.
     public var maxConsecutiveMasterDrops = 8
     /// How much earlier than its slot the first frame of a timeline starts its present on a
-    /// screen that holds its commit until then, nanoseconds.
-    public var firstFrameDrawLead: UInt64 = 50_000_000
+    /// screen that holds its commit until then.
+    public var firstFrameDrawLead = Duration.milliseconds(50)
     private var masterDrops = 0
 
     public init(rate: Double = 1) { self.rate = rate }
@@ -126,16 +128,16 @@ public struct PresentScheduler: Sendable, Equatable {
 
     /// Starts the timeline at the frame at `media`: due `now` (plus the start delay, unless a
     /// stall restarts it), at the anchor's media time when a resume or a seek set one.
-    public mutating func start(media: Double, now: UInt64, stalled: Bool = false) {
-        anchorTime = now &+ (stalled ? 0 : startDelay)
-        startDelay = 0
+    public mutating func start(media: Double, now: ClockTime, stalled: Bool = false) {
+        anchorTime = now + (stalled ? .zero : startDelay)
+        startDelay = .zero
         if anchorMedia == nil || stalled { anchorMedia = media }
         firstOfTimeline = true
     }
 
     /// When the frame at `media` is due, and whether the sound timed it (`heard`: the media time
     /// heard at `now`). Timed by the sound, the timeline is anchored at the frame.
-    public mutating func target(of media: Double, now: UInt64, heard: Double?) -> (time: UInt64, bySound: Bool) {
+    public mutating func target(of media: Double, now: ClockTime, heard: Double?) -> (time: ClockTime, bySound: Bool) {
         if let heard {
             let t = time(at: now, plus: media - heard)
             anchorTime = t
@@ -149,7 +151,7 @@ public struct PresentScheduler: Sendable, Equatable {
     public mutating func aim(media: Double, in c: PresentContext) -> Decision {
         let (due, bySound) = target(of: media, now: c.now, heard: c.heard)
         var target = due
-        var late = !firstOfTimeline && c.now > target &+ UInt64(c.frameInterval / rate)
+        var late = !firstOfTimeline && c.now > target + wholeNanoseconds(c.frameInterval / rate)
         if !late, !firstOfTimeline, bySound {
             late = lateForTheSound(seen: Self.seen(ifShownAt: c.now, aimedAt: target, on: c.grid), target: target, grid: c.grid)
         }
@@ -166,8 +168,8 @@ public struct PresentScheduler: Sendable, Equatable {
             // A live source cannot be caught up: the timeline moves back to this frame, with one
             // frame interval to spare so that the frames after it, which come just in time, are
             // not late.
-            let slack = UInt64(c.frameInterval / rate)
-            rebase = .liveSlip(seconds: Double(c.now - target + slack) / 1e9)
+            let slack = wholeNanoseconds(c.frameInterval / rate)
+            rebase = .liveSlip(seconds: (c.now - target + slack).secondsValue)
             anchorTime = c.now + slack
             anchorMedia = media
             target = c.now + slack
@@ -185,15 +187,15 @@ public struct PresentScheduler: Sendable, Equatable {
     /// When to wake for `aim`, and until when its commit is held: the first frame of a timeline,
     /// on a screen that holds commits, is drawn `firstFrameDrawLead` early and committed at its
     /// time.
-    public func wake(for aim: Aim, grid: VBlankGrid?) -> (at: UInt64, commitHold: UInt64?) {
+    public func wake(for aim: Aim, grid: VBlankGrid?) -> (at: ClockTime, commitHold: ClockTime?) {
         guard aim.firstOfTimeline, let grid, grid.holdsCommits else { return (aim.presentAt, nil) }
-        return (aim.presentAt &- min(aim.presentAt, firstFrameDrawLead), aim.presentAt &+ grid.commitLead)
+        return (aim.presentAt - min(aim.presentAt.sinceOrigin, firstFrameDrawLead), aim.presentAt + grid.commitLead)
     }
 
     /// Judged again after the wait, when the item has a sound clock (`heard` what it says now):
     /// the frame is dropped (its new target returned) when it would now be seen too late for the
     /// sound. On a screen it is still seen at `aim.seenAt`; elsewhere, now at the earliest.
-    public mutating func judgeAfterWait(media: Double, aim: Aim, in c: PresentContext) -> UInt64? {
+    public mutating func judgeAfterWait(media: Double, aim: Aim, in c: PresentContext) -> ClockTime? {
         guard !firstOfTimeline else { return nil }
         let seen = c.grid == nil ? max(c.now, aim.target) : aim.seenAt
         let (heardTarget, bySound) = target(of: media, now: c.now, heard: c.heard)
@@ -204,14 +206,14 @@ public struct PresentScheduler: Sendable, Equatable {
 
     /// A read while waiting blocked past the stall threshold: the timeline starts again at the
     /// frame, due now (returned).
-    public mutating func restartAfterStall(media: Double, now: UInt64) -> UInt64 {
+    public mutating func restartAfterStall(media: Double, now: ClockTime) -> ClockTime {
         anchorTime = now
         anchorMedia = media
         return now
     }
 
     /// The frame aimed at `target` was shown.
-    public mutating func presented(target: UInt64) {
+    public mutating func presented(target: ClockTime) {
         firstOfTimeline = false
         lastTarget = target
     }
@@ -239,13 +241,13 @@ public struct PresentScheduler: Sendable, Equatable {
     /// false when there is none (the caller rebases).
     public mutating func continueGapless(previousInterval: Double) -> Bool {
         guard let last = lastTarget else { return false }
-        anchorTime = last &+ UInt64(previousInterval / rate)
+        anchorTime = last + wholeNanoseconds(previousInterval / rate)
         anchorMedia = 0
         return true
     }
 
-    /// The next start of the timeline puts its first frame `nanoseconds` after that step.
-    public mutating func delayNextStart(by nanoseconds: UInt64) { startDelay = nanoseconds }
+    /// The next start of the timeline puts its first frame `delay` after that step.
+    public mutating func delayNextStart(by delay: Duration) { startDelay = delay }
 
     /// Judges the frames available now (media times, in order) as successive steps at the same
     /// moment would: late ones dropped, the first one that is not late aimed. Starts the timeline
@@ -267,17 +269,17 @@ public struct PresentScheduler: Sendable, Equatable {
 
     /// How late a frame timed by the sound may be seen: `maxLateness`, at least half a refresh
     /// plus 1 ms more than the grid's own error.
-    public func allowedLateness(grid: VBlankGrid?) -> UInt64 {
-        max(maxLateness, (grid?.period ?? 0) / 2 + 1_000_000)
+    public func allowedLateness(grid: VBlankGrid?) -> Duration {
+        max(maxLateness, .nanoseconds((grid?.period ?? .zero).nanosecondCount / 2) + .milliseconds(1))
     }
 
     /// The clock time `seconds` of media after (or before) clock time `base`, at the rate.
-    private func time(at base: UInt64, plus seconds: Double) -> UInt64 { clockTime(base, plus: seconds / rate) }
+    private func time(at base: ClockTime, plus seconds: Double) -> ClockTime { clockTime(base, plus: seconds / rate) }
 
     /// Whether a frame timed by the sound at `target`, seen at `seen`, is more than
     /// `allowedLateness` behind it; counts the drop (`maxConsecutiveMasterDrops`: false past them).
-    private mutating func lateForTheSound(seen: UInt64, target: UInt64, grid: VBlankGrid?) -> Bool {
-        guard masterDrops < maxConsecutiveMasterDrops, seen > target &+ allowedLateness(grid: grid) else { return false }
+    private mutating func lateForTheSound(seen: ClockTime, target: ClockTime, grid: VBlankGrid?) -> Bool {
+        guard masterDrops < maxConsecutiveMasterDrops, seen > target + allowedLateness(grid: grid) else { return false }
         masterDrops += 1
         return true
     }
@@ -285,14 +287,19 @@ public struct PresentScheduler: Sendable, Equatable {
     /// When a frame aimed at `target` reaches the screen if its present starts at `now`: the
     /// vblank nearest its time when there is still time to commit for it, else the first one a
     /// commit from now reaches; without vblank timestamps, its time or now, whichever is later.
-    public static func seen(ifShownAt now: UInt64, aimedAt target: UInt64, on grid: VBlankGrid?) -> UInt64 {
+    public static func seen(ifShownAt now: ClockTime, aimedAt target: ClockTime, on grid: VBlankGrid?) -> ClockTime {
         guard let grid, let slot = grid.vblank(nearest: target) else { return max(now, target) }
-        return grid.presentTime(for: slot) >= now ? slot : grid.vblank(after: now &+ grid.commitLead) ?? now
+        return grid.presentTime(for: slot) >= now ? slot : grid.vblank(after: now + grid.commitLead) ?? now
     }
 }
 
-/// Clock time `base` (nanoseconds) moved by `seconds`, earlier ones too (never below 0).
-func clockTime(_ base: UInt64, plus seconds: Double) -> UInt64 {
+/// Clock time `base` moved by `seconds` (of the clock), earlier ones too (never before the
+/// clock's origin); cut to whole nanoseconds.
+func clockTime(_ base: ClockTime, plus seconds: Double) -> ClockTime {
     let offset = seconds * 1e9
-    return offset >= 0 ? base &+ UInt64(offset) : base &- min(base, UInt64(-offset))
+    let n = base.nanoseconds
+    return ClockTime(nanoseconds: offset >= 0 ? n &+ UInt64(offset) : n &- min(n, UInt64(-offset)))
 }
+
+/// A span of `nanoseconds` (a `Double`, a frame interval at the rate) cut to whole nanoseconds.
+func wholeNanoseconds(_ nanoseconds: Double) -> Duration { .nanoseconds(Int64(nanoseconds)) }

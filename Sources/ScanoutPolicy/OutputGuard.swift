@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutKMS
 
 // Per output and per frame: may this connector show the content, or must the display draw a
@@ -32,10 +33,10 @@ import ScanoutKMS
 public final class OutputGuard: OutputFilter {
     public struct Configuration: Sendable, Equatable {
         /// How long HDCP may take to become Enabled before the reason becomes a timeout.
-        public var hdcpTimeoutNs: UInt64
+        public var hdcpTimeout: Duration
 
-        public init(hdcpTimeoutNs: UInt64 = 5_000_000_000) {
-            self.hdcpTimeoutNs = hdcpTimeoutNs
+        public init(hdcpTimeout: Duration = .seconds(5)) {
+            self.hdcpTimeout = hdcpTimeout
         }
     }
 
@@ -57,7 +58,7 @@ public final class OutputGuard: OutputFilter {
 
     private enum Phase: Equatable {
         case idle
-        case waiting(sinceNs: UInt64, afterLoss: Bool, timedOut: Bool)
+        case waiting(since: ClockTime, afterLoss: Bool, timedOut: Bool)
         case enabled
         case failed(KMSError)
     }
@@ -143,12 +144,12 @@ public final class OutputGuard: OutputFilter {
 
     // MARK: Verdicts
 
-    /// The verdict for `connector`'s next frame at `nowNs` (the display's clock, nanoseconds).
+    /// The verdict for `connector`'s next frame at `now` (the display's clock).
     /// `connector` is as the display last read it. May ask for HDCP (`propertyChanges`).
-    public func verdict(for connector: KMSConnector, at nowNs: UInt64) -> OutputVerdict {
+    public func verdict(for connector: KMSConnector, at now: ClockTime) -> OutputVerdict {
         _ = observe(connector)
         var track = tracks[connector.id]!
-        let verdict = decide(connector, &track, nowNs)
+        let verdict = decide(connector, &track, now)
         if case .censor = verdict {
             track.framesCensored += 1
             counters.framesCensored[track.name, default: 0] += 1
@@ -185,7 +186,7 @@ public final class OutputGuard: OutputFilter {
 
     // MARK: Rules
 
-    private func decide(_ c: KMSConnector, _ t: inout Track, _ now: UInt64) -> OutputVerdict {
+    private func decide(_ c: KMSConnector, _ t: inout Track, _ now: ClockTime) -> OutputVerdict {
         switch t.connectorClass {
         case .writeback where policy.capture == .deny:
             return .censor(.captureDenied(output: t.name))
@@ -209,7 +210,7 @@ public final class OutputGuard: OutputFilter {
             return .censor(.hdcpRequestFailed(output: t.name, error: error))
         case .idle:
             requestHDCP(c)
-            t.phase = .waiting(sinceNs: now, afterLoss: false, timedOut: false)
+            t.phase = .waiting(since: now, afterLoss: false, timedOut: false)
         case .waiting, .enabled:
             break
         }
@@ -221,16 +222,16 @@ public final class OutputGuard: OutputFilter {
         switch t.phase {
         case .enabled:
             counters.hdcpLinkLosses += 1
-            t.phase = .waiting(sinceNs: now, afterLoss: true, timedOut: false)
+            t.phase = .waiting(since: now, afterLoss: true, timedOut: false)
             return .censor(.hdcpLost(output: t.name))
         case let .waiting(since, afterLoss, timedOut):
-            if now >= since && now - since >= configuration.hdcpTimeoutNs {
+            if now >= since && now - since >= configuration.hdcpTimeout {
                 if !timedOut {
                     counters.hdcpTimeouts += 1
-                    t.phase = .waiting(sinceNs: since, afterLoss: afterLoss, timedOut: true)
+                    t.phase = .waiting(since: since, afterLoss: afterLoss, timedOut: true)
                 }
                 return .censor(.hdcpTimedOut(output: t.name, required: policy.hdcp,
-                                             seconds: Double(configuration.hdcpTimeoutNs) / 1e9))
+                                             seconds: configuration.hdcpTimeout.secondsValue))
             }
             return .censor(afterLoss ? .hdcpLost(output: t.name) : .hdcpPending(output: t.name, required: policy.hdcp))
         case .idle, .failed:

@@ -1,4 +1,5 @@
 import CEGL
+import ScanoutCore
 
 // The GL objects of the asynchronous readback (GLES 3): a pixel buffer that glReadPixels writes
 // into without waiting, and a fence that says when it has. Like those in GLObjects.swift, each
@@ -85,7 +86,7 @@ final class GLFence {
     /// (a GPU that stopped). `glClientWaitSync`, in slices of 100 ms.
     func wait(limit: Duration = .seconds(10)) throws {
         let slice: GLuint64 = 100_000_000
-        let slices = max(1, Int((limit.seconds * 1e9 / Double(slice)).rounded(.up)))
+        let slices = max(1, Int((Double(limit.nanosecondCount) / Double(slice)).rounded(.up)))
         for _ in 0..<slices {
             switch Int32(bitPattern: glClientWaitSync(sync, GLbitfield(GL_SYNC_FLUSH_COMMANDS_BIT), slice)) {
             case GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED: return

@@ -78,11 +78,10 @@ public final class GLReadbackPipeline<Tag> {
 
     /// Hands out every frame still in flight, oldest first (the end of a stream).
     public func finish() throws -> [Finished] {
-        let clock = ContinuousClock()
-        let t0 = clock.now
+        let t0 = ClockTime.now()
         var done: [Finished] = []
         while !inFlight.isEmpty { done.append(try collectOldest()) }
-        lastStats = GLRenderStats(readback: (clock.now - t0).seconds)
+        lastStats = GLRenderStats(readback: (ClockTime.now() - t0).secondsValue)
         return done
     }
 
@@ -93,11 +92,10 @@ public final class GLReadbackPipeline<Tag> {
             lastStats = renderer.lastStats
             return [Finished(tag: tag, image: image)]
         }
-        let clock = ContinuousClock()
-        var started: ContinuousClock.Instant?
+        var started: ClockTime?
         let slot = nextSlot
         _ = try render(.handOff { [self] picture in
-            started = clock.now
+            started = ClockTime.now()
             try buffers[slot].read(width: picture.width, height: picture.height)
             inFlight.append(InFlight(tag: tag, slot: slot, picture: picture, fence: try GLFence(context: renderer.context),
                                      keepAlive: keepAlive))
@@ -106,7 +104,7 @@ public final class GLReadbackPipeline<Tag> {
         var stats = renderer.lastStats
         var done: [Finished] = []
         while inFlight.count >= depth { done.append(try collectOldest()) }
-        if let started { stats.readback = (clock.now - started).seconds }
+        if let started { stats.readback = (ClockTime.now() - started).secondsValue }
         lastStats = stats
         return done
     }

@@ -8,7 +8,7 @@ import ScanoutDecode
 extension GLRenderer {
     /// Draws one picture as `composition` says: a canvas of the composition's output size (else
     /// the target's, else the picture's natural size) with one zone that covers it.
-    func draw(_ picture: ImportedPicture, _ c: Composition, clock: ContinuousClock, since t0: ContinuousClock.Instant,
+    func draw(_ picture: ImportedPicture, _ c: Composition, since t0: ClockTime,
               completion: Completion) throws -> RGBImage {
         let frame = picture.picture
         let sar = frame.sampleAspectRatio.isValid ? frame.sampleAspectRatio : Rational(1, 1)
@@ -22,32 +22,32 @@ extension GLRenderer {
         }
         let canvas = Canvas(width: W, height: H, background: c.background,
                             zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: W, height: H), composition: c)])
-        return try draw({ _ in picture }, on: canvas, outputSAR: outSAR, clock: clock, since: t0, completion: completion)
+        return try draw({ _ in picture }, on: canvas, outputSAR: outSAR, since: t0, completion: completion)
     }
 
     /// Issues the drawing of `canvas` with `picture(i)` in zone i (`drawCommands`), then completes
     /// it as `completion` says, timing each stage into `lastStats` (upload: bringing the pictures
     /// and layers in; draw: the rest until the drawing is done). The drawn picture carries
     /// `outputSAR` (not square when the sample aspect ratio is carried rather than applied).
-    func draw(_ picture: (Int) throws -> ImportedPicture?, on canvas: Canvas, outputSAR: Rational, clock: ContinuousClock,
-              since t0: ContinuousClock.Instant, completion: Completion) throws -> RGBImage {
+    func draw(_ picture: (Int) throws -> ImportedPicture?, on canvas: Canvas, outputSAR: Rational,
+              since t0: ClockTime, completion: Completion) throws -> RGBImage {
         // What the GPU reads (an import's images, a hardware picture) lives until the drawing is
         // done: past the readback, or handed off with the drawing.
         var kept: [ImportedPicture] = []
         defer { withExtendedLifetime(kept) {} }
         var importing = Duration.zero
         func timed(_ i: Int) throws -> ImportedPicture? {
-            let start = clock.now
-            defer { importing += clock.now - start }
+            let start = ClockTime.now()
+            defer { importing += ClockTime.now() - start }
             let p = try picture(i)
             if let p { kept.append(p) }
             return p
         }
         do {
             try uploadLayers(of: canvas)
-            let t1 = clock.now
+            let t1 = ClockTime.now()
             let drawn = try drawCommands(timed, on: canvas, target: completion.target, outputSAR: outputSAR)
-            let upload = (t1 - t0 + importing).seconds
+            let upload = (t1 - t0 + importing).secondsValue
             let what = kept.map(\.picture.formatName).joined(separator: ", ")
             switch completion {
             case .target, .readPixels:
@@ -55,17 +55,17 @@ extension GLRenderer {
                 try checkGL("drawing \(what.isEmpty ? "a canvas" : what) into \(drawn.width)x\(drawn.height)")
             case .handOff(let start):
                 try checkGL("drawing \(what.isEmpty ? "a canvas" : what) into \(drawn.width)x\(drawn.height)")
-                lastStats = GLRenderStats(upload: upload, draw: (clock.now - t1 - importing).seconds, readback: 0)
+                lastStats = GLRenderStats(upload: upload, draw: (ClockTime.now() - t1 - importing).secondsValue, readback: 0)
                 try start(drawn)
                 return RGBImage(width: 0, height: 0, bytes: [])
             }
-            let t2 = clock.now
+            let t2 = ClockTime.now()
             guard case .readPixels = completion else {
-                lastStats = GLRenderStats(upload: upload, draw: (t2 - t1 - importing).seconds, readback: 0)
+                lastStats = GLRenderStats(upload: upload, draw: (t2 - t1 - importing).secondsValue, readback: 0)
                 return RGBImage(width: 0, height: 0, bytes: [])
             }
             let image = try readPixels(drawn)
-            lastStats = GLRenderStats(upload: upload, draw: (t2 - t1 - importing).seconds, readback: (clock.now - t2).seconds)
+            lastStats = GLRenderStats(upload: upload, draw: (t2 - t1 - importing).secondsValue, readback: (ClockTime.now() - t2).secondsValue)
             return image
         }
     }

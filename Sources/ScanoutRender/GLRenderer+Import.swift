@@ -47,10 +47,9 @@ extension GLRenderer {
     /// image) as `composition` says, and reads it back.
     func render(imported dmabuf: DMABufImport, as composition: Composition) throws -> RGBImage {
         try context.makeCurrent()
-        let clock = ContinuousClock()
-        let t0 = clock.now
+        let t0 = ClockTime.now()
         let picture = try prepared(dmabuf, colorSpace: .unspecified, colorRange: .unspecified, sampleAspectRatio: Rational(1, 1))
-        return try draw(picture, composition, clock: clock, since: t0, completion: .readPixels)
+        return try draw(picture, composition, since: t0, completion: .readPixels)
     }
 
     /// Puts `frame`'s picture into textures the cheapest way its memory allows: NVDEC's CUDA

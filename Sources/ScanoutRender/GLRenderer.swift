@@ -218,10 +218,9 @@ public final class GLRenderer {
     /// still read the picture when this returns: the caller keeps `source.keepAlive`.
     func render(_ source: GLSource, as composition: Composition, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
-        let clock = ContinuousClock()
-        let t0 = clock.now
+        let t0 = ClockTime.now()
         let picture = try importSource(source)
-        return try draw(picture, composition, clock: clock, since: t0, completion: completion)
+        return try draw(picture, composition, since: t0, completion: completion)
     }
 
     /// Draws `canvas` with `sources[i]` in zone i (nil: the zone's background and layers only) and
@@ -243,11 +242,10 @@ public final class GLRenderer {
             throw RenderError.invalidSize("canvas \(canvas.outputSize.width)x\(canvas.outputSize.height) into a \(t.width)x\(t.height) target")
         }
         try context.makeCurrent()
-        let clock = ContinuousClock()
-        let t0 = clock.now
+        let t0 = ClockTime.now()
         // Each picture is brought in as its zone is drawn: the importer pools its textures by
         // size and format, so two zones' uploads made before drawing would share them.
-        return try draw({ try sources[$0].map(importSource) }, on: canvas, outputSAR: Rational(1, 1), clock: clock, since: t0,
+        return try draw({ try sources[$0].map(importSource) }, on: canvas, outputSAR: Rational(1, 1), since: t0,
                         completion: completion)
     }
 

@@ -101,13 +101,6 @@ enum PlaneTransformSize {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let c = components
-        return Double(c.seconds) + Double(c.attoseconds) * 1e-18
-    }
-}
-
 /// The texture of one RGBA layer drawn over the picture (the logo, the subtitles), uploaded again
 /// only when its image changes; released with the renderer's context (`GLTexture`).
 struct LayerTexture {

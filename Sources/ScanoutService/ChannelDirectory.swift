@@ -91,7 +91,7 @@ public final class ChannelDirectory: Sendable {
     private func received(_ r: Result<SAPMessage, SAPError>) {
         switch r {
         case .success(let m):
-            let changes = state.withLock { $0.list.apply(m, at: monotonicNanoseconds()) }
+            let changes = state.withLock { $0.list.apply(m, at: ClockTime.now()) }
             publish(changes)
         case .failure(let e):
             logger.debug("SAP: \(e); ignored")
@@ -99,7 +99,7 @@ public final class ChannelDirectory: Sendable {
     }
 
     private func expire() {
-        publish(state.withLock { $0.list.expire(at: monotonicNanoseconds()) })
+        publish(state.withLock { $0.list.expire(at: ClockTime.now()) })
     }
 
     /// Hands the changes to the player's loop: the withdrawn channel that plays is stopped there,

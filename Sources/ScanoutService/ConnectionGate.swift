@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutCore
 import Logging
 import NIOCore
 import Synchronization
@@ -16,7 +17,7 @@ final class ConnectionBudget: Sendable {
     /// answered, anything else 503): at most `ConnectionGate.overflowCapacity`.
     private let screening = Atomic<Int>(0)
     private let refusals = Atomic<Int>(0)
-    private let lastReport = Mutex<ContinuousClock.Instant?>(nil)
+    private let lastReport = Mutex<ClockTime?>(nil)
     private let logger: Logger
 
     init(capacity: Int, logger: Logger) {
@@ -52,7 +53,7 @@ final class ConnectionBudget: Sendable {
     /// Counts a refusal; says so in the log at most once every 10 s (a flood writes no flood of lines).
     func refused() {
         let total = refusals.wrappingAdd(1, ordering: .relaxed).newValue
-        let now = ContinuousClock.now
+        let now = ClockTime.now()
         let report = lastReport.withLock { last -> Bool in
             if let last, now - last < .seconds(10) { return false }
             last = now

@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -124,7 +125,7 @@ final class RateLimiter: Sendable {
     enum Verdict: Equatable { case allowed, refused(retryAfterSeconds: Int) }
     let perSecond: Double
     let burst: Double
-    private struct Bucket { var tokens: Double; var at: ContinuousClock.Instant }
+    private struct Bucket { var tokens: Double; var at: ClockTime }
     private let buckets = Mutex([String: Bucket]())
     /// Clients remembered at most; beyond it, buckets that have refilled are forgotten.
     private let maxClients = 4096
@@ -136,15 +137,15 @@ final class RateLimiter: Sendable {
 
     var describe: String { "\(RequestDecoder.format(perSecond)) requests a second (bursts of \(Int(burst)))" }
 
-    func take(_ client: String, now: ContinuousClock.Instant = .now) -> Verdict {
+    func take(_ client: String, now: ClockTime = .now()) -> Verdict {
         buckets.withLock { all in
             var b = all[client] ?? Bucket(tokens: burst, at: now)
-            let elapsed = (now - b.at) / .seconds(1)
+            let elapsed = (now - b.at).secondsValue
             b.tokens = min(burst, b.tokens + elapsed * perSecond)
             b.at = now
             defer {
                 if all.count >= maxClients, all[client] == nil {
-                    all = all.filter { ($0.value.tokens + (now - $0.value.at) / .seconds(1) * perSecond) < burst }
+                    all = all.filter { ($0.value.tokens + (now - $0.value.at).secondsValue * perSecond) < burst }
                 }
                 all[client] = b
             }

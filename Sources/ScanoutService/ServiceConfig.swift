@@ -209,8 +209,8 @@ public struct ServiceConfig: Sendable, Equatable {
     /// The player's share of the settings.
     public var playerConfiguration: PlayerConfiguration {
         var p = PlayerConfiguration()
-        p.positionInterval = UInt64(positionInterval * 1e9)
-        p.retryInterval = UInt64(retryInterval * 1e9)
+        p.positionInterval = .nanoseconds(inSeconds: positionInterval)
+        p.retryInterval = .nanoseconds(inSeconds: retryInterval)
         p.slate = slate
         p.scaling = scaling
         p.imageDuration = imageDuration

@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutCore
 
 /// The service manager's notification socket (`sd_notify(3)`), written without libsystemd: one
 /// datagram per message to the `AF_UNIX` socket named in `$NOTIFY_SOCKET` (a path, or `@name`
@@ -62,11 +63,9 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// `RELOADING=1` with the monotonic time, as `Type=notify-reload` wants it (and `Type=notify`
-    /// accepts).
+    /// accepts): `MONOTONIC_USEC` is the monotonic clock's time in whole microseconds.
     public func reloading() throws(NotifyError) {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        try notify("RELOADING=1\nMONOTONIC_USEC=\(UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000)")
+        try notify("RELOADING=1\nMONOTONIC_USEC=\(ClockTime.now().nanoseconds / 1000)")
     }
 }
 

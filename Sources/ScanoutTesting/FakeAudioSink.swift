@@ -45,7 +45,7 @@ public final class FakeAudioSink: AudioSink, @unchecked Sendable {
     private var counted = Counts()
     /// Frames written and not heard yet, as of `settled` on the clock.
     private var held = 0
-    private var settled: UInt64
+    private var settled: ClockTime
     /// Frames heard in all, and the fraction of a frame the clock has moved past the last one.
     private var heard = 0
     private var remainder: UInt64 = 0
@@ -59,7 +59,7 @@ public final class FakeAudioSink: AudioSink, @unchecked Sendable {
     private var gone: Int32?
     /// The clock's reading when the writer started waiting for it to move (a write into a full
     /// buffer, a drain); nil while it does not wait.
-    private var waitingSince: UInt64?
+    private var waitingSince: ClockTime?
 
     /// A sink of `format` with `periodFrames` per period and `bufferFrames` in all (by default a
     /// period of 10 ms and a buffer of 100 ms, as ALSA sets a card up for the output), heard at
@@ -112,34 +112,40 @@ public final class FakeAudioSink: AudioSink, @unchecked Sendable {
     }
 
     /// Moves the clock on by `step` whenever a writer waits for it, until `done` holds; false when
-    /// it did not within `timeout` seconds of real time (nothing more was written, say). Between
-    /// two looks it waits for the sink to be written to or waited on, not for time to pass.
+    /// it did not within `timeout` of real time (nothing more was written, say). Between two looks
+    /// it waits for the sink to be written to or waited on, not for time to pass.
     @discardableResult
-    public func run(step: UInt64 = 5_000_000, timeout: Double = 10, until done: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+    public func run(step: Duration = .milliseconds(5), timeout: Duration = .seconds(10), until done: () -> Bool) -> Bool {
+        let deadline = ClockTime.now() + timeout
         while !done() {
-            if Date() > deadline { return false }
+            if ClockTime.now() > deadline { return false }
             if isWaitingForClock {
                 clock.advance(by: step)
             } else {
-                condition.withLock { _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.01))) }
+                condition.withLock { _ = condition.wait(until: Self.wakeUp(within: .milliseconds(10), before: deadline)) }
             }
         }
         return true
     }
 
+    /// The `Date` `NSCondition.wait(until:)` takes for a wait of at most `most`, and no later than
+    /// `deadline` on the monotonic clock: the only use of `Date` here, as that call needs one.
+    static func wakeUp(within most: Duration, before deadline: ClockTime) -> Date {
+        Date(timeIntervalSinceNow: max(min(most, deadline - ClockTime.now()), .zero).secondsValue)
+    }
+
     /// Waits until the writer waits for the clock, or until `idle` holds (asked at each change of
     /// the sink and every millisecond between, with the sink's lock held: `idle` must not call
-    /// into the sink), at most `timeout` seconds of real time; false when that passed first.
-    func waitUntilWaitingForClock(or idle: () -> Bool, timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+    /// into the sink), at most `timeout` of real time; false when that passed first.
+    func waitUntilWaitingForClock(or idle: () -> Bool, timeout: Duration) -> Bool {
+        let deadline = ClockTime.now() + timeout
         condition.lock()
         defer { condition.unlock() }
         while true {
             if waitingSince != nil && waitingSince == clock.now() { return true }
             if idle() { return true }
-            if Date() >= deadline { return false }
-            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.001)))
+            if ClockTime.now() >= deadline { return false }
+            _ = condition.wait(until: Self.wakeUp(within: .milliseconds(1), before: deadline))
         }
     }
 
@@ -259,7 +265,7 @@ public final class FakeAudioSink: AudioSink, @unchecked Sendable {
         defer { settled = max(settled, now) }
         guard running, !paused, now > settled else { return }
         let rate = UInt64(format.sampleRate)
-        let elapsed = (now - settled) * rate + remainder
+        let elapsed = UInt64((now - settled).nanosecondCount) * rate + remainder
         let frames = Int(elapsed / 1_000_000_000)
         remainder = elapsed % 1_000_000_000
         let played = min(frames, held)
@@ -343,26 +349,26 @@ public final class FakeAudioSinks: @unchecked Sendable {
 /// `stalls` are read and written on that thread only (hence `@unchecked Sendable`).
 public final class AudioPacedClock: PlaybackClock, @unchecked Sendable {
     public let sinks: FakeAudioSinks
-    /// The most the clock moves at once, nanoseconds.
-    public let step: UInt64
-    /// Real seconds to wait for the output at one instant before the clock moves anyway: an
+    /// The most the clock moves at once.
+    public let step: Duration
+    /// Real time to wait for the output at one instant before the clock moves anyway: an
     /// output that never settles fails its test instead of hanging it.
-    public let patience: Double
+    public let patience: Duration
     /// The output to wait for: the player's (`{ engine.audio.output }`).
     public var output: () -> AudioOutput? = { nil }
     /// Times the clock moved because `patience` ran out, not because the output had settled:
     /// a test expects none.
     public private(set) var stalls = 0
 
-    public init(sinks: FakeAudioSinks, step: UInt64 = 2_000_000, patience: Double = 5) {
+    public init(sinks: FakeAudioSinks, step: Duration = .milliseconds(2), patience: Duration = .seconds(5)) {
         self.sinks = sinks
         self.step = step
         self.patience = patience
     }
 
-    public func now() -> UInt64 { sinks.clock.now() }
+    public func now() -> ClockTime { sinks.clock.now() }
 
-    public func sleep(until deadline: UInt64) {
+    public func sleep(until deadline: ClockTime) {
         while true {
             let t = now()
             guard t < deadline else { return }

@@ -62,7 +62,7 @@ public final class FakeKMSDevice: KMSDevice {
     private var destroyedBlobs: Set<UInt32> = []
     private var nextID: UInt32
 
-    /// `clock` gives the flip timestamps (ns): the one the display and the session are given.
+    /// `clock` gives the flip timestamps: the one the display and the session are given.
     public init(connectors: [KMSConnector], encoders: [KMSEncoder], crtcs: [KMSCRTC], planes: [KMSPlane],
                 clock: any PlaybackClock = MonotonicClock(), path: String = "/dev/dri/fake0") {
         self.path = path
@@ -211,7 +211,7 @@ public final class FakeKMSDevice: KMSDevice {
                     let sequence = (sequences[crtc] ?? 0) + 1
                     sequences[crtc] = sequence
                     pendingFlips.insert(crtc)
-                    events.append(.flipComplete(crtcID: crtc, sequence: sequence, timestampNs: now))
+                    events.append(.flipComplete(crtcID: crtc, sequence: sequence, timestamp: now))
                 }
             }
         } catch let error as KMSError {

@@ -8,20 +8,21 @@ import ScanoutCore
 /// another thread (an audio output's) may read it while the test moves it.
 public final class ManualClock: PlaybackClock, @unchecked Sendable {
     private let lock = NSLock()
-    private var current: UInt64
+    private var current: ClockTime
     private var observers: [@Sendable () -> Void] = []
 
-    public init(start: UInt64 = 1_000_000_000) { current = start }
+    /// A clock at `start` (one second after the origin unless told).
+    public init(start: ClockTime = ClockTime(nanoseconds: 1_000_000_000)) { current = start }
 
-    /// Now, in nanoseconds; a test may set it.
-    public var time: UInt64 {
+    /// Now; a test may set it.
+    public var time: ClockTime {
         get { lock.withLock { current } }
         set { move { _ in newValue } }
     }
 
-    public func now() -> UInt64 { time }
-    public func sleep(until deadline: UInt64) { move { max($0, deadline) } }
-    public func advance(by nanoseconds: UInt64) { move { $0 + nanoseconds } }
+    public func now() -> ClockTime { time }
+    public func sleep(until deadline: ClockTime) { move { max($0, deadline) } }
+    public func advance(by span: Duration) { move { $0 + span } }
 
     /// Calls `observer` after every change of the time (outside the clock's lock, on the thread
     /// that changed it): how a fake that waits on this clock hears it move.
@@ -29,7 +30,7 @@ public final class ManualClock: PlaybackClock, @unchecked Sendable {
         lock.withLock { observers.append(observer) }
     }
 
-    private func move(_ to: (UInt64) -> UInt64) {
+    private func move(_ to: (ClockTime) -> ClockTime) {
         let told = lock.withLock {
             current = to(current)
             return observers

@@ -54,7 +54,7 @@ struct Decode: ParsableCommand {
             var count = 0
             let path = (output == "-" && y4m) ? "pipe:.y4m" : output
             let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
-            let start = monotonicNanoseconds()
+            let start = ClockTime.now()
             defer { progress.finish() }
             let total = frames.map { min($0, reader.video.declaredFrameCount ?? $0) } ?? reader.video.declaredFrameCount
             while count < (frames ?? Int.max), try reader.next(into: frame) {

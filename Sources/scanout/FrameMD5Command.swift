@@ -93,7 +93,7 @@ struct FrameHasher {
     /// Calls `body` with the function that hashes one frame (the frame, its number); writes what
     /// was hashed even when `body` fails, since those lines say where it stopped.
     mutating func run(_ body: ((VideoFrame, Int) throws -> Void) throws -> Void) throws {
-        let start = monotonicNanoseconds()
+        let start = ClockTime.now()
         var written = 0
         defer { progress.finish() }
         do {

@@ -223,8 +223,8 @@ func clockTime(_ s: Double) -> String {
 final class ProgressLine {
     private let tty = isatty(2) != 0
     private let enabled: Bool
-    private var lastPlain: UInt64 = 0
-    private var lastTTY: UInt64 = 0
+    private var lastPlain = ClockTime.zero
+    private var lastTTY = ClockTime.zero
     private var shown = false
 
     init(quiet: Bool = false, terminalOnly: Bool = false) {
@@ -235,15 +235,15 @@ final class ProgressLine {
 
     func update(_ text: String) {
         guard enabled else { return }
-        let now = monotonicNanoseconds()
+        let now = ClockTime.now()
         if tty {
             latest = text
             // A terminal is redrawn at most ten times a second.
-            guard !shown || now - lastTTY >= 100_000_000 else { return }
+            guard !shown || now - lastTTY >= .milliseconds(100) else { return }
             lastTTY = now
             StandardError.write("\r\u{1B}[K" + text)
             shown = true
-        } else if now - lastPlain >= 1_000_000_000 {
+        } else if now - lastPlain >= .seconds(1) {
             lastPlain = now
             StandardError.write(text + "\n")
         }
@@ -257,8 +257,8 @@ final class ProgressLine {
 }
 
 /// "frame 120 / 300 (40%)  95.2 fps" for a job over many frames.
-func frameProgressText(_ done: Int, of total: Int?, since start: UInt64) -> String {
-    let seconds = Double(monotonicNanoseconds() - start) / 1e9
+func frameProgressText(_ done: Int, of total: Int?, since start: ClockTime) -> String {
+    let seconds = (ClockTime.now() - start).secondsValue
     let fps = seconds > 0 ? Double(done) / seconds : 0
     let of = total.map { $0 > 0 ? " / \($0) (\(min(100, done * 100 / $0))%)" : "" } ?? ""
     return "frame \(done)\(of)  \(format1(fps)) fps"

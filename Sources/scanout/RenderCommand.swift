@@ -120,7 +120,7 @@ extension Render {
         let png = PNGEncoder()
         let rendering = try makeRenderer(orientation: orientation, subtitles: subtitles)
         let progress = ProgressLine(quiet: options.quiet, terminalOnly: true)
-        let start = monotonicNanoseconds()
+        let start = ClockTime.now()
         var written = 0
         defer { progress.finish() }
         func write(_ done: [(RenderRequest, RGBImage)]) throws {

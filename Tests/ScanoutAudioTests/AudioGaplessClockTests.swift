@@ -26,7 +26,7 @@ import Testing
             let next = try #require(rig.heard(epoch: 2), "item 2 has a clock once queued")
             // Item 1 ends at 11.2; item 2's first sample, 0.25, is heard then.
             #expect(abs((0.25 - next) - (11.2 - h1)) < 1e-6, "item 2 at \(next) while item 1 is at \(h1)")
-            rig.clock.advance(by: 50_000_000)
+            rig.clock.advance(by: .nanoseconds(50_000_000))
         }
         // Once item 2 plays, its clock is the one its writes set, and item 1's is over.
         #expect(rig.run { rig.sink.framesHeard >= Int(1.3 * 48000) })
@@ -64,7 +64,7 @@ import Testing
         // queued, and then taken by the output thread; 5 ms of the clock between two readings.
         var pairs: [(queued: Bool, item1: Double, item2: Double)] = []
         for _ in 0..<400 where pairs.filter({ !$0.queued }).count < 5 {
-            rig.sink.run(timeout: 1) { rig.sink.isWaitingForClock || output.queuedSeconds == 0 }
+            rig.sink.run(timeout: .seconds(1)) { rig.sink.isWaitingForClock || output.queuedSeconds == 0 }
             let writes = output.counts.framesPlayed
             let queued = output.queuedSeconds > 0
             let t = rig.clock.now()
@@ -72,7 +72,7 @@ import Testing
                output.counts.framesPlayed == writes {
                 pairs.append((queued, a, b))
             }
-            rig.clock.advance(by: 5_000_000)
+            rig.clock.advance(by: .nanoseconds(5_000_000))
         }
         #expect(pairs.contains { $0.queued } && pairs.contains { !$0.queued }, "\(pairs.count) readings")
         // Played seconds to item 1's end and to item 2's first sample are the same.

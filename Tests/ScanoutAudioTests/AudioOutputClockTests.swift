@@ -21,10 +21,10 @@ import Testing
             let heard = try #require(rig.heard())
             #expect(abs(heard - (5 + Double(rig.sink.framesHeard) / 48000)) <= Self.frame, "heard \(heard) after \(rig.sink.framesHeard) frames")
             // Between two writes the clock runs on with the clock it is read at.
-            let later = try #require(rig.output.streamTime(at: rig.clock.now() + 3_000_000, epoch: 0))
+            let later = try #require(rig.output.streamTime(at: rig.clock.now() + .nanoseconds(3_000_000), epoch: 0))
             #expect(abs(later - heard - 0.003) < 1e-9)
             #expect(rig.output.streamTime(at: rig.clock.now(), epoch: 1) == nil, "no other item plays")
-            rig.clock.advance(by: 7_000_000)
+            rig.clock.advance(by: .nanoseconds(7_000_000))
         }
         // The device took all of every period the output counts, and part of the one it waits on.
         let lag = rig.sink.framesWritten - rig.output.counts.framesPlayed
@@ -42,9 +42,9 @@ import Testing
         let heard = try #require(rig.output.streamTime(at: t, epoch: 0))
         #expect(abs(heard - Double(rig.sink.framesHeard) / 48000) <= Self.frame)
         // Written to 0.25 s; the clock runs on for two periods (20 ms) past it, then stops.
-        let toEnd = UInt64((0.25 - heard) * 1e9)
-        #expect(rig.output.streamTime(at: t + toEnd + 15_000_000, epoch: 0) != nil)
-        #expect(rig.output.streamTime(at: t + toEnd + 25_000_000, epoch: 0) == nil)
+        let toEnd = Duration.nanoseconds(UInt64((0.25 - heard) * 1e9))
+        #expect(rig.output.streamTime(at: t + toEnd + .nanoseconds(15_000_000), epoch: 0) != nil)
+        #expect(rig.output.streamTime(at: t + toEnd + .nanoseconds(25_000_000), epoch: 0) == nil)
     }
 
     @Test func aFlushSilencesTheClockUntilTheNextChunkIsWritten() throws {

@@ -18,7 +18,7 @@ import Glibc
         #expect(rig.output.enqueueAll(chunks(first, frames: 4800, start: 0)))
         #expect(rig.run { rig.output.counts.framesPlayed == 9600 })
         // Nothing more comes for half a second: the device plays what it holds and runs dry.
-        rig.clock.advance(by: 500_000_000)
+        rig.clock.advance(by: .nanoseconds(500_000_000))
         #expect(rig.sink.counts.underruns == 1 && rig.sink.delay() == 0)
         #expect(rig.output.enqueueAll(chunks(second, frames: 4800, start: 0.2)))
         #expect(rig.run { rig.output.counts.framesPlayed == 19200 })

@@ -25,7 +25,7 @@ import Testing
         #expect(held > 0, "the device holds samples at the pause")
         #expect(rig.heard() == nil)
         // Half a second paused: nothing heard, nothing written, what the device holds kept.
-        rig.clock.advance(by: 500_000_000)
+        rig.clock.advance(by: .nanoseconds(500_000_000))
         #expect(rig.sink.framesHeard == heardAtPause && rig.output.counts.framesPlayed == writtenAtPause)
         #expect(rig.sink.delay() == held)
         #expect(rig.heard() == nil)
@@ -48,7 +48,7 @@ import Testing
         #expect(rig.run { rig.sink.counts.discards == 1 })
         #expect(rig.sink.delay() == 0, "what the device held is dropped")
         let written = rig.output.counts.framesPlayed
-        rig.clock.advance(by: 500_000_000)
+        rig.clock.advance(by: .nanoseconds(500_000_000))
         #expect(rig.output.counts.framesPlayed == written && rig.heard() == nil)
         rig.output.setPaused(false)
         // The clock waits for the next write, which starts at the sample after the last written.

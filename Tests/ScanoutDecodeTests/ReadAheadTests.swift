@@ -77,7 +77,7 @@ import Testing
         let ahead = try #require(reader.readAheadSource)
         var level = ahead.level
         for _ in 0..<200 where !level.full {
-            ahead.waitForData(nanoseconds: 20_000_000)
+            ahead.waitForData(within: .milliseconds(20))
             level = ahead.level
         }
         // 30 fps: it stops once a second is held, far from the clip's 3.2 s.

@@ -130,10 +130,10 @@ struct SAPChannelTests {
     func merged() {
         var list = ChannelList(playlist: Self.m3u)
         let s = UInt64(1_000_000_000)
-        let first = list.apply(Self.announce(7, "Seven", "239.1.1.7"), at: 1 * s)
-        let duplicate = list.apply(Self.announce(1, "Dup", "239.1.1.1"), at: 1 * s)
-        let second = list.apply(Self.announce(8, "Eight", "239.1.1.8"), at: 1 * s)
-        let repeated = list.apply(Self.announce(7, "Seven", "239.1.1.7"), at: 2 * s)
+        let first = list.apply(Self.announce(7, "Seven", "239.1.1.7"), at: ClockTime(nanoseconds: 1 * s))
+        let duplicate = list.apply(Self.announce(1, "Dup", "239.1.1.1"), at: ClockTime(nanoseconds: 1 * s))
+        let second = list.apply(Self.announce(8, "Eight", "239.1.1.8"), at: ClockTime(nanoseconds: 1 * s))
+        let repeated = list.apply(Self.announce(7, "Seven", "239.1.1.7"), at: ClockTime(nanoseconds: 2 * s))
         #expect(first.added.map(\.name) == ["Seven"] && second.added.map(\.name) == ["Eight"])
         // The one behind the M3U entry is not listed, and a repeat changes nothing.
         #expect(duplicate.isEmpty && repeated.isEmpty)
@@ -148,7 +148,7 @@ struct SAPChannelTests {
         #expect(list.channel(after: nil, step: 1)?.id == "a" && list.channel(after: nil, step: -1)?.name == "Eight")
         #expect(ChannelList().channel(after: nil, step: 1) == nil)
         // A delete withdraws the session, with the reason.
-        let gone = list.apply(Self.announce(7, "Seven", "239.1.1.7", delete: true), at: 3 * s)
+        let gone = list.apply(Self.announce(7, "Seven", "239.1.1.7", delete: true), at: ClockTime(nanoseconds: 3 * s))
         #expect(gone.removed.map(\.channel.id) == [seven.id])
         #expect(gone.removed.first?.reason == "deleted by its announcer (SAP delete from 10.0.0.7)")
         #expect(list.channels.map(\.name) == ["A", "B", "Eight"])
@@ -158,19 +158,19 @@ struct SAPChannelTests {
     func expiry() {
         let s = UInt64(1_000_000_000)
         var fixed = ChannelList(sapTimeout: 3)
-        _ = fixed.apply(Self.announce(1, "One", "239.1.1.1"), at: 10 * s)
-        let early = fixed.expire(at: 12 * s)
+        _ = fixed.apply(Self.announce(1, "One", "239.1.1.1"), at: ClockTime(nanoseconds: 10 * s))
+        let early = fixed.expire(at: ClockTime(nanoseconds: 12 * s))
         #expect(early.isEmpty)
-        let r = fixed.expire(at: 13 * s).removed
+        let r = fixed.expire(at: ClockTime(nanoseconds: 13 * s)).removed
         #expect(r.map(\.channel.name) == ["One"] && r.first?.reason == "no announcement for 3.0 s (timeout 3 s)")
         #expect(fixed.channels.isEmpty)
 
         var derived = ChannelList()
-        _ = derived.apply(Self.announce(1, "One", "239.1.1.1"), at: 0)
-        _ = derived.apply(Self.announce(1, "One", "239.1.1.1"), at: 5 * s)  // every 5 s: 50 s
-        _ = derived.apply(Self.announce(2, "Two", "239.1.1.2"), at: 5 * s)  // once: 30 s
-        let at34 = derived.expire(at: 34 * s), at35 = derived.expire(at: 35 * s)
-        let at54 = derived.expire(at: 54 * s), at55 = derived.expire(at: 55 * s)
+        _ = derived.apply(Self.announce(1, "One", "239.1.1.1"), at: .zero)
+        _ = derived.apply(Self.announce(1, "One", "239.1.1.1"), at: ClockTime(nanoseconds: 5 * s))  // every 5 s: 50 s
+        _ = derived.apply(Self.announce(2, "Two", "239.1.1.2"), at: ClockTime(nanoseconds: 5 * s))  // once: 30 s
+        let at34 = derived.expire(at: ClockTime(nanoseconds: 34 * s)), at35 = derived.expire(at: ClockTime(nanoseconds: 35 * s))
+        let at54 = derived.expire(at: ClockTime(nanoseconds: 54 * s)), at55 = derived.expire(at: ClockTime(nanoseconds: 55 * s))
         #expect(at34.isEmpty && at54.isEmpty)
         #expect(at35.removed.map(\.channel.name) == ["Two"] && at55.removed.map(\.channel.name) == ["One"])
     }

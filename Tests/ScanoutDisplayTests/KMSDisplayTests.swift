@@ -14,7 +14,7 @@ import Testing
 /// Two screens' worth of hardware: HDMI-A-1 (connected, 640x480@60 preferred and 320x240@60) and
 /// DP-1 (disconnected), encoders 20/21, CRTCs 10/11, primary planes 40/43 (XR24), overlay 41 (NV12,
 /// XR24) on CRTC 10, and a writeback connector 32 when asked.
-private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = ManualClock(start: 5_000)) -> FakeKMSDevice {
+private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = ManualClock(start: ClockTime(nanoseconds: 5_000))) -> FakeKMSDevice {
     let modes = [KMSMode(width: 640, height: 480, refresh: 60, preferred: true), KMSMode(width: 320, height: 240, refresh: 60)]
     var connectors = [
         KMSConnector(id: 30, typeName: "HDMI-A", typeID: 1, connection: .connected, modes: modes, encoderIDs: [20],
@@ -42,7 +42,7 @@ private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = Manual
 /// The first frames of the counter fixture (320x240).
 /// A KMS display on `twoPorts`, drawing into memory, on a manual clock at 9 µs.
 private func onTwoPorts() throws -> (ManualClock, FakeKMSDevice, MemoryScanoutRenderer, KMSDisplay) {
-    let clock = ManualClock(start: 9_000)
+    let clock = ManualClock(start: ClockTime(nanoseconds: 9_000))
     let device = twoPorts(clock: clock)
     let renderer = MemoryScanoutRenderer()
     return (clock, device, renderer, try KMSDisplay(device: device, renderer: renderer, clock: clock))
@@ -101,7 +101,7 @@ private final class Token {}
         #expect(device.commits.map(\.flags) == [[.testOnly, .allowModeset], [.allowModeset, .pageFlipEvent]])
         #expect(device.value(of: 10, "ACTIVE") == 1 && device.value(of: 30, "CRTC_ID") == 10)
         #expect(display.counters.flips == 1 && display.counters.composited == 0)
-        #expect(display.lastFlipTimestampNs == 9_000)
+        #expect(display.lastFlipTimestamp == ClockTime(nanoseconds: 9_000))
         let output = display.outputs[0]
         let lit = try display.renderer.read(output.buffers[try #require(output.onScreen)])
         #expect(lit.bytes.allSatisfy { $0 == 0 }, "the background: black")
@@ -149,31 +149,31 @@ private final class Token {}
         #expect(display.holdsCommits)
         try display.lightUp()
         let f = try frames(3)
-        clock.time = 1_000_000_000
-        display.holdNextCommit(until: 1_030_000_000)
+        clock.time = ClockTime(nanoseconds: 1_000_000_000)
+        display.holdNextCommit(until: ClockTime(nanoseconds: 1_030_000_000))
         try display.present(f[0], orientation: .identity)
         try display.drainEvents()
-        #expect(clock.time == 1_030_000_000 && display.lastFlipTimestampNs == 1_030_000_000)
-        clock.time = 1_050_000_000
+        #expect(clock.time.nanoseconds == 1_030_000_000 && display.lastFlipTimestamp?.nanoseconds == 1_030_000_000)
+        clock.time = ClockTime(nanoseconds: 1_050_000_000)
         try display.present(f[1], orientation: .identity)
         try display.drainEvents()
-        #expect(display.lastFlipTimestampNs == 1_050_000_000, "held once only")
-        display.holdNextCommit(until: 1_000_000_000)
-        clock.time = 1_070_000_000
+        #expect(display.lastFlipTimestamp?.nanoseconds == 1_050_000_000, "held once only")
+        display.holdNextCommit(until: ClockTime(nanoseconds: 1_000_000_000))
+        clock.time = ClockTime(nanoseconds: 1_070_000_000)
         try display.present(f[2], orientation: .identity)
         try display.drainEvents()
-        #expect(display.lastFlipTimestampNs == 1_070_000_000, "a time past holds nothing")
+        #expect(display.lastFlipTimestamp?.nanoseconds == 1_070_000_000, "a time past holds nothing")
         // The draw's estimate is the draw's, not the hold's.
-        #expect(display.commitLead == 0)
+        #expect(display.commitLead == .zero)
     }
 
     @Test func laterFramesAreNonBlockingFlipsPacedByFlipEvents() throws {
-        let clock = ManualClock(start: 7_000)
+        let clock = ManualClock(start: ClockTime(nanoseconds: 7_000))
         let device = twoPorts(clock: clock)
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), clock: clock)
         var shownFBs: [UInt64] = []
         for (i, f) in try frames(5).enumerated() {
-            clock.time = 7_000 + UInt64(i) * 16_666_667
+            clock.time = ClockTime(nanoseconds: 7_000 + UInt64(i) * 16_666_667)
             try display.present(f, orientation: .identity)
             shownFBs.append(device.value(of: 40, "FB_ID")!)
         }
@@ -192,7 +192,7 @@ private final class Token {}
         for i in 1..<shownFBs.count { #expect(shownFBs[i] != shownFBs[i - 1]) }
         try display.drainEvents()
         #expect(display.counters.flips == 5)
-        #expect(display.lastFlipTimestampNs == 7_000 + 4 * 16_666_667)
+        #expect(display.lastFlipTimestamp?.nanoseconds == 7_000 + 4 * 16_666_667)
         #expect(display.counters.composited == 5)
     }
 
@@ -200,21 +200,21 @@ private final class Token {}
     /// estimate a frame's present starts ahead by (`commitLead`) is the draws' 10 ms, not moved
     /// by the modeset, and a single 200 ms draw moves it by at most a tenth of two refreshes.
     @Test func theCommitLeadLeavesTheModesetOutAndBoundsAnOutlier() throws {
-        let clock = ManualClock(start: 7_000)
+        let clock = ManualClock(start: ClockTime(nanoseconds: 7_000))
         let device = twoPorts(clock: clock)
         let renderer = MemoryScanoutRenderer()
         let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
-        var cost: UInt64 = 700_000_000
+        var cost = Duration.milliseconds(700)
         renderer.onDraw = { clock.time += cost }
         for (i, f) in try frames(5).enumerated() {
-            if i > 0 { cost = 10_000_000 }
-            clock.time += 16_666_667
+            if i > 0 { cost = .milliseconds(10) }
+            clock.time += .nanoseconds(16_666_667)
             try display.present(f, orientation: .identity)
         }
-        #expect(display.commitLead == 10_000_000)
-        cost = 200_000_000
+        #expect(display.commitLead == .milliseconds(10))
+        cost = .milliseconds(200)
         try display.present(try frames(1)[0], orientation: .identity)
-        #expect(display.commitLead == 10_000_000 * 9 / 10 + 2 * display.refreshInterval / 10)
+        #expect(display.commitLead.nanosecondCount == 10_000_000 * 9 / 10 + 2 * display.refreshInterval.nanosecondCount / 10)
     }
 
     @Test func aRefusedTestCommitStopsWithTheDeviceAndConnectorNamed() throws {

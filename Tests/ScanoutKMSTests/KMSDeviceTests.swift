@@ -135,18 +135,18 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
     }
 
     @Test func flipEventsCarryIncreasingSequencesAndInjectedTimestamps() throws {
-        let clock = ManualClock(start: 1_000)
+        let clock = ManualClock(start: ClockTime(nanoseconds: 1_000))
         let device = FakeKMSDevice.singleScreen(clock: clock)
         let a = device.addFramebuffer(format: FourCC.xrgb8888)
         let b = device.addFramebuffer(format: FourCC.xrgb8888)
         try device.atomicCommit(try modeset(device, fb: a), flags: [.allowModeset, .pageFlipEvent])
-        #expect(try device.nextEvent() == .flipComplete(crtcID: 10, sequence: 1, timestampNs: 1_000))
+        #expect(try device.nextEvent() == .flipComplete(crtcID: 10, sequence: 1, timestamp: ClockTime(nanoseconds: 1_000)))
         #expect(try device.nextEvent() == nil)
 
-        var stamps: [UInt64] = []
+        var stamps: [ClockTime] = []
         var sequences: [UInt64] = []
         for i in 0..<5 {
-            clock.time = 1_000 + UInt64(i + 1) * 16_666_667
+            clock.time = ClockTime(nanoseconds: 1_000 + UInt64(i + 1) * 16_666_667)
             try device.atomicCommit(flip(fb: i % 2 == 0 ? b : a), flags: [.nonBlock, .pageFlipEvent])
             // A test-only commit and a commit without the flag add no event.
             try device.atomicCommit(flip(fb: a), flags: .testOnly)
@@ -159,7 +159,7 @@ private func rejection(_ body: () throws -> Void) -> KMSError? {
             #expect(try device.nextEvent() == nil)
         }
         #expect(sequences == [2, 3, 4, 5, 6])
-        #expect(stamps == (1...5).map { 1_000 + UInt64($0) * 16_666_667 })
+        #expect(stamps == (1...5).map { ClockTime(nanoseconds: 1_000 + UInt64($0) * 16_666_667) })
         try device.atomicCommit(flip(fb: b), flags: [])
         #expect(try device.nextEvent() == nil)
     }

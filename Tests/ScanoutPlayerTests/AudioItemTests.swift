@@ -111,7 +111,7 @@ final class SizeRecordingDisplay: Display {
         #expect(events.all.contains { if case let .seekCompleted(p, _) = $0 { return abs(p - 0.5) < 0.03 }; return false })
         play(e)
         #expect(e.state == .ended)
-        let seconds = Double(clock.now() - start) / 1e9
+        let seconds = (clock.now() - start).secondsValue
         #expect(seconds >= 0.5 && seconds < 0.6)
         // Black 16×16 without a slate or cover.
         #expect(display.shown.allSatisfy { $0.width == 16 && $0.height == 16 })

@@ -56,8 +56,8 @@ func difference(_ a: some Collection<Int16>, _ b: some Collection<Int16>) -> Str
 final class HeardRecordingDisplay: Display {
     let clock: any PlaybackClock
     /// Asked at each frame: the audio position now.
-    var heard: (UInt64) -> Double? = { _ in nil }
-    var shown: [(pts: Int64, at: UInt64, heard: Double?)] = []
+    var heard: (ClockTime) -> Double? = { _ in nil }
+    var shown: [(pts: Int64, at: ClockTime, heard: Double?)] = []
     var vblankSource: (any VBlankSource)?
     init(clock: any PlaybackClock) { self.clock = clock }
     var description: String { "heard-recording" }
@@ -115,14 +115,14 @@ enum SoundPath: CaseIterable, Sendable { case fake, alsa }
     /// `period − ahead` ago): a frame shown on it is seen `ahead` after its present.
     final class VBlankAhead: VBlankSource {
         let clock: any PlaybackClock
-        let refreshInterval: UInt64
-        let ahead: UInt64
-        init(clock: any PlaybackClock, period: UInt64, ahead: UInt64) {
+        let refreshInterval: Duration
+        let ahead: Duration
+        init(clock: any PlaybackClock, period: Duration, ahead: Duration) {
             self.clock = clock
             refreshInterval = period
             self.ahead = ahead
         }
-        var lastVBlank: UInt64? { clock.now() + ahead - refreshInterval }
+        var lastVBlank: ClockTime? { clock.now() + ahead - refreshInterval }
     }
 
     /// Runs `body` on an engine playing to the device of `path`, on a screen whose vblanks come
@@ -211,7 +211,7 @@ enum SoundPath: CaseIterable, Sendable { case fake, alsa }
     /// after each write (`AudioOutput.streamTime`): on a busy machine it often says nothing, and
     /// those frames follow the session's own timeline from the last frame it timed. The fake
     /// sink reports what it holds, so its clock answers at every frame.
-    private func checkFramesFollowTheAudio(_ display: HeardRecordingDisplay, after: UInt64) -> Int {
+    private func checkFramesFollowTheAudio(_ display: HeardRecordingDisplay, after: ClockTime) -> Int {
         let timed = display.shown.filter { $0.at > after }.dropFirst(2).filter { $0.heard != nil }
         for f in timed {
             let media = Double(f.pts) / 1000
@@ -315,7 +315,7 @@ enum SoundPath: CaseIterable, Sendable { case fake, alsa }
     @Test func onAScreenTheTargetsSoundStartsWhenItsFrameIsSeen() throws {
         let target = 2.3
         let tail = reference.samples[reference.sampleIndex(at: originSeconds + target)...]
-        let (_, written, _) = try playing(vblanks: { VBlankAhead(clock: $0, period: 250_000_000, ahead: 200_000_000) }) { e, _, _ in
+        let (_, written, _) = try playing(vblanks: { VBlankAhead(clock: $0, period: .milliseconds(250), ahead: .milliseconds(200)) }) { e, _, _ in
             try e.load([PlaylistItem(source: clip)], autoplay: true)
             var turns = 0
             while e.position < 0.5, e.state == .playing, turns < 10_000 { e.tick(); turns += 1 }

@@ -13,20 +13,20 @@ import Testing
 /// `silentUntil` (clock time; nil before it) until `lostAt` (nil from it on).
 final class ScriptedAudioClock: MediaClockSource {
     let clock: ManualClock
-    let t0: UInt64
+    let t0: ClockTime
     var start: Double
     var speed = 1.0
-    var silentUntil: UInt64?
-    var lostAt: UInt64?
+    var silentUntil: ClockTime?
+    var lostAt: ClockTime?
     init(clock: ManualClock, start: Double) {
         self.clock = clock
         t0 = clock.now()
         self.start = start
     }
-    func streamTime(at now: UInt64, epoch: Int) -> Double? {
+    func streamTime(at now: ClockTime, epoch: Int) -> Double? {
         if let lostAt, now >= lostAt { return nil }
         if let silentUntil, now < silentUntil { return nil }
-        return start + Double(now - t0) / 1e9 * speed
+        return start + (now - t0).secondsValue * speed
     }
 }
 
@@ -87,7 +87,7 @@ final class ScriptedAudioClock: MediaClockSource {
         let clock = ManualClock()
         let start = clock.now()
         // 30 ms and 7 ns: no frame lands on the 20 ms bound itself, where rounding would decide.
-        let cost: UInt64 = 30_000_007
+        let cost = Duration.nanoseconds(30_000_007)
         let display = RecordingDisplay(clock: clock, cost: cost)
         let (s, audio) = try session(clock, display, followingAudioAt: 1.5)
         let stats = try s.run()
@@ -95,8 +95,8 @@ final class ScriptedAudioClock: MediaClockSource {
         var now = start
         var expected: [Int] = []
         for i in 0..<96 {
-            let due = start + UInt64(Double(i) / 30 / 1.5 * 1e9)
-            if !expected.isEmpty && now > due + 20_000_000 { continue }
+            let due = start + .nanoseconds(UInt64(Double(i) / 30 / 1.5 * 1e9))
+            if !expected.isEmpty && now > due + .nanoseconds(20_000_000) { continue }
             now = max(now, due) + cost
             expected.append(i)
         }
@@ -120,7 +120,7 @@ final class ScriptedAudioClock: MediaClockSource {
         let display = RecordingDisplay(clock: clock)
         let s = try session(clock, display)
         let audio = ScriptedAudioClock(clock: clock, start: 0.080)
-        audio.silentUntil = start + 90_000_000
+        audio.silentUntil = start + .nanoseconds(90_000_000)
         s.masterClock = audio
         let stats = try s.run()
         #expect(display.shown.map { Int($0.pts / 512) } == [0, 1, 2] + Array(5..<96))
@@ -138,19 +138,19 @@ final class ScriptedAudioClock: MediaClockSource {
         let display = RecordingDisplay(clock: clock)
         let s = try session(clock, display)
         let audio = ScriptedAudioClock(clock: clock, start: 0)
-        audio.lostAt = clock.now() + 1_000_000_000
+        audio.lostAt = clock.now() + .nanoseconds(1_000_000_000)
         s.masterClock = audio
         let stats = try s.run()
         #expect(stats.framesPresented == 96)
         #expect(stats.framesDropped == 0)
-        let gaps = zip(display.shown.dropFirst(), display.shown).map { Int64($0.at) - Int64($1.at) }
+        let gaps = zip(display.shown.dropFirst(), display.shown).map { ($0.at - $1.at).nanosecondCount }
         #expect(gaps.allSatisfy { abs($0 - 33_333_333) <= 1000 })
 
         // The audio heard is item 0's, 2 s in (it would drop 60 frames); the session plays item 1.
         final class OtherItem: MediaClockSource {
             let inner: ScriptedAudioClock
             init(_ inner: ScriptedAudioClock) { self.inner = inner }
-            func streamTime(at now: UInt64, epoch: Int) -> Double? { epoch == 0 ? inner.streamTime(at: now, epoch: 0) : nil }
+            func streamTime(at now: ClockTime, epoch: Int) -> Double? { epoch == 0 ? inner.streamTime(at: now, epoch: 0) : nil }
         }
         let other = try session(clock, RecordingDisplay(clock: clock))
         other.masterClock = OtherItem(ScriptedAudioClock(clock: clock, start: 2))

@@ -24,7 +24,7 @@ import Testing
             crtcs: [KMSCRTC(id: 10, properties: FakeKMSDevice.crtcProperties)],
             planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [FourCC.xrgb8888], properties: FakeKMSDevice.planeProperties),
                      KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [FourCC.nv12], properties: FakeKMSDevice.planeProperties)],
-            clock: ManualClock(start: 5_000))
+            clock: ManualClock(start: ClockTime(nanoseconds: 5_000)))
     }
 
     static func reader(_ destination: FrameDestination, _ transfers: FrameTransfers, type: PlayerType = .native) throws -> FrameReader {

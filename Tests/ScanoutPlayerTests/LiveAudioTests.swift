@@ -160,7 +160,7 @@ struct LiveAudioTests {
         // writes into a buffer it does not report (ALSA's file plugin keeps one buffer back, and
         // the FIFO holds 21 ms), so the clock leads the sound by that much until the frames drop
         // to catch up.
-        let pausedClock = display.shown.last { $0.at < resumedAt }?.at ?? 0
+        let pausedClock = display.shown.last { $0.at < resumedAt }?.at ?? .zero
         for segment in [display.shown.filter { $0.at <= pausedClock }, display.shown.filter { $0.at >= resumedAt }] {
             let timed = segment.filter { $0.heard != nil }.dropFirst(3)
             for f in timed {

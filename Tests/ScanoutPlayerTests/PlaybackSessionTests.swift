@@ -12,9 +12,9 @@ import Testing
 /// A display that records when each frame was shown and can take time to show it.
 final class RecordingDisplay: Display {
     let clock: ManualClock
-    let cost: UInt64
-    var shown: [(pts: Int64, at: UInt64)] = []
-    init(clock: ManualClock, cost: UInt64 = 0) {
+    let cost: Duration
+    var shown: [(pts: Int64, at: ClockTime)] = []
+    init(clock: ManualClock, cost: Duration = .zero) {
         self.clock = clock
         self.cost = cost
     }
@@ -37,7 +37,7 @@ final class RecordingDisplay: Display {
         #expect(display.shown.count == 96)
         // counter.mp4 is 30 fps in a 1/15360 time base: frame i is due i/30 s after the start.
         for (i, s) in display.shown.enumerated() {
-            #expect(s.at - start == UInt64(Double(i) / 30 * 1e9), "frame \(i)")
+            #expect(s.at - start == .nanoseconds(UInt64(Double(i) / 30 * 1e9)), "frame \(i)")
         }
         #expect(stats.pacingPercentile(99) == 0)
     }
@@ -62,7 +62,7 @@ final class RecordingDisplay: Display {
             #expect(display.shown.count == 1 && display.shown[0].at == start)
             while try session.step() != .ended {}
             #expect(display.shown.count == 96 && session.stats.framesDropped == 0)
-            for (i, s) in display.shown.enumerated() { #expect(s.at - start == UInt64(Double(i) / 30 * 1e9), "frame \(i)") }
+            for (i, s) in display.shown.enumerated() { #expect(s.at - start == .nanoseconds(UInt64(Double(i) / 30 * 1e9)), "frame \(i)") }
             #expect(calls == min(asks, 8) + 1)
         }
     }
@@ -72,7 +72,7 @@ final class RecordingDisplay: Display {
         // frame that is already more than one interval late when decoded is dropped.
         let clock = ManualClock()
         let start = clock.now()
-        let display = RecordingDisplay(clock: clock, cost: 70_000_000)
+        let display = RecordingDisplay(clock: clock, cost: .milliseconds(70))
         let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
         let stats = try PlaybackSession(reader: reader, display: display, clock: clock).run()
 
@@ -81,9 +81,9 @@ final class RecordingDisplay: Display {
         var now = start
         var expected: [Int] = []
         for i in 0..<96 {
-            let due = start + UInt64(Double(i) / 30 * 1e9)
-            if !expected.isEmpty && now > due + 33_333_333 { continue }
-            now = max(now, due) + 70_000_000
+            let due = start + .nanoseconds(UInt64(Double(i) / 30 * 1e9))
+            if !expected.isEmpty && now > due + .nanoseconds(33_333_333) { continue }
+            now = max(now, due) + .nanoseconds(70_000_000)
             expected.append(i)
         }
         #expect(expected.count < 50 && expected.count > 40)
@@ -93,20 +93,20 @@ final class RecordingDisplay: Display {
         #expect(display.shown.map(\.pts) == expected.map { Int64($0 * 512) })
         // Shown frames are never early, and never more than one interval plus one display cost late.
         for (s, i) in zip(display.shown, expected) {
-            let due = start + UInt64(Double(i) / 30 * 1e9)
-            #expect(s.at + 1 >= due && s.at <= due + 33_333_333 + 70_000_000)
+            let due = start + .nanoseconds(UInt64(Double(i) / 30 * 1e9))
+            #expect(s.at + .nanoseconds(1) >= due && s.at <= due + .nanoseconds(33_333_333) + .nanoseconds(70_000_000))
         }
     }
 
     @Test func untimedPresentsEverythingWithoutWaiting() throws {
         let clock = ManualClock()
         let start = clock.now()
-        let display = RecordingDisplay(clock: clock, cost: 70_000_000)
+        let display = RecordingDisplay(clock: clock, cost: .milliseconds(70))
         let reader = try FrameReader(input: try Fixtures.path("counter_open.ts"))
         let stats = try PlaybackSession(reader: reader, display: display, clock: clock, timed: false).run()
         #expect(stats.framesPresented == 96)
         #expect(stats.framesDropped == 0)
-        #expect(clock.now() - start == 96 * 70_000_000)
+        #expect(clock.now() - start == .milliseconds(96 * 70))
     }
 
     @Test func rateScalesTheSchedule() throws {
@@ -117,7 +117,7 @@ final class RecordingDisplay: Display {
         _ = try PlaybackSession(reader: reader, display: display, clock: clock, rate: 2).run()
         let last = try #require(display.shown.last)
         // 95/30 s of media at 2x.
-        #expect(last.at - start == UInt64(95.0 / 30 / 2 * 1e9))
+        #expect(last.at - start == .nanoseconds(UInt64(95.0 / 30 / 2 * 1e9)))
     }
 
     @Test func stopsWhenAsked() throws {
@@ -192,7 +192,7 @@ final class RecordingDisplay: Display {
         while try session.step() != .ended {}
         #expect(display.shown.count == 96)
         #expect(display.shown.map(\.pts) == display.shown.map(\.pts).sorted())
-        for (i, s) in display.shown.enumerated() { #expect(s.at - start == UInt64(Double(i) / 30 * 1e9), "frame \(i)") }
+        for (i, s) in display.shown.enumerated() { #expect(s.at - start == .nanoseconds(UInt64(Double(i) / 30 * 1e9)), "frame \(i)") }
     }
 
     @Test func noDecodeAheadWhenTurnedOff() throws {

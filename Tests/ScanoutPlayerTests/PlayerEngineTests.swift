@@ -32,7 +32,7 @@ func frameCode(_ frame: VideoFrame) -> Int {
 /// when (on the manual clock).
 final class CodeRecordingDisplay: Display {
     let clock: ManualClock
-    var shown: [(pts: Int64?, code: Int, at: UInt64, layout: FrameLayout)] = []
+    var shown: [(pts: Int64?, code: Int, at: ClockTime, layout: FrameLayout)] = []
     var failing = false
     var vblankSource: (any VBlankSource)?
     init(clock: ManualClock) { self.clock = clock }
@@ -48,9 +48,9 @@ final class CodeRecordingDisplay: Display {
 
 /// A vblank every `period` ns, the first at `phase`.
 final class FixedVBlank: VBlankSource {
-    let refreshInterval: UInt64
-    let lastVBlank: UInt64?
-    init(period: UInt64, phase: UInt64) { refreshInterval = period; lastVBlank = phase }
+    let refreshInterval: Duration
+    let lastVBlank: ClockTime?
+    init(period: Duration, phase: ClockTime) { refreshInterval = period; lastVBlank = phase }
 }
 
 /// An engine on a manual clock with every event recorded.
@@ -158,8 +158,8 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         #expect(h.engine.snapshot().framesDropped == 0)
         // Frame k of the two passes is due k/30 s after the start: the loop adds no gap.
         for (k, s) in shown.enumerated() {
-            let due = Double(start) + Double(k) * frame30
-            #expect(abs(Double(s.at) - due) < 2, "frame \(k) at \(s.at), due \(due)")
+            let due = Double(start.nanoseconds) + Double(k) * frame30
+            #expect(abs(Double(s.at.nanoseconds) - due) < 2, "frame \(k) at \(s.at), due \(due)")
         }
         #expect(h.mainEvents.contains(.itemChanged(index: 0, source: try Fixtures.path("counter.mp4"))))
         #expect(h.engine.state == .playing)
@@ -175,7 +175,7 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         try h.engine.play()
         h.run { h.display.shown.count >= 96 }
         try h.engine.pause()
-        h.clock.advance(by: 500_000_000)
+        h.clock.advance(by: .nanoseconds(500_000_000))
         try h.engine.play()
         let resumed = h.clock.now()
         h.run { h.display.shown.count >= 96 + 40 }
@@ -183,7 +183,7 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         #expect(h.engine.snapshot().framesDropped == 0)
         // The next item's first frame is shown at the resume, the ones after it on its timeline.
         #expect(h.display.shown[96].at == resumed)
-        #expect(abs(Double(h.display.shown[96 + 39].at - resumed) - 39 * frame30) < 2)
+        #expect(abs(Double((h.display.shown[96 + 39].at - resumed).nanosecondCount) - 39 * frame30) < 2)
     }
 
     @Test func playlistOfTwoClipsPlaysBothWithoutAGapThenEnds() throws {
@@ -197,7 +197,7 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         #expect(h.engine.snapshot().framesDropped == 0)
         // The first frame of the second clip comes one frame interval after the last of the first.
         let first2 = h.display.shown[96].at
-        #expect(abs(Double(first2 - start) - 96 * frame30) < 2)
+        #expect(abs(Double((first2 - start).nanosecondCount) - 96 * frame30) < 2)
         let items = h.events.compactMap { if case .itemChanged(let i, _) = $0 { return i } else { return nil } }
         #expect(items == [0, 1])
         #expect(h.states == [.preparing, .ready, .playing, .ended])
@@ -208,10 +208,10 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
     /// 0.8 s), not while it starts; and still soon enough for a gapless move. Opens are seen
     /// through `localInput`, which is asked at each.
     @Test func theNextItemIsOpenedOnceTheCurrentOneHasSettled() throws {
-        for settle: UInt64 in [1_000_000_000, 500_000_000, 0] {
+        for settle: Duration in [.seconds(1), .milliseconds(500), .zero] {
             let h = Harness()
             let a = try Fixtures.path("counter.mp4"), b = try Fixtures.path("counter_open.ts")
-            var opens: [(source: String, at: UInt64)] = []
+            var opens: [(source: String, at: ClockTime)] = []
             h.engine.localInput = { [unowned h] source in
                 opens.append((source, h.clock.now()))
                 return nil
@@ -225,10 +225,10 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
             #expect(opens.map(\.source).prefix(2) == [a, b])
             let first = try #require(h.display.shown.first?.at)
             let opened = try #require(opens.first { $0.source == b }?.at)
-            let expected = Double(min(settle, 800_000_000))
+            let expected = Double(min(settle, .milliseconds(800)).nanosecondCount)
             // Checked after each frame shown: within one frame interval after it is due.
-            #expect(Double(opened) >= Double(first) + expected && Double(opened) <= Double(first) + expected + frame30 + 1,
-                    "settle \(settle): opened \(Double(opened &- first) / 1e6) ms after the first frame")
+            #expect(Double(opened.nanoseconds) >= Double(first.nanoseconds) + expected && Double(opened.nanoseconds) <= Double(first.nanoseconds) + expected + frame30 + 1,
+                    "settle \(settle): opened \(Double((opened - first).nanosecondCount) / 1e6) ms after the first frame")
         }
     }
 
@@ -322,14 +322,14 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         h.run { h.display.shown.count >= 10 }
         try h.engine.pause()
         h.engine.tick()
-        h.clock.advance(by: 5_000_000_000)
+        h.clock.advance(by: .nanoseconds(5_000_000_000))
         h.engine.tick()
         #expect(h.display.shown.count == 10)
         let resumed = h.clock.now()
         try h.engine.play()
         h.run { h.display.shown.count >= 11 }
         // The next frame is due one frame interval after the resume.
-        #expect(abs(Double(h.display.shown[10].at - resumed) - frame30) < 2)
+        #expect(abs(Double((h.display.shown[10].at - resumed).nanosecondCount) - frame30) < 2)
         h.run { h.engine.state == .ended }
         #expect(h.display.shown.map(\.code) == Array(0..<96))
         #expect(h.states == [.preparing, .ready, .playing, .paused, .playing, .ended])
@@ -341,15 +341,15 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         // 60 Hz, vblanks 5 ms after the start's phase: every 30 fps frame goes to the vblank
         // 5 ms from its time, presented (the stand-in display draws and commits at once) half a
         // refresh before it.
-        let period: UInt64 = 16_666_667
-        h.display.vblankSource = FixedVBlank(period: period, phase: h.clock.now() + 5_000_000)
+        let period = Duration.nanoseconds(16_666_667)
+        h.display.vblankSource = FixedVBlank(period: period, phase: h.clock.now() + .nanoseconds(5_000_000))
         try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
         try h.engine.play()
         h.run { h.engine.state == .ended }
         #expect(h.display.shown.count == 96)
-        let phase = Int64(1_000_000_000 + 5_000_000), p = Int64(period)
+        let phase = Int64(1_000_000_000 + 5_000_000), p = period.nanosecondCount
         for s in h.display.shown.dropFirst() {
-            let r = ((Int64(s.at) - phase) % p + p) % p
+            let r = ((Int64(s.at.nanoseconds) - phase) % p + p) % p
             #expect(abs(r - p / 2) < 2, "committed at \(s.at), \(r) ns after a vblank")
         }
         let snap = h.engine.snapshot()
@@ -363,23 +363,23 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
     /// time, as before.
     @Test func theFirstFrameOfATimelineHoldsItsCommitUntilItsTime() throws {
         final class HoldingVBlank: VBlankSource {
-            let refreshInterval: UInt64
-            let lastVBlank: UInt64?
-            var holds: [UInt64] = []
-            init(period: UInt64, phase: UInt64) { refreshInterval = period; lastVBlank = phase }
+            let refreshInterval: Duration
+            let lastVBlank: ClockTime?
+            var holds: [ClockTime] = []
+            init(period: Duration, phase: ClockTime) { refreshInterval = period; lastVBlank = phase }
             var holdsCommits: Bool { true }
-            func holdNextCommit(until time: UInt64) { holds.append(time) }
+            func holdNextCommit(until time: ClockTime) { holds.append(time) }
         }
         let h = Harness()
-        let period: UInt64 = 16_666_667
+        let period = Duration.nanoseconds(16_666_667)
         let start = h.clock.now()
-        let vblanks = HoldingVBlank(period: period, phase: start + 5_000_000)
+        let vblanks = HoldingVBlank(period: period, phase: start + .nanoseconds(5_000_000))
         h.display.vblankSource = vblanks
         try h.engine.load([PlaylistItem(source: try Fixtures.path("counter.mp4"))])
         try h.engine.play()
         h.run { h.engine.position >= 1 }
         // The first frame's vblank is 5 ms after the start: its commit, half a refresh before.
-        #expect(vblanks.holds == [start + 5_000_000 - period / 2])
+        #expect(vblanks.holds == [start + .nanoseconds(5_000_000) - .nanoseconds(period.nanosecondCount / 2)])
         try h.engine.seek(to: 2, exact: true)
         h.run { h.engine.state == .ended }
         #expect(vblanks.holds.count == 3)
@@ -404,7 +404,7 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         let path = scratch.path("later.mp4")
         var config = PlayerConfiguration()
         config.slate = try Fixtures.path("rotated.mp4")
-        config.retryInterval = 2_000_000_000
+        config.retryInterval = .seconds(2)
         let h = Harness(configuration: config)
         #expect(throws: PlayerError.media(item: 0, .notFound(input: path))) {
             try h.engine.load([PlaylistItem(source: path)], autoplay: true)
@@ -417,7 +417,7 @@ func loopOfTwoWithTheSecondGone(in scratch: Scratch) throws -> (Harness, String,
         h.engine.tick()
         #expect(h.engine.state == .error)
         try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: path)
-        h.clock.advance(by: 2_000_000_000)
+        h.clock.advance(by: .seconds(2))
         h.engine.tick()
         #expect(h.engine.state == .playing)
         h.run { h.engine.state == .ended }
@@ -554,7 +554,7 @@ final class StallingPipe {
         let display = CodeRecordingDisplay(clock: ManualClock())
         var events: [PlayerEvent] = []
         var config = PlayerConfiguration()
-        config.stallThreshold = 500_000_000
+        config.stallThreshold = .milliseconds(500)
         let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append($0) }
         try engine.load([PlaylistItem(source: source.path)])
         try engine.play()

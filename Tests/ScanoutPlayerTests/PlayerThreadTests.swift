@@ -26,7 +26,7 @@ import Testing
     @Test func commandsRunOnTheLoopThreadAndEventsArriveInOrder() async throws {
         let clip = try Fixtures.path("counter.mp4")
         var config = PlayerConfiguration()
-        config.positionInterval = 500_000_000
+        config.positionInterval = .milliseconds(500)
         let player = Player(configuration: config) { HeadlessDisplay() }
         let events = player.events.subscribe()
         // What a client asking for the state as soon as it hears `ended` gets (asked on the

@@ -16,9 +16,9 @@ import Testing
 @Suite(.serialized) struct ReadAheadPlaybackTests {
     struct Run {
         var codes: [Int]
-        var events: [(at: UInt64, event: PlayerEvent)]
+        var events: [(at: ClockTime, event: PlayerEvent)]
         var engine: PlayerEngine
-        var buffering: [(on: Bool, reason: String?, at: UInt64)] {
+        var buffering: [(on: Bool, reason: String?, at: ClockTime)] {
             events.compactMap { e in if case let .buffering(on, reason) = e.event { return (on, reason, e.at) } else { return nil } }
         }
         var warnings: [String] { events.compactMap { if case .warning(let m) = $0.event { return m } else { return nil } } }
@@ -31,12 +31,12 @@ import Testing
 
     mutating func play(_ urls: [String], timeout: Double, readAhead: ReadAheadOptions = ReadAheadOptions()) throws -> Run {
         let display = CodeRecordingDisplay(clock: ManualClock())
-        var events: [(UInt64, PlayerEvent)] = []
+        var events: [(ClockTime, PlayerEvent)] = []
         var config = PlayerConfiguration()
         config.demuxer = DemuxerOptions(timeoutSeconds: timeout)
         config.demuxer.readAhead = readAhead
-        config.stallThreshold = 500_000_000
-        let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append((monotonicNanoseconds(), $0)) }
+        config.stallThreshold = .milliseconds(500)
+        let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append((ClockTime.now(), $0)) }
         try engine.load(urls.map { PlaylistItem(source: $0) })
         try engine.play()
         var snapshots: [PlayerSnapshot] = []
@@ -68,9 +68,9 @@ import Testing
             // may wait briefly at the start too), one wait of the stall's length among them: said
             // when it started, well before the server sent again.
             let b = run.buffering
-            let described = b.map { ($0.on, $0.reason ?? "", Double($0.at - run.events[0].at) / 1e9) }
+            let described = b.map { ($0.on, $0.reason ?? "", ($0.at - run.events[0].at).secondsValue) }
             #expect(b.map(\.on) == Array(repeating: [true, false], count: max(1, b.count / 2)).flatMap { $0 }, "\(described)")
-            let waits = stride(from: 0, to: b.count - 1, by: 2).map { (b[$0], Double(b[$0 + 1].at - b[$0].at) / 1e9) }
+            let waits = stride(from: 0, to: b.count - 1, by: 2).map { (b[$0], (b[$0 + 1].at - b[$0].at).secondsValue) }
             #expect(waits.contains { $0.1 > 1.0 && $0.0.reason?.contains("ran dry") == true }, "\(described)")
             #expect(run.warnings.contains { $0.contains("the source stalled for") && $0.contains("no frame lost") }, "\(run.warnings)")
             // While it waited, the state said so, with the level.
@@ -151,24 +151,24 @@ import Testing
 
     @Test func waitsWhenDryAndResumesAtTheThreshold() {
         var g = BufferingGate()
-        #expect(g.check(level(2, packets: 60), resumeSeconds: 1, now: 0) == .go)
-        #expect(g.check(level(0, packets: 0), resumeSeconds: 1, now: 100) == .startWait)
+        #expect(g.check(level(2, packets: 60), resumeSeconds: 1, now: ClockTime(nanoseconds: 0)) == .go)
+        #expect(g.check(level(0, packets: 0), resumeSeconds: 1, now: ClockTime(nanoseconds: 100)) == .startWait)
         #expect(g.isWaiting)
         // Some packets come, not yet a second of media: still waiting (no resume on the first packet).
-        #expect(g.check(level(0.4, packets: 12), resumeSeconds: 1, now: 200) == .keepWaiting)
-        #expect(g.check(level(1.0, packets: 30), resumeSeconds: 1, now: 1_100) == .resume(waited: 1_000))
+        #expect(g.check(level(0.4, packets: 12), resumeSeconds: 1, now: ClockTime(nanoseconds: 200)) == .keepWaiting)
+        #expect(g.check(level(1.0, packets: 30), resumeSeconds: 1, now: ClockTime(nanoseconds: 1_100)) == .resume(waited: .nanoseconds(1_000)))
         #expect(!g.isWaiting)
-        #expect(g.check(level(0.9, packets: 27), resumeSeconds: 1, now: 1_200) == .go)
+        #expect(g.check(level(0.9, packets: 27), resumeSeconds: 1, now: ClockTime(nanoseconds: 1_200)) == .go)
     }
 
     @Test func theEndOrAFullReadAheadResumesAtOnce() {
         var g = BufferingGate()
-        #expect(g.check(level(0, packets: 0), resumeSeconds: 5, now: 0) == .startWait)
-        #expect(g.check(level(0.2, packets: 6, ended: true), resumeSeconds: 5, now: 50) == .resume(waited: 50))
-        #expect(g.check(level(0, packets: 0), resumeSeconds: 5, now: 60) == .startWait)
-        #expect(g.check(level(3, packets: 90, full: true), resumeSeconds: 5, now: 70) == .resume(waited: 10))
+        #expect(g.check(level(0, packets: 0), resumeSeconds: 5, now: ClockTime(nanoseconds: 0)) == .startWait)
+        #expect(g.check(level(0.2, packets: 6, ended: true), resumeSeconds: 5, now: ClockTime(nanoseconds: 50)) == .resume(waited: .nanoseconds(50)))
+        #expect(g.check(level(0, packets: 0), resumeSeconds: 5, now: ClockTime(nanoseconds: 60)) == .startWait)
+        #expect(g.check(level(3, packets: 90, full: true), resumeSeconds: 5, now: ClockTime(nanoseconds: 70)) == .resume(waited: .nanoseconds(10)))
         // An input read to its end never waits: what is left plays out.
-        #expect(g.check(level(0, packets: 0, ended: true), resumeSeconds: 5, now: 80) == .go)
+        #expect(g.check(level(0, packets: 0, ended: true), resumeSeconds: 5, now: ClockTime(nanoseconds: 80)) == .go)
     }
 
     @Test func theReasonSaysWhatIsHeldAndHowFastDataComes() {

@@ -36,11 +36,11 @@ final class RealTimeFIFODevice: @unchecked Sendable {
             defer { close(fd) }
             _ = fcntl(fd, 1031 /* F_SETPIPE_SZ, not in Glibc's module */, 4096)
             var budget = 0.0
-            var last = monotonicNanoseconds()
+            var last = ClockTime.now()
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let now = monotonicNanoseconds()
-                budget = min(budget + Double(now - last) / 1e9 * rate, 0.02 * rate)
+                let now = ClockTime.now()
+                budget = min(budget + (now - last).secondsValue * rate, 0.02 * rate)
                 last = now
                 let want = min(buffer.count, Int(budget) & ~3)
                 if want < 4 { usleep(2000); continue }

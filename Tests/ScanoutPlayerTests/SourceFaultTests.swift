@@ -27,7 +27,7 @@ import Testing
         // The demuxer's own reconnects with every read on the loop; a read-ahead would absorb
         // the stall (ReadAheadPlaybackTests).
         config.demuxer.readAhead.enabled = false
-        config.stallThreshold = 500_000_000
+        config.stallThreshold = .milliseconds(500)
         let engine = PlayerEngine(display: display, clock: MonotonicClock(), configuration: config) { events.append($0) }
         try engine.load(playlist.map { PlaylistItem(source: $0) })
         try engine.play()

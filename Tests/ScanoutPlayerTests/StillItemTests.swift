@@ -34,7 +34,7 @@ struct StillItemTests {
         let firstOfClip = try #require(h.display.shown.dropFirst(pictures.count).first)
         #expect(firstOfClip.code == 0)
         // The clip starts when the picture's second ends, within a frame of the clip.
-        let gap = Double(firstOfClip.at - start) / 1e9
+        let gap = (firstOfClip.at - start).secondsValue
         #expect(abs(gap - 1.0) < 1.0 / 30, "the clip started \(gap) s after the picture")
         #expect(h.mainEvents.contains(.prepared(item: 0, source: image, width: 320, height: 240, codec: "mjpeg", duration: 1)))
         #expect(h.states.filter { $0 == .ended }.count == 1)

@@ -38,7 +38,7 @@ private final class GuardedScreen {
 
     init(policy: ContentPolicy) throws {
         display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
-        guardian = OutputGuard(policy: policy, configuration: .init(hdcpTimeoutNs: 2_000_000_000))
+        guardian = OutputGuard(policy: policy, configuration: .init(hdcpTimeout: .seconds(2)))
         display.outputFilter = guardian
     }
 
@@ -97,7 +97,7 @@ private func firstFrame() throws -> VideoFrame {
         _ = try screen.showing(f)
         #expect(screen.display.lastCensorReason["HDMI-A-1"]?.contains("waiting for HDCP") == true)
         // Two seconds on the injected clock (none on the wall clock) and the request has timed out.
-        screen.clock.advance(by: 2_000_000_000)
+        screen.clock.advance(by: .seconds(2))
         #expect(try screen.showing(f) == ["HDMI-A-1": false, "eDP-1": true])
         #expect(screen.display.lastCensorReason["HDMI-A-1"]?.contains("was not enabled within 2.0 s") == true)
         #expect(screen.guardian.status(of: "HDMI-A-1")?.hdcp == .timedOut)

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import ScanoutCore
 #endif
 import ScanoutKMS
 import ScanoutPolicy
@@ -42,16 +43,17 @@ private final class Loop {
     init(device: FakeKMSDevice = makeDevice(), policy: ContentPolicy, timeoutNs: UInt64 = 5 * second) throws {
         self.device = device
         guardian = OutputGuard(policy: .unrestricted,
-                               configuration: OutputGuard.Configuration(hdcpTimeoutNs: timeoutNs))
+                               configuration: OutputGuard.Configuration(hdcpTimeout: .nanoseconds(timeoutNs)))
         guardian.onEvent = { [unowned self] in self.events.append($0) }
         guardian.update(from: try device.resources())
         guardian.play(policy: policy)
     }
 
+    /// The verdicts for one frame at `now` nanoseconds on the display's clock.
     func frame(at now: UInt64) throws -> [String: OutputVerdict] {
         while let e = try device.nextEvent() { guardian.handle(e, connectors: try device.resources().connectors) }
         var verdicts: [String: OutputVerdict] = [:]
-        for c in try device.resources().connectors { verdicts[c.name] = guardian.verdict(for: c, at: now) }
+        for c in try device.resources().connectors { verdicts[c.name] = guardian.verdict(for: c, at: ClockTime(nanoseconds: now)) }
         commitPropertyChanges()
         return verdicts
     }

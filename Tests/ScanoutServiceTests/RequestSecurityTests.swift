@@ -1,4 +1,5 @@
 import Foundation
+import ScanoutCore
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -102,7 +103,7 @@ struct RequestSecurityTests {
     @Test("rate limiter: a burst, then one request per refill interval")
     func bucket() {
         let limiter = RateLimiter(perSecond: 2, burst: 2)
-        let t0 = ContinuousClock.now
+        let t0 = ClockTime.now()
         #expect(limiter.take("a", now: t0) == .allowed)
         #expect(limiter.take("a", now: t0) == .allowed)
         #expect(limiter.take("a", now: t0) == .refused(retryAfterSeconds: 1))
