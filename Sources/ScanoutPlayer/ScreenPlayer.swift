@@ -24,10 +24,10 @@ public final class ScreenPlayer: @unchecked Sendable {
     private let compositorDone = DispatchSemaphore(value: 0)
 
     /// Starts the zones' players on `output` (a canvas of `outputWidth`×`outputHeight`), each
-    /// loading its playlist and playing at once, and composes every `refreshInterval`
-    /// nanoseconds (the output's refresh, when it has one).
+    /// loading its playlist and playing at once, and composes every `refreshInterval` (the
+    /// output's refresh, when it has one).
     public init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
-                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: UInt64 = 16_666_667) {
+                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667)) {
         self.layout = layout
         let zones = layout.drawingOrder
         zoneIDs = zones.map(\.id)
@@ -64,18 +64,18 @@ public final class ScreenPlayer: @unchecked Sendable {
     }
 
     /// Composes once a refresh until `shutdown`; a failed compose is kept (`error`) and ends the loop.
-    private func composeLoop(every interval: UInt64) {
+    private func composeLoop(every interval: Duration) {
         let clock = MonotonicClock()
         let start = clock.now()
         var next = start
         while !lock.withLock({ stopping }) {
             do {
-                try screen.compose(at: Double(clock.now() - start) / 1e9)
+                try screen.compose(at: (clock.now() - start).secondsValue)
             } catch {
                 lock.withLock { composeError = error }
                 break
             }
-            next &+= interval
+            next += interval
             let now = clock.now()
             if next < now { next = now }  // behind: the next compose at once, no burst after it
             clock.sleep(until: next)

@@ -29,7 +29,7 @@ private final class Zones {
     let output: HeadlessCanvasOutput
     var engines: [PlayerEngine] = []
     /// The time all the clocks have reached.
-    private(set) var now: UInt64 = 1_000_000_000
+    private(set) var now = ClockTime(nanoseconds: 1_000_000_000)
 
     init(canvas: Canvas, output: HeadlessCanvasOutput = HeadlessCanvasOutput()) {
         self.output = output
@@ -44,9 +44,9 @@ private final class Zones {
     /// Runs the players of `zones` (all: nil) for `seconds`: each ticks until its clock has
     /// passed the time, in steps of 10 ms; a player whose zone is left out is not run at all.
     func play(for seconds: Double, zones: [Int]? = nil) {
-        let end = now + UInt64(seconds * 1e9)
+        let end = now + .nanoseconds(inSeconds: seconds)
         while now < end {
-            now += 10_000_000
+            now += .milliseconds(10)
             for (i, e) in engines.enumerated() {
                 guard zones?.contains(i) ?? true else { clocks[i].time = max(clocks[i].time, now); continue }
                 var ticks = 0
