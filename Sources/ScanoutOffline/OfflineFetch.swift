@@ -125,30 +125,7 @@ struct Fetcher: Sendable {
         } catch {
             throw FetchError.transport(url: url, reason: "\(error)")
         }
-        let announced = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        var start: Int64 = 0
-        var total: Int64?
-        switch response.status.code {
-        case 206:
-            // Content-Range: bytes FIRST-LAST/TOTAL
-            let range = response.headers.first(name: "Content-Range") ?? ""
-            let numbers = range.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
-            guard numbers.count == 3, numbers[0] == have else {
-                throw FetchError.transport(url: url, reason: "unexpected Content-Range \"\(range)\" for bytes=\(have)-")
-            }
-            start = have
-            total = numbers[2]
-        case 200:
-            total = announced
-        case 416 where have > 0:
-            // Nothing after what is there: the file is whole when the server's length agrees.
-            let range = response.headers.first(name: "Content-Range") ?? ""
-            if let all = range.split(separator: "/").last.flatMap({ Int64($0) }), all == have { return have }
-            truncate(path, 0)
-            throw FetchError.transport(url: url, reason: "the server refused bytes=\(have)- (\(range)); starting again")
-        default:
-            throw FetchError.status(url: url, code: response.status.code)
-        }
+        guard let (start, total) = try resumePoint(response, url: url, path: path, have: have) else { return have }
         guard FileManager.default.fileExists(atPath: path) || FileManager.default.createFile(atPath: path, contents: nil),
               let handle = FileHandle(forWritingAtPath: path) else {
             throw FetchError.write(path: path, reason: "cannot be opened for writing")
@@ -160,12 +137,51 @@ struct Fetcher: Sendable {
         } catch {
             throw FetchError.write(path: path, reason: "\(error)")
         }
+        try await receive(response.body, into: handle, url: url, path: path, progress: progress)
+        do { try handle.synchronize() } catch { throw FetchError.write(path: path, reason: "fsync: \(error)") }
+        let size = fileSize(path) ?? 0
+        guard let total else { return size }
+        guard size == total else { throw FetchError.lengthMismatch(url: url, announced: total, received: size) }
+        return total
+    }
+
+    /// Where the answer to a request for bytes `have`- puts the transfer: the offset to write
+    /// from and the file's full length (nil when the server does not say); nil when the file is
+    /// already whole.
+    private func resumePoint(_ response: HTTPClientResponse, url: String, path: String, have: Int64) throws -> (start: Int64, total: Int64?)? {
+        let announced = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        switch response.status.code {
+        case 206:
+            // Content-Range: bytes FIRST-LAST/TOTAL
+            let range = response.headers.first(name: "Content-Range") ?? ""
+            let numbers = range.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+            guard numbers.count == 3, numbers[0] == have else {
+                throw FetchError.transport(url: url, reason: "unexpected Content-Range \"\(range)\" for bytes=\(have)-")
+            }
+            return (have, numbers[2])
+        case 200:
+            return (0, announced)
+        case 416 where have > 0:
+            // Nothing after what is there: the file is whole when the server's length agrees.
+            let range = response.headers.first(name: "Content-Range") ?? ""
+            if let all = range.split(separator: "/").last.flatMap({ Int64($0) }), all == have { return nil }
+            truncate(path, 0)
+            throw FetchError.transport(url: url, reason: "the server refused bytes=\(have)- (\(range)); starting again")
+        default:
+            throw FetchError.status(url: url, code: response.status.code)
+        }
+    }
+
+    /// Writes `body` into `handle` as it comes, telling `progress` each chunk's size; gives up
+    /// when no byte came for the read timeout.
+    private func receive(_ body: HTTPClientResponse.Body, into handle: FileHandle, url: String, path: String,
+                         progress: @escaping @Sendable (Int64) -> Void) async throws {
         let received = LastRead()
         let timeout = readTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    for try await chunk in response.body {
+                    for try await chunk in body {
                         do {
                             try handle.write(contentsOf: Data(chunk.readableBytesView))
                         } catch {
@@ -193,11 +209,6 @@ struct Fetcher: Sendable {
             try await group.next()
             group.cancelAll()
         }
-        do { try handle.synchronize() } catch { throw FetchError.write(path: path, reason: "fsync: \(error)") }
-        let size = fileSize(path) ?? 0
-        guard let total else { return size }
-        guard size == total else { throw FetchError.lengthMismatch(url: url, announced: total, received: size) }
-        return total
     }
 }
 
