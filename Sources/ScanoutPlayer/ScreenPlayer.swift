@@ -86,10 +86,12 @@ public final class ScreenPlayer: @unchecked Sendable {
     /// Why composing stopped, when it failed.
     public var error: (any Error)? { lock.withLock { composeError } }
 
-    /// Whether every zone's player has ended (or stopped, or failed) and composing goes on only
-    /// to show their last frames.
+    /// Whether every zone with a playlist has played it to its end (or stopped, or failed), so
+    /// that composing goes on only to show their last frames; never, for a screen whose zones
+    /// have no playlist (text only), which shows until it is stopped.
     public var allEnded: Bool {
-        players.allSatisfy { [.ended, .stopped, .error, .idle].contains($0.snapshot.state) }
+        let playing = zip(layout.drawingOrder, players).filter { !$0.0.playlist.isEmpty }.map(\.1)
+        return !playing.isEmpty && playing.allSatisfy { [.ended, .stopped, .error].contains($0.snapshot.state) }
     }
 
     /// Stops the zones' players and the compositor (waits for them).

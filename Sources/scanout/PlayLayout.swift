@@ -28,11 +28,8 @@ extension Play {
         StandardError.write("layout \(file): \(layout.zones.count) zones on a \(size.0)x\(size.1) headless screen (\(renderer == .gl ? "gl" : "cpu"))\n")
         let screen = ScreenPlayer(layout: layout, output: out, outputWidth: size.0, outputHeight: size.1, configuration: c)
         defer { screen.shutdown() }
-        // The zones start as their players take their playlists: wait for them to leave idle.
-        let start = Date()
-        while !interrupted(), screen.error == nil {
+        while !interrupted(), screen.error == nil, !screen.allEnded {
             Thread.sleep(forTimeInterval: 0.05)
-            if Date().timeIntervalSince(start) > 0.5 && screen.allEnded { break }
         }
         if let error = screen.error { throw error }
         let zones = zip(screen.zoneIDs, screen.players).map { id, p in
