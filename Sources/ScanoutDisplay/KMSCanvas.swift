@@ -10,10 +10,12 @@ extension KMSDisplay: CanvasOutput {
     /// Draws `canvas` into a free buffer of every output and flips them all at once. An output
     /// named in `wall` shows that rectangle of the canvas (its size the output's mode); any other
     /// shows the whole canvas, which must then be the size of its mode. An output the content
-    /// policy censors shows the background.
+    /// policy censors shows the background; a zone whose own policy (`zoneFilters`) censors an
+    /// output shows its background there, its picture and layers left out.
     public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
         try handleHotplugIfNeeded()
         let censored = censorReasons()
+        let now = clock.now()
         var request = AtomicRequest()
         var touched: [Output] = []
         for output in outputs {
@@ -24,13 +26,34 @@ extension KMSDisplay: CanvasOutput {
                     lastCensorReason[output.name] = reason
                     counters.censored += 1
                 } else {
-                    try renderer.draw(frames, on: view, into: buffer)
+                    let (shown, hidden) = zonesShown(on: output, view: view, frames: frames, at: now)
+                    counters.censoredZones += hidden
+                    try renderer.draw(shown.frames, on: shown.canvas, into: buffer)
                 }
             }
             touched.append(output)
         }
         try commit(request, outputs: touched)
         counters.composited += 1
+    }
+
+    /// `view` and `frames` as `output` may show them: each zone whose filter censors the output
+    /// drawn as its background alone; and how many zones were so censored.
+    private func zonesShown(on output: Output, view: Canvas, frames: [VideoFrame?], at now: ClockTime)
+        -> (shown: (canvas: Canvas, frames: [VideoFrame?]), hidden: Int) {
+        guard !zoneFilters.isEmpty, let connector = connectors.first(where: { $0.id == output.connectorID }) else {
+            return ((view, frames), 0)
+        }
+        var c = view, f = frames, hidden = 0
+        for (i, filter) in zoneFilters where i < c.zones.count {
+            guard let reason = filter.censorDescription(for: connector, at: now) else { continue }
+            f[i] = nil
+            c.zones[i].composition.overlay = nil
+            c.zones[i].composition.subtitles = nil
+            lastCensorReason[output.name] = "zone \(i): \(reason)"
+            hidden += 1
+        }
+        return ((c, f), hidden)
     }
 
     /// What `output` shows of `canvas`: its rectangle of a wall, else the whole canvas.

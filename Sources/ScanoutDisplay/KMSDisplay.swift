@@ -58,6 +58,8 @@ public final class KMSDisplay: Display {
         public var captures = 0
         /// Output frames drawn censored (the background instead of the content).
         public var censored = 0
+        /// Zones of composed frames drawn censored on an output (their background instead).
+        public var censoredZones = 0
         public var outputsAdded = 0
         public var outputsRemoved = 0
         public init() {}
@@ -151,6 +153,12 @@ public final class KMSDisplay: Display {
     /// it. This is where a content policy's `OutputGuard` plugs in.
     public var outputFilter: (any OutputFilter)? {
         didSet { outputFilter?.handle(.hotplug, connectors: connectors) }
+    }
+    /// A composed screen's zones with a content policy of their own, by zone index
+    /// (`Canvas.zones`): an output a zone's filter censors shows that zone's rectangle as its
+    /// background, the other zones as they are. Device events are forwarded to them too.
+    public var zoneFilters: [Int: any OutputFilter] = [:] {
+        didSet { for f in zoneFilters.values { f.handle(.hotplug, connectors: connectors) } }
     }
     /// The connectors as last read (at start and after each hotplug).
     public var connectors: [KMSConnector] { resources.connectors }

@@ -42,6 +42,7 @@ extension KMSDisplay {
                 if let res = try? device.resources() { resources = res }
             }
             outputFilter?.handle(event, connectors: connectors)
+            for f in zoneFilters.values { f.handle(event, connectors: connectors) }
         }
     }
 }

@@ -515,4 +515,34 @@ private final class Token {}
             try display.present(canvas, frames: [f[0], f[1]])
         }
     }
+
+    /// Censors connectors of one type (a content policy denying external outputs, say).
+    final class DenyType: OutputFilter {
+        let typeName: String
+        init(_ typeName: String) { self.typeName = typeName }
+        func verdict(for connector: KMSConnector, at now: ClockTime) -> OutputFilterVerdict<String> {
+            connector.typeName == typeName ? .censor("\(typeName) is denied") : .show
+        }
+        func handle(_ event: KMSEvent, connectors: [KMSConnector]) {}
+    }
+
+    @Test("a zone whose policy denies an output shows its background there, the other zones and outputs untouched")
+    func zoneCensoredOnOneOutput() throws {
+        let device = twoPorts()
+        try device.simulateHotplug(connectorID: 31, connected: true, modes: [KMSMode(width: 640, height: 480, refresh: 60, preferred: true)])
+        _ = try device.nextEvent()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+        display.zoneFilters = [1: DenyType("HDMI-A")]
+        let f = try frames(2)
+        let inset = Canvas.Zone(rect: PixelRect(x: 320, y: 240, width: 320, height: 240), composition: Composition(background: RGBColor(r: 0, g: 90, b: 0)))
+        let canvas = Canvas(width: 640, height: 480, zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 640, height: 480)), inset])
+        try display.present(canvas, frames: [f[0], f[1]])
+        let hdmi = try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!)
+        let dp = try display.renderer.read(display.shownBuffer(named: "DP-1")!)
+        #expect(dp == (try CPUCompositor().compose([f[0], f[1]], on: canvas)))
+        #expect(hdmi == (try CPUCompositor().compose([f[0], nil], on: canvas)))
+        #expect(hdmi.pixel(x: 400, y: 300) == (0, 90, 0))
+        #expect(display.counters.censoredZones == 1 && display.counters.censored == 0)
+        #expect(display.lastCensorReason["HDMI-A-1"] == "zone 1: HDMI-A is denied")
+    }
 }
