@@ -29,9 +29,14 @@ struct LiveZapTests {
         let index = try FrameIndex.build(input: clip)
         let keyframeNumbers = Set(index.keyframes.compactMap { k in index.timestamps.sorted().firstIndex(of: k.pts) })
         let port = try freeUDPLoopbackPort()
+        let scratch = try Scratch()
+        let started = scratch.path("started")
         let sender = try BackgroundProcess("python3", [Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/ts_sender.py").path,
-                                                      clip, "127.0.0.1", String(port), "--seconds", String(230.0 / 30)])
-        // Joined about 20 frames in: the keyframe at 0 is gone, the next is frame 100.
+                                                      clip, "127.0.0.1", String(port), "--seconds", String(230.0 / 30), "--started", started])
+        // Joined about 20 frames in: the keyframe at 0 is gone, the next is frame 100. Counted
+        // from the sender's first packet, not its launch (Python starts slowly on a loaded machine).
+        let launch = Date()
+        while !FileManager.default.fileExists(atPath: started) && Date().timeIntervalSince(launch) < 10 { usleep(10_000) }
         usleep(700_000)
         let display = LiveRecordingDisplay()
         var events: [PlayerEvent] = []
