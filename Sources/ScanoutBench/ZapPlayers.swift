@@ -41,7 +41,9 @@ final class ScanoutZapPlayer: ZapPlayer {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         let log = scratch.appendingPathComponent("serve.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+            throw BenchError("cannot create \(log.path) for the service's log")
+        }
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         let deadline = ClockTime.now() + .seconds(20)

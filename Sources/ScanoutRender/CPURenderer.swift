@@ -50,7 +50,7 @@ public final class CPURenderer {
             // after the last row for converters that write in whole vectors.
             let capacity = count + Self.directAlignment
             if image.bytes.count != count || image.bytes.capacity < capacity {
-                var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = count }
+                let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = count }
                 image.bytes = bytes
             }
             try image.bytes.withUnsafeMutableBytes { dst in

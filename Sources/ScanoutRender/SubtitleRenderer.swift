@@ -20,7 +20,8 @@ private func assMessage(level: Int32, format: UnsafePointer<CChar>?, args: CVaLi
     guard let format, let args, FFmpegLog.prints(mapped) else { return }
     var text = [CChar](repeating: 0, count: 1024)
     _ = vsnprintf(&text, text.count, format, args)
-    FFmpegLog.write(String(cString: text), from: "libass", level: mapped)
+    let length = text.firstIndex(of: 0) ?? text.count
+    FFmpegLog.write(String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self), from: "libass", level: mapped)
 }
 
 /// Draws subtitle events with libass into an RGBA layer the size of the output, which both
