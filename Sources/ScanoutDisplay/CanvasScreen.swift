@@ -80,10 +80,7 @@ public final class CanvasScreen {
                 let r = c.zones[i].rect
                 c.zones[i].composition.subtitles = subs.layer(for: frame, in: c.zones[i].sized, outputWidth: r.width, outputHeight: r.height)
             }
-            if let text = texts[i]?.layer(at: seconds) {
-                // A zone with a logo or subtitles of its own keeps them; the text goes over its picture.
-                if c.zones[i].composition.overlay == nil { c.zones[i].composition.overlay = text } else { c.zones[i].composition.subtitles = text }
-            }
+            if let text = texts[i]?.layer(at: seconds) { c.zones[i].composition.addText(text) }
             frames.append(s.frame)
         }
         return (c, frames)

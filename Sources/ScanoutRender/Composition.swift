@@ -77,6 +77,12 @@ public struct Composition: Equatable, Sendable {
         self.background = background; self.overlay = overlay
     }
 
+    /// Adds a text zone's layer (`TextZone`): in the logo's place when there is no logo, else in
+    /// the subtitles' place, over the picture either way.
+    public mutating func addText(_ layer: Overlay) {
+        if overlay == nil { overlay = layer } else { subtitles = layer }
+    }
+
     /// The upright size of a `width`×`height` stored picture with `sampleAspectRatio` (invalid:
     /// square) turned by `orientation`, in square pixels: the width grows for a ratio above 1,
     /// the height for one below.

@@ -24,12 +24,10 @@ extension Render {
         let png = PNGEncoder()
         try makeDirectory(directory)
         var seekers: [String: FrameSeeker] = [:]
-        let texts = try zones.enumerated().map { i, zone -> TextZone? in
-            let r = layout.canvas(outputWidth: output.width, outputHeight: output.height).zones[i].rect
-            return try zone.text.map { try TextZone($0, width: r.width, height: r.height) }
-        }
+        let base = layout.canvas(outputWidth: output.width, outputHeight: output.height)
+        let texts = try zip(zones, base.zones.map(\.rect)).map { zone, r in try zone.text.map { try TextZone($0, width: r.width, height: r.height) } }
         for t in times {
-            var canvas = layout.canvas(outputWidth: output.width, outputHeight: output.height)
+            var canvas = base
             var frames: [VideoFrame?] = []
             for (i, zone) in zones.enumerated() {
                 guard let (n, local) = timelines[i].locate(t) else { frames.append(nil); continue }
@@ -44,8 +42,7 @@ extension Render {
                 if let logo = item.overlay { canvas.zones[i].composition.overlay = logo }
             }
             for (i, text) in texts.enumerated() {
-                guard let layer = text?.layer(at: t) else { continue }
-                if canvas.zones[i].composition.overlay == nil { canvas.zones[i].composition.overlay = layer } else { canvas.zones[i].composition.subtitles = layer }
+                if let layer = text?.layer(at: t) { canvas.zones[i].composition.addText(layer) }
             }
             let image = try gl.map { try $0.render(frames.map { $0.map { GLSource.frame($0) } }, on: canvas) }
                 ?? cpu.compose(frames, on: canvas)
