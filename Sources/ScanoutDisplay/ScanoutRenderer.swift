@@ -59,8 +59,7 @@ extension ScanoutRenderer {
 
     /// Fills XRGB8888 rows with `bg`.
     package func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with bg: RGBColor) {
-        let value = (UInt32(bg.r) << 16 | UInt32(bg.g) << 8 | UInt32(bg.b)).littleEndian
-        for y in 0..<height { (base + y * stride).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: width) }
+        CPUCompositor.fill(base, stride: stride, width: width, height: height, with: bg)
     }
 }
 

@@ -41,7 +41,7 @@ extension CPUCompositor {
         guard frames.count == canvas.zones.count else {
             throw RenderError.invalidSize("\(frames.count) pictures for \(canvas.zones.count) zones")
         }
-        for y in 0..<H { fill(pixels + y * stride, count: W, with: canvas.background) }
+        Self.fill(pixels, stride: stride, width: W, height: H, with: canvas.background)
         for (zone, frame) in zip(canvas.zones, frames) {
             guard zone.opacity > 0, let visible = zone.rect.clipped(width: W, height: H) else { continue }
             let r = zone.rect
@@ -76,15 +76,13 @@ extension CPUCompositor {
         if let frame {
             try compose(frame, as: c, into: pixels, stride: stride, width: w, height: h)
         } else {
-            for y in 0..<h { fill(pixels + y * stride, count: w, with: c.background) }
+            Self.fill(pixels, stride: stride, width: w, height: h, with: c.background)
             c.overlay?.blend(into: pixels, stride: stride, width: w, height: h, order: .xrgb8888)
             c.subtitles?.blend(into: pixels, stride: stride, width: w, height: h, order: .xrgb8888)
         }
         guard let border = zone.border else { return }
         for strip in border.strips(of: PixelRect(x: 0, y: 0, width: w, height: h)) {
-            for y in strip.y..<(strip.y + strip.height) {
-                fill(pixels + y * stride + 4 * strip.x, count: strip.width, with: border.color)
-            }
+            Self.fill(pixels + strip.y * stride + 4 * strip.x, stride: stride, width: strip.width, height: strip.height, with: border.color)
         }
     }
 

@@ -70,9 +70,11 @@ public final class CPUCompositor {
         return RGBImage(xrgb: canvas, width: width, height: height, stride: 4 * width)
     }
 
-    /// `count` pixels of XRGB8888 at `row` set to `color`.
-    func fill(_ row: UnsafeMutableRawPointer, count: Int, with color: RGBColor) {
-        fill(row, count: count, with: UInt32(color.r) << 16 | UInt32(color.g) << 8 | UInt32(color.b))
+    /// `width`×`height` XRGB8888 pixels at `base` (`stride` bytes a row) set to `color`: a
+    /// background, a censored buffer.
+    package static func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with color: RGBColor) {
+        let value = (UInt32(color.r) << 16 | UInt32(color.g) << 8 | UInt32(color.b)).littleEndian
+        for y in 0..<height { (base + y * stride).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: width) }
     }
 
     private func fill(_ row: UnsafeMutableRawPointer, count: Int, with value: UInt32) {
