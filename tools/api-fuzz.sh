@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the control API of a live `scanout serve` with schemathesis against docs/openapi.json:
 # the service runs headless on a free loopback port (no Unix socket, a scratch state directory,
-# no rate limit) playing .fixtures/counter.mp4 in a loop, and schemathesis runs its examples,
+# no rate limit) with a screen of two zones (`layout`: the main zone playing .fixtures/counter.mp4
+# in a loop, a picture-in-picture zone "pip" playing it too, so that /layout and /zones/{id}/...
+# act on real zones), and schemathesis runs its examples,
 # coverage and fuzzing phases over every operation but the endless /events stream. It fails on a
 # finding: any 5xx but /health's 503 (the service reporting itself down, as after a generated
 # stop: the answer /health exists for), a response whose status, content type, headers or body
@@ -23,9 +25,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-printf '{"rateLimit": null}\n' >"$work/scanout.json"
+clip="$PWD/.fixtures/counter.mp4"
+printf '{"rateLimit": null, "layout": {"width": 640, "height": 360, "zones": [{"id": "main"}, {"id": "pip", "x": "60%%", "y": "60%%", "width": "35%%", "height": "35%%", "z": 1, "playlist": ["%s"]}]}}\n' \
+  "$clip" >"$work/scanout.json"
 "$exe" serve --config "$work/scanout.json" --host 127.0.0.1 --port 0 --no-socket --output headless \
-  --state-dir "$work/state" --repeat all "$PWD/.fixtures/counter.mp4" 2>"$work/serve.log" &
+  --state-dir "$work/state" --repeat all "$clip" 2>"$work/serve.log" &
 pid=$!
 port=
 for _ in $(seq 1 200); do

@@ -29,45 +29,69 @@ extension CanvasOutput {
 /// `compose` runs on one thread at a time (the screen's loop, `run`, or a test's).
 public final class CanvasScreen {
     public let output: any CanvasOutput
-    /// The zones' places; `zones[i]` is drawn in `canvas.zones[i]`.
-    public private(set) var canvas: Canvas
-    public let zones: [ZoneSurface]
-    /// Composed frames shown so far.
-    public private(set) var composed = 0
     private let lock = NSLock()
-    /// Text drawn over zones, by zone (a line or a ticker), at the compose's time.
-    private var texts: [Int: TextZone] = [:]
+    private var state: (canvas: Canvas, zones: [ZoneSurface])
+    private var composedCount = 0
+    /// Text drawn over zones, by zone name (a line or a ticker), at the compose's time.
+    private var texts: [String: TextZone] = [:]
 
     /// A screen of `canvas` on `output`, one surface per zone (named "0", "1", … unless `names`
     /// says otherwise).
     public init(canvas: Canvas, output: any CanvasOutput, names: [String]? = nil) {
-        self.canvas = canvas
         self.output = output
         let names = names ?? canvas.zones.indices.map(String.init)
-        zones = canvas.zones.indices.map { i in
+        let surfaces = canvas.zones.indices.map { i in
             ZoneSurface(name: i < names.count ? names[i] : String(i), vblankSource: output.vblankSource,
                         acceptsGPUFrames: output.acceptsGPUFrames)
         }
+        state = (canvas, surfaces)
+    }
+
+    /// The zones' places; `zones[i]` is drawn in `canvas.zones[i]`.
+    public var canvas: Canvas { lock.withLock { state.canvas } }
+
+    /// Composed frames shown so far (read from any thread).
+    public var composed: Int { lock.withLock { composedCount } }
+
+    /// The zones' surfaces, in drawing order.
+    public var zones: [ZoneSurface] { lock.withLock { state.zones } }
+
+    /// A surface for a zone to be added (`relayout(_:zones:)`), paced on this screen's output.
+    public func makeSurface(name: String) -> ZoneSurface {
+        ZoneSurface(name: name, vblankSource: output.vblankSource, acceptsGPUFrames: output.acceptsGPUFrames)
     }
 
     /// Draws `text` over zone `index` from the next compose on (nil: none).
     public func setText(_ text: TextZone?, zone index: Int) {
-        lock.withLock { texts[index] = text }
+        lock.withLock {
+            guard state.zones.indices.contains(index) else { return }
+            texts[state.zones[index].name] = text
+        }
     }
 
     /// Moves, resizes or restyles the zones from the next compose on; the count of zones stays.
     public func relayout(_ canvas: Canvas) throws {
+        try relayout(canvas, zones: zones)
+    }
+
+    /// Puts `zones` in `canvas`'s places from the next compose on: zones added (surfaces from
+    /// `makeSurface`), removed or drawn in another order, each keeping its frame and text.
+    public func relayout(_ canvas: Canvas, zones: [ZoneSurface]) throws {
         guard canvas.zones.count == zones.count else {
-            throw RenderError.invalidSize("\(canvas.zones.count) zones for a screen of \(zones.count)")
+            throw RenderError.invalidSize("\(canvas.zones.count) zones for \(zones.count) surfaces")
         }
-        lock.withLock { self.canvas = canvas }
+        lock.withLock {
+            state = (canvas, zones)
+            let names = Set(zones.map(\.name))
+            texts = texts.filter { names.contains($0.key) }
+        }
     }
 
     /// The canvas this compose draws `seconds` after the screen started: each zone's geometry
     /// with its current item's layout (turn, scaling), logo, subtitle layer and text, and its
     /// last frame.
     public func current(at seconds: Double = 0) -> (canvas: Canvas, frames: [VideoFrame?]) {
-        var (c, texts) = lock.withLock { (canvas, self.texts) }
+        var (c, zones, texts) = lock.withLock { (state.canvas, state.zones, self.texts) }
         var frames: [VideoFrame?] = []
         for (i, surface) in zones.enumerated() {
             let s = surface.current()
@@ -80,7 +104,7 @@ public final class CanvasScreen {
                 let r = c.zones[i].rect
                 c.zones[i].composition.subtitles = subs.layer(for: frame, in: c.zones[i].sized, outputWidth: r.width, outputHeight: r.height)
             }
-            if let text = texts[i]?.layer(at: seconds) { c.zones[i].composition.addText(text) }
+            if let text = texts[surface.name]?.layer(at: seconds) { c.zones[i].composition.addText(text) }
             frames.append(s.frame)
         }
         return (c, frames)
@@ -90,21 +114,29 @@ public final class CanvasScreen {
     public func compose(at seconds: Double = 0) throws {
         let (c, frames) = current(at: seconds)
         try output.present(c, frames: frames)
-        composed += 1
+        lock.withLock { composedCount += 1 }
     }
 }
 
 /// A composed screen with no display: the CPU compositor into memory, or GLES into an offscreen
-/// target; the last picture can be taken with `snapshot()`. Used on one thread (the compositor's):
-/// a GLES renderer made elsewhere is current there, so `init(gl:)` with a closure makes it on
-/// that thread at the first present.
-public final class HeadlessCanvasOutput: CanvasOutput {
+/// target; the last picture can be taken with `snapshot()`. Presents on one thread (the
+/// compositor's): a GLES renderer made elsewhere is current there, so `init(gl:)` with a closure
+/// makes it on that thread at the first present. The CPU compositor's last picture may be taken
+/// from any thread; the GLES one only on the compositor's.
+///
+/// `@unchecked Sendable`: the CPU picture and the count are read and written under `lock`; the
+/// GLES renderer and target are used on the presenting thread only.
+public final class HeadlessCanvasOutput: CanvasOutput, @unchecked Sendable {
+    private let lock = NSLock()
     private let cpu: CPUCompositor?
     private var gl: GLRenderer?
     private let makeGL: (() throws -> GLRenderer)?
     private var target: GLRenderTarget?
     private var last: RGBImage?
-    public private(set) var presents = 0
+    private var presentCount = 0
+
+    /// Composed pictures shown so far.
+    public var presents: Int { lock.withLock { presentCount } }
 
     /// The CPU compositor.
     public init() {
@@ -130,7 +162,8 @@ public final class HeadlessCanvasOutput: CanvasOutput {
     public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
         if gl == nil, let makeGL { gl = try makeGL() }
         if let cpu {
-            last = try cpu.compose(frames, on: canvas)
+            let picture = try cpu.compose(frames, on: canvas)
+            lock.withLock { last = picture }
         } else if let gl {
             let size = canvas.outputSize
             if target?.width != size.width || target?.height != size.height {
@@ -139,12 +172,12 @@ public final class HeadlessCanvasOutput: CanvasOutput {
             }
             try gl.render(frames.map { $0.map { GLSource.frame($0) } }, on: canvas, into: target!)
         }
-        presents += 1
+        lock.withLock { presentCount += 1 }
     }
 
     /// The last composed picture (read back from the GPU now, for GLES); nil before the first.
     public func snapshot() throws -> RGBImage? {
         if let gl, let target { return try gl.read(target) }
-        return last
+        return lock.withLock { last }
     }
 }

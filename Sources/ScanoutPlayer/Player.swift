@@ -12,6 +12,8 @@ public final class EventHub: Sendable {
     public struct Numbered: Sendable {
         public var sequence: Int
         public var event: PlayerEvent
+        /// The zone of a composed screen whose player it comes from; nil on a screen of one picture.
+        public var zone: String?
     }
     private struct Subscribers {
         var next = 1
@@ -26,6 +28,8 @@ public final class EventHub: Sendable {
         var recentInOrder: [Numbered] { Array(recent[recentStart...] + recent[..<recentStart]) }
     }
     private let subscribers = Mutex(Subscribers())
+    /// The zone this hub's own events are tagged with (`publish(_:)`); nil: none.
+    private let ownZone = Mutex<String?>(nil)
     /// How many of the newest events are kept for `subscribe(after:)`.
     public let replayCapacity: Int
 
@@ -101,10 +105,22 @@ public final class EventHub: Sendable {
         subscribers.withLock { $0.listeners.append(body) }
     }
 
+    /// Tags the events published from now on with `zone` (the player plays a zone of a screen).
+    public func tag(zone: String?) { ownZone.withLock { $0 = zone } }
+
+    /// The zone this hub's own events are tagged with.
+    public var zone: String? { ownZone.withLock { $0 } }
+
+    /// Publishes `event`, tagged with this hub's zone.
     public func publish(_ event: PlayerEvent) {
+        publish(event, zone: zone)
+    }
+
+    /// Publishes `event` as one of `zone`'s (a screen's hub carrying its zones' events).
+    public func publish(_ event: PlayerEvent, zone: String?) {
         let (numbered, streams, listeners) = subscribers.withLock { s in
             s.sequence += 1
-            let n = Numbered(sequence: s.sequence, event: event)
+            let n = Numbered(sequence: s.sequence, event: event, zone: zone)
             if replayCapacity > 0 {
                 if s.recent.count < replayCapacity {
                     s.recent.append(n)

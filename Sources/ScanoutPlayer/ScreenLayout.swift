@@ -13,10 +13,21 @@ public struct ScreenLayout: Equatable, Sendable {
     /// The whole screen turned clockwise onto the output (0, 90, 180, 270): a portrait screen.
     public var rotation: Int
     public var zones: [Zone]
+    /// The zone the service's top-level commands (`/play`, `/load`, ...) act on; nil: the zone
+    /// with the sound, else the first (`mainZone`).
+    public var main: String?
 
-    public init(width: Int? = nil, height: Int? = nil, background: RGBColor = .black, rotation: Int = 0, zones: [Zone] = []) {
+    public init(width: Int? = nil, height: Int? = nil, background: RGBColor = .black, rotation: Int = 0, zones: [Zone] = [],
+                main: String? = nil) {
         self.width = width; self.height = height; self.background = background; self.rotation = rotation; self.zones = zones
+        self.main = main
     }
+
+    /// The id of the main zone: `main`, else the zone with the sound, else the first zone.
+    public var mainZone: String? { main ?? (zones.first(where: \.audio) ?? zones.first)?.id }
+
+    /// The zone named `id`.
+    public func zone(_ id: String) -> Zone? { zones.first { $0.id == id } }
 
     /// A length on the canvas: pixels, or a share of the canvas's width or height.
     public enum Length: Equatable, Sendable, CustomStringConvertible {

@@ -6,62 +6,195 @@ import ScanoutRender
 /// A screen of zones playing: one `Player` per zone (its engine on a thread of its own, its own
 /// playlist, timeline, drops and events) presenting into the zone's `ZoneSurface`, and a
 /// compositor thread that composes every zone's last frame onto the output once per refresh
-/// (`CanvasScreen.compose`). One zone at most has the sound; the others play silent.
+/// (`CanvasScreen.compose`). One zone at most has the sound; the others play silent. The layout
+/// may change while it plays (`apply`): a zone that stays keeps its player, its item and its
+/// position, wherever it moves.
 ///
-/// `@unchecked Sendable`: `stopping` and `composeError` are read and written under `lock`; the
-/// screen is composed on the compositor thread only.
+/// `@unchecked Sendable`: `stopping`, `composeError`, `layout` and `zonePlayers` are read and
+/// written under `lock`; `apply` runs one at a time (`applying`); the screen is composed on the
+/// compositor thread only.
 public final class ScreenPlayer: @unchecked Sendable {
-    public let layout: ScreenLayout
     public let screen: CanvasScreen
-    /// The zones' players, in the layout's drawing order (`layout.drawingOrder`).
-    public let players: [Player]
-    /// The zones' ids, in the same order.
-    public let zoneIDs: [String]
     private let lock = NSLock()
+    private let applying = NSLock()
+    private var current: ScreenLayout
+    /// The zones' players, in drawing order.
+    private var zonePlayers: [(id: String, player: Player)] = []
+    private let base: PlayerConfiguration
     private var stopping = false
     private var composeError: (any Error)?
     private var compositor: Thread?
     private let compositorDone = DispatchSemaphore(value: 0)
+    /// Made for each zone's player before it starts (the service hooks its own in).
+    private let prepare: ((String, Player) -> Void)?
 
     /// Starts the zones' players on `output` (a canvas of `outputWidth`×`outputHeight`), each
-    /// loading its playlist and playing at once, and composes every `refreshInterval` (the
-    /// output's refresh, when it has one).
+    /// loading its playlist and playing at once (with `loadPlaylists`; else the caller loads
+    /// them), and composes every `refreshInterval` (the output's refresh, when it has one).
+    /// `prepare` sees each zone's player as it is made, before it loads anything.
     public init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
-                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667)) {
-        self.layout = layout
+                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667),
+                loadPlaylists: Bool = true, prepare: ((String, Player) -> Void)? = nil) {
+        current = layout
+        base = configuration
+        self.prepare = prepare
         let zones = layout.drawingOrder
-        zoneIDs = zones.map(\.id)
-        screen = CanvasScreen(canvas: layout.canvas(outputWidth: outputWidth, outputHeight: outputHeight), output: output, names: zoneIDs)
-        var players: [Player] = []
-        for (zone, surface) in zip(zones, screen.zones) {
-            var c = configuration
-            c.scaling = zone.scaling
-            if !zone.audio { c.audio.device = "none" }
-            let player = Player(configuration: c) { surface }
-            let items = zone.playlist, mode = zone.repeatMode
-            if !items.isEmpty {
-                player.submit { engine in
-                    engine.setRepeat(mode)
-                    do { try engine.load(items, autoplay: true) } catch { engine.report(.error(message: "\(error)", item: nil, skipped: false)) }
-                }
-            }
-            players.append(player)
-        }
-        self.players = players
-        for (i, zone) in zones.enumerated() {
-            guard let text = zone.text else { continue }
-            let r = screen.canvas.zones[i].rect
-            do {
-                screen.setText(try TextZone(text, width: r.width, height: r.height), zone: i)
-            } catch {
-                players[i].events.publish(.warning("zone \(zone.id): its text cannot be drawn: \(error)"))
-            }
-        }
+        screen = CanvasScreen(canvas: layout.canvas(outputWidth: outputWidth, outputHeight: outputHeight), output: output, names: zones.map(\.id))
+        zonePlayers = zip(zones, screen.zones).map { zone, surface in (zone.id, makePlayer(zone, surface: surface, load: loadPlaylists)) }
+        setTexts(layout)
         let interval = output.vblankSource?.refreshInterval ?? refreshInterval
         let t = Thread(named: "scanout-screen") { [self] in composeLoop(every: interval) }
         compositor = t
         t.start()
     }
+
+    /// A zone's player on `surface`, with the zone's scaling and sound, its events tagged with
+    /// the zone's id; its playlist loaded and started when `load`.
+    private func makePlayer(_ zone: ScreenLayout.Zone, surface: ZoneSurface, load: Bool) -> Player {
+        let player = Player(configuration: configuration(of: zone)) { surface }
+        player.events.tag(zone: zone.id)
+        prepare?(zone.id, player)
+        if load { Self.load(zone, on: player) }
+        return player
+    }
+
+    /// The configuration a zone's player plays with: the screen's, with the zone's scaling and,
+    /// unless the zone has the sound, no audio output.
+    private func configuration(of zone: ScreenLayout.Zone) -> PlayerConfiguration {
+        var c = base
+        c.scaling = zone.scaling
+        if !zone.audio { c.audio.device = "none" }
+        return c
+    }
+
+    /// Loads `zone`'s playlist on `player` and starts it (nothing, for a zone with none).
+    private static func load(_ zone: ScreenLayout.Zone, on player: Player) {
+        let items = zone.playlist, mode = zone.repeatMode
+        guard !items.isEmpty else { return }
+        player.submit { engine in
+            engine.setRepeat(mode)
+            do { try engine.load(items, autoplay: true) } catch { engine.report(.error(message: "\(error)", item: nil, skipped: false)) }
+        }
+    }
+
+    /// Draws each zone's text (nil: none) over it, sized to its rectangle.
+    private func setTexts(_ layout: ScreenLayout) {
+        let rects = screen.canvas.zones.map(\.rect)
+        let players = lock.withLock { zonePlayers }
+        for (i, zone) in layout.drawingOrder.enumerated() {
+            guard let text = zone.text else {
+                screen.setText(nil, zone: i)
+                continue
+            }
+            do {
+                screen.setText(try TextZone(text, width: rects[i].width, height: rects[i].height), zone: i)
+            } catch {
+                screen.setText(nil, zone: i)
+                players[i].player.events.publish(.warning("zone \(zone.id): its text cannot be drawn: \(error)"))
+            }
+        }
+    }
+
+    /// What `apply` changed.
+    public struct Change: Equatable, Sendable {
+        /// Zones made (their players started).
+        public var added: [String] = []
+        /// Zones whose players were stopped and removed.
+        public var removed: [String] = []
+        /// Zones that stayed and whose playlist or repeat mode changed (loaded again, with
+        /// `loadPlaylists`).
+        public var reloaded: [String] = []
+    }
+
+    /// Puts `layout` on the screen from the next compose on. Zones are told apart by id: a zone
+    /// that stays keeps its player and what it plays (moved, resized, restacked, restyled; its
+    /// scaling and sound from its next item), and its playlist is loaded again only when it
+    /// changed; new zones get players, zones no longer named are stopped. With `loadPlaylists`
+    /// false, the caller loads the playlists of the zones `added` and `reloaded`.
+    @discardableResult
+    public func apply(_ layout: ScreenLayout, loadPlaylists: Bool = true) throws -> Change {
+        try update(loadPlaylists: loadPlaylists) { $0 = layout }.change
+    }
+
+    /// Changes the layout on the screen with `change` (given the layout on the screen now) and
+    /// puts the result on it as `apply` does; changes are made one at a time, so two callers
+    /// each changing a zone lose neither change.
+    public func update(loadPlaylists: Bool = true, _ change: (inout ScreenLayout) throws -> Void) throws -> (layout: ScreenLayout, change: Change) {
+        applying.lock()
+        defer { applying.unlock() }
+        var layout = self.layout
+        try change(&layout)
+        return (layout, try put(layout, loadPlaylists: loadPlaylists))
+    }
+
+    /// Loads zone `id`'s playlist as the layout on the screen gives it, and starts it.
+    public func start(zone id: String) {
+        let (layout, players) = lock.withLock { (current, zonePlayers) }
+        guard let zone = layout.zone(id), let player = players.first(where: { $0.id == id })?.player else { return }
+        Self.load(zone, on: player)
+    }
+
+    /// Where each zone is on the canvas now, in drawing order, with its player.
+    public func placements() -> [(id: String, rect: PixelRect, z: Int, player: Player)] {
+        applying.lock()
+        defer { applying.unlock() }
+        let (layout, players) = lock.withLock { (current, zonePlayers) }
+        let rects = screen.canvas.zones.map(\.rect)
+        return zip(players, rects).map { p, r in (p.id, r, layout.zone(p.id)?.z ?? 0, p.player) }
+    }
+
+    /// `apply`, under `applying`.
+    private func put(_ layout: ScreenLayout, loadPlaylists: Bool) throws -> Change {
+        let (old, players) = lock.withLock { (current, zonePlayers) }
+        let surfaces = Dictionary(uniqueKeysWithValues: screen.zones.map { ($0.name, $0) })
+        let known = Dictionary(uniqueKeysWithValues: players.map { ($0.id, $0.player) })
+        let size = screen.canvas.outputSize
+        let canvas = layout.canvas(outputWidth: size.width, outputHeight: size.height)
+        var change = Change()
+        var next: [(id: String, player: Player)] = []
+        var nextSurfaces: [ZoneSurface] = []
+        for zone in layout.drawingOrder {
+            if let player = known[zone.id], let surface = surfaces[zone.id] {
+                let config = configuration(of: zone)
+                player.submit { $0.configuration.scaling = config.scaling; $0.configuration.audio.device = config.audio.device }
+                if let before = old.zone(zone.id), before.playlist != zone.playlist || before.repeatMode != zone.repeatMode {
+                    change.reloaded.append(zone.id)
+                    if loadPlaylists { Self.load(zone, on: player) }
+                }
+                next.append((zone.id, player))
+                nextSurfaces.append(surface)
+            } else {
+                let surface = screen.makeSurface(name: zone.id)
+                next.append((zone.id, makePlayer(zone, surface: surface, load: loadPlaylists)))
+                nextSurfaces.append(surface)
+                change.added.append(zone.id)
+            }
+        }
+        try screen.relayout(canvas, zones: nextSurfaces)
+        lock.withLock {
+            current = layout
+            zonePlayers = next
+        }
+        setTexts(layout)
+        let kept = Set(next.map(\.id))
+        for (id, player) in players where !kept.contains(id) {
+            change.removed.append(id)
+            player.shutdown()
+        }
+        return change
+    }
+
+    /// The layout on the screen now.
+    public var layout: ScreenLayout { lock.withLock { current } }
+
+    /// The zones' players, in the layout's drawing order (`layout.drawingOrder`).
+    public var players: [Player] { lock.withLock { zonePlayers.map(\.player) } }
+
+    /// The zones' ids, in the same order.
+    public var zoneIDs: [String] { lock.withLock { zonePlayers.map(\.id) } }
+
+    /// The player of zone `id`.
+    public func player(zone id: String) -> Player? { lock.withLock { zonePlayers.first { $0.id == id }?.player } }
 
     /// Composes once a refresh until `shutdown`; a failed compose is kept (`error`) and ends the loop.
     private func composeLoop(every interval: Duration) {
@@ -90,7 +223,8 @@ public final class ScreenPlayer: @unchecked Sendable {
     /// that composing goes on only to show their last frames; never, for a screen whose zones
     /// have no playlist (text only), which shows until it is stopped.
     public var allEnded: Bool {
-        let playing = zip(layout.drawingOrder, players).filter { !$0.0.playlist.isEmpty }.map(\.1)
+        let (layout, players) = lock.withLock { (current, zonePlayers) }
+        let playing = players.filter { !(layout.zone($0.id)?.playlist.isEmpty ?? true) }.map(\.player)
         return !playing.isEmpty && playing.allSatisfy { [.ended, .stopped, .error].contains($0.snapshot.state) }
     }
 

@@ -47,6 +47,10 @@ public final class TextZone {
         renderer = try SubtitleRenderer(header: header)
         if text.scroll > 0 {
             let period = Double(width + textWidth) / text.scroll
+            // libass's times are milliseconds in an Int32-sized range: a day at most per crossing.
+            guard period <= 86_400 else {
+                throw RenderError.invalidSize("a ticker of \(text.scroll) px/s takes \(Int(min(period, 1e12))) s to cross \(width + textWidth) pixels (at most a day; scroll 1 px/s or more)")
+            }
             self.period = period
             let ms = Int((period * 1000).rounded())
             renderer.add(SubtitleEvent(start: 0, duration: period,

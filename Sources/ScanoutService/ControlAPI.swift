@@ -104,7 +104,10 @@ struct RouteTable: Sendable {
 /// `RouteCollection` in a file of its own (`routeCollections()`), and documented in
 /// docs/openapi.json (a test checks the two agree).
 public final class ControlAPI: Sendable {
+    /// The player of the whole screen, or of the main zone of a screen of zones.
     public let player: Player
+    /// The screen of zones (config `layout`); nil: one picture, `player`'s.
+    public let screen: ScreenPlayer?
     public let metrics: PlayerMetrics
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
@@ -130,7 +133,8 @@ public final class ControlAPI: Sendable {
 
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
                 logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15),
-                offline: OfflineManager? = nil, offlineOff: String = "no state directory") {
+                offline: OfflineManager? = nil, offlineOff: String = "no state directory", screen: ScreenPlayer? = nil) {
+        self.screen = screen
         self.offline = offline
         self.offlineOff = offlineOff
         self.keepAlive = keepAlive
@@ -149,7 +153,7 @@ public final class ControlAPI: Sendable {
     /// answers and their `Allow`, `routes`) is read from these: routes are declared nowhere else.
     func routeCollections() -> [RouteCollection<ServiceRequestContext>] {
         [statusRoutes(), eventRoutes(), playbackRoutes(), playlistRoutes(), subtitleRoutes(), channelRoutes(),
-         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes()]
+         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes()]
     }
 
     /// Method and path of every route (paths with parameters as `/downloads/{id}`).
@@ -229,8 +233,13 @@ public final class ControlAPI: Sendable {
 
     /// Runs a command on the player; its refusals become 4xx answers naming the field.
     func perform<T: Sendable>(_ body: @escaping @Sendable (PlayerEngine) throws -> T) async throws -> T {
+        try await perform(on: player, body)
+    }
+
+    /// Runs a command on `target` (a zone's player); its refusals become 4xx answers naming the field.
+    func perform<T: Sendable>(on target: Player, _ body: @escaping @Sendable (PlayerEngine) throws -> T) async throws -> T {
         do {
-            return try await player.perform(body)
+            return try await target.perform(body)
         } catch let e as PlayerError {
             throw Self.apiError(e)
         }

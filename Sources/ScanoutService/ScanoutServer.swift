@@ -23,14 +23,20 @@ public struct ScanoutServer: Sendable {
     public let logger: Logger
     public let logLevel: LogLevelControl
     let makePipeline: @Sendable () -> PlaybackPipeline
+    /// Opens the output a screen of zones (config `layout`) is composed onto.
+    let makeScreenOutput: @Sendable (ScreenLayout) throws -> ScreenOutput
 
     /// `makePipeline` opens the output; it is called on the player's thread, which owns the
-    /// pipeline from then on.
-    public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makePipeline: @escaping @Sendable () -> PlaybackPipeline) {
+    /// pipeline from then on. With a `layout`, `makeScreenOutput` opens the output instead
+    /// (default: the CPU compositor into memory, `ScreenOutput.headless`).
+    public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makePipeline: @escaping @Sendable () -> PlaybackPipeline,
+                makeScreenOutput: (@Sendable (ScreenLayout) throws -> ScreenOutput)? = nil) {
         self.config = config
         self.logLevel = logLevel
         self.logger = logger
         self.makePipeline = makePipeline
+        let (w, h) = (config.outputWidth, config.outputHeight)
+        self.makeScreenOutput = makeScreenOutput ?? { layout in ScreenOutput.headless(layout, width: w, height: h) }
     }
 
     /// The player behind its pipeline, the metrics and the control API, wired and with the
@@ -45,13 +51,14 @@ public struct ScanoutServer: Sendable {
         let authorizer = try ContentAuthorizer(keysFile: config.keys)
         let slot = PipelineSlot()
         let make = makePipeline
-        let player = Player(configuration: config.playerConfiguration) {
+        let screen = try config.layout.map(openScreen)
+        let player = screen.flatMap { $0.player(zone: $0.layout.mainZone ?? "") } ?? Player(configuration: config.playerConfiguration) {
             let pipeline = make()
             slot.pipeline = pipeline
             return pipeline.display
         }
         let metrics = PlayerMetrics()
-        listen(to: player, metrics: metrics, readiness: readiness)
+        listen(to: player, metrics: metrics, readiness: readiness, mainZone: screen?.layout.mainZone)
         let log = logger
         let store = resumeStore(player: player)
         let (offline, offlineOff) = offlineManager(player: player, authorizer: authorizer)
@@ -74,17 +81,23 @@ public struct ScanoutServer: Sendable {
         // Ends when the manager goes (it holds the manager weakly).
         _ = offline?.keepClock()
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
-                             offline: offline, offlineOff: offlineOff)
+                             offline: offline, offlineOff: offlineOff, screen: screen)
+        if let screen { await startZones(of: screen, api: api) }
         await start(player, api: api, store: store, readiness: readiness)
         return (player, api)
     }
 
-    /// Counts every event into `metrics`, logs it, and tells `readiness` when playback starts.
-    private func listen(to player: Player, metrics: PlayerMetrics, readiness: Readiness?) {
+    /// Counts every event of the main zone (of the whole screen, without a layout) into
+    /// `metrics`, logs every event (with its zone), and tells `readiness` when playback starts.
+    private func listen(to player: Player, metrics: PlayerMetrics, readiness: Readiness?, mainZone: String?) {
         let log = logger
         player.events.addListener { n in
-            metrics.observe(n.event)
-            if let readiness, Readiness.startsPlayback(n.event) { readiness.playbackStarted() }
+            var log = log
+            if let zone = n.zone { log[metadataKey: "zone"] = "\(zone)" }
+            if n.zone == mainZone {
+                metrics.observe(n.event)
+                if let readiness, Readiness.startsPlayback(n.event) { readiness.playbackStarted() }
+            }
             switch n.event {
             case .position: log.trace("event", metadata: ["type": "\(n.event.name)"])
             case .error(let m, let item, let skipped):
@@ -97,14 +110,19 @@ public struct ScanoutServer: Sendable {
         }
     }
 
-    /// What plays at start: the config's playlist (from the item played last), else a channel
-    /// list's channel (the one tuned last).
+    /// What plays at start in the main zone: its own playlist when the layout gives it one, else
+    /// the config's playlist (from the item played last), else a channel list's channel (the
+    /// one tuned last).
     private func start(_ player: Player, api: ControlAPI, store: ResumeStore?, readiness: Readiness?) async {
-        if !config.playlist.isEmpty {
-            let repeatMode = config.repeatMode, autoplay = config.autoplay
+        let zone = config.layout.flatMap { l in l.mainZone.flatMap(l.zone) }
+        let (playlist, field) = zone.map { !$0.playlist.isEmpty ? ($0.playlist, "layout.zones.\($0.id).playlist") : (config.playlist, "playlist") }
+            ?? (config.playlist, "playlist")
+        if !playlist.isEmpty {
+            let repeatMode = zone.map { !$0.playlist.isEmpty ? $0.repeatMode : config.repeatMode } ?? config.repeatMode
+            let autoplay = config.autoplay
             do {
                 // Items whose token does not verify are left out (and named in the log).
-                let items = try await api.authorize(config.playlist, field: "playlist") { field, error in
+                let items = try await api.authorize(playlist, field: field) { field, error in
                     logger.error("\(field): \(error); the item is left out")
                 }
                 api.keepOffline(items)
@@ -122,6 +140,49 @@ public struct ScanoutServer: Sendable {
             // No playlist: a channel list starts on a channel (the one tuned last), not idle.
             await api.tuneAtStart(autoplay: config.autoplay)
         }
+    }
+
+    /// The screen of zones `layout` describes, on the output `makeScreenOutput` opens, its zones'
+    /// players made (none loads anything yet: `startZones`). Every zone's events reach the main
+    /// zone's hub, tagged with the zone's id: one event stream for the screen. With no zone
+    /// given the sound, the main zone has it.
+    private func openScreen(_ layout: ScreenLayout) throws -> ScreenPlayer {
+        var layout = layout
+        let main = layout.mainZone ?? ""
+        if !layout.zones.contains(where: \.audio), let i = layout.zones.firstIndex(where: { $0.id == main }) { layout.zones[i].audio = true }
+        let out = try makeScreenOutput(layout)
+        let hub = ScreenEvents()
+        let screen = ScreenPlayer(layout: layout, output: out.output, outputWidth: out.width, outputHeight: out.height,
+                                  configuration: config.playerConfiguration, refreshInterval: out.refreshInterval,
+                                  loadPlaylists: false) { id, player in
+            guard id != main else { return }
+            player.events.addListener { n in hub.forward(n) }
+        }
+        hub.target = screen.player(zone: main)?.events
+        let size = screen.screen.canvas
+        logger.notice("layout: \(layout.zones.count) zones on a \(size.width)x\(size.height) canvas, main zone \(main)",
+                      metadata: ["output": "\(out.description)"])
+        return screen
+    }
+
+    /// Loads and starts every zone's playlist but the main zone's (`start` loads that one), its
+    /// items authorised first: an item whose token does not verify is left out and named.
+    private func startZones(of screen: ScreenPlayer, api: ControlAPI) async {
+        let main = screen.layout.mainZone
+        var layout = screen.layout
+        for (i, zone) in layout.zones.enumerated() where zone.id != main && !zone.playlist.isEmpty {
+            layout.zones[i].playlist = (try? await api.authorize(zone.playlist, field: "layout.zones.\(zone.id).playlist") { field, error in
+                logger.error("\(field): \(error); the item is left out")
+            }) ?? []
+            api.keepOffline(layout.zones[i].playlist)
+        }
+        let authorised = layout
+        do {
+            _ = try screen.update(loadPlaylists: false) { $0 = authorised }
+        } catch {
+            logger.error("layout: \(error)")
+        }
+        for zone in authorised.zones where zone.id != main { screen.start(zone: zone.id) }
     }
 
     /// The state directory's store, or nil (and a log line saying why resume is off).
@@ -223,7 +284,7 @@ public struct ScanoutServer: Sendable {
         }
         let limits = raiseFileLimit()
         let (player, api) = try await assemble(readiness: readiness)
-        var services: [any Service] = [PlayerService(player: player, logger: logger)]
+        var services: [any Service] = [PlayerService(player: player, screen: api.screen, logger: logger)]
         let budget = ConnectionBudget(capacity: limits.connections, logger: logger)
         let server = HTTPServerBuilder.guarded(budget: budget, limits: config.limits, logger: logger)
         let tcp = Application(
@@ -305,15 +366,59 @@ private final class PipelineSlot: @unchecked Sendable {
     }
 }
 
-/// Keeps the player for the service group's lifetime and stops it on shutdown.
+/// Keeps the player (and the screen of zones, with a layout) for the service group's lifetime
+/// and stops it on shutdown.
 struct PlayerService: Service {
     let player: Player
+    let screen: ScreenPlayer?
     let logger: Logger
     func run() async throws {
         try? await gracefulShutdown()
         logger.info("stopping playback")
+        screen?.shutdown()
         player.shutdown()
     }
+}
+
+/// The output a screen of zones is composed onto, and its size.
+public struct ScreenOutput {
+    public var output: any CanvasOutput
+    public var width: Int
+    public var height: Int
+    /// How often it composes when the output has no refresh of its own.
+    public var refreshInterval: Duration
+    /// What it is, for the log ("headless cpu").
+    public var description: String
+
+    public init(output: any CanvasOutput, width: Int, height: Int, refreshInterval: Duration = .nanoseconds(16_666_667), description: String) {
+        self.output = output
+        self.width = width
+        self.height = height
+        self.refreshInterval = refreshInterval
+        self.description = description
+    }
+
+    /// The CPU compositor into memory, the layout's size (else `width`×`height`, else 1920×1080),
+    /// turned for a turned layout.
+    public static func headless(_ layout: ScreenLayout, width: Int?, height: Int?) -> ScreenOutput {
+        let w = layout.width ?? width ?? 1920, h = layout.height ?? height ?? 1080
+        let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
+        return ScreenOutput(output: HeadlessCanvasOutput(), width: size.0, height: size.1, description: "headless cpu")
+    }
+}
+
+/// Carries the zones' events into the main zone's hub (set once the screen is made), each
+/// keeping its zone's tag. `@unchecked Sendable`: `target` is set once, under `lock`, and read
+/// under it.
+final class ScreenEvents: @unchecked Sendable {
+    private let lock = NSLock()
+    private var hub: EventHub?
+    var target: EventHub? {
+        get { lock.withLock { hub } }
+        set { lock.withLock { hub = newValue } }
+    }
+
+    func forward(_ n: EventHub.Numbered) { target?.publish(n.event, zone: n.zone) }
 }
 
 /// Ends every event stream when shutdown begins.

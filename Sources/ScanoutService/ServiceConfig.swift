@@ -23,6 +23,9 @@ import ScanoutRender
 ///                                                         writeback connector, as capture-NNNNNN.png;
 ///                                                         content whose policy denies capture is refused
 ///     playlist [ "path or URL" | {source, token, playerType, scaling, rotation, overlay} ], repeat ("none"|"one"|"all"), autoplay
+///     layout {width, height, background, rotation, main, zones: [...]} | null — a screen of zones
+///                                                         (docs/LAYOUTS.md); the playlist is then
+///                                                         the main zone's, if the zone names none
 ///     overlay {image, opacity, position}                 — a logo over every item that names none
 ///     scaling ("fit"|"fill"|"stretch"|"none"), imageDuration (seconds), slate — runtime
 ///     subtitleLanguages [tags], subtitles {enabled, delay, safeMargin} — runtime: subtitles of
@@ -69,6 +72,8 @@ public struct ServiceConfig: Sendable, Equatable {
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
     public var capture: String?
     public var playlist: [PlaylistItem] = []
+    /// A screen of zones, each with its own playlist; nil: one picture, the whole screen.
+    public var layout: ScreenLayout?
     public var repeatMode: RepeatMode = .none
     public var autoplay = true
     public var scaling: ScalingMode = .fit
@@ -204,6 +209,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = s.logLevel { logLevel = v }
         if let v = s.threads { threads = v }
         if let v = s.timeout { timeout = v }
+        if let v = s.layout { layout = v }
     }
 
     /// The player's share of the settings.
@@ -242,6 +248,7 @@ public struct ServiceConfig: Sendable, Equatable {
         try c.encode(logLevel.rawValue, forKey: "logLevel"); try c.encode(threads, forKey: "threads"); try c.encode(timeout, forKey: "timeout")
         try c.encode(playerType.rawValue, forKey: "playerType"); try c.encode(hwBackend.rawValue, forKey: "hwBackend")
         try c.encodeNullable(overlay.map(Wire.OverlayShown.init), forKey: "overlay"); try c.encodeNullable(stateDir, forKey: "stateDir")
+        try c.encodeNullable(layout.map(Wire.Layout.init), forKey: "layout")
     }
 }
 

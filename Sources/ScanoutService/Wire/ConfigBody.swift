@@ -28,6 +28,7 @@ extension Wire {
             case offline
             case subtitleLanguages, subtitles
             case limits
+            case layout
         }
 
         /// The top level's fields, as each section reads them.
@@ -99,6 +100,7 @@ extension Wire {
             var logLevel: Logger.Level?
             var threads: Int?
             var timeout: Double?
+            var layout: ScreenLayout??
 
             init(_ c: Fields) throws {
                 host = try Self.nonEmpty(c, .host)
@@ -137,6 +139,7 @@ extension Wire {
                 logLevel = try c.decodeChoiceIfPresent(Logger.Level.self, forKey: .logLevel)
                 threads = try c.decodeIfPresent(Int.self, forKey: .threads, in: 0...64)
                 timeout = try c.decodeIfPresent(Double.self, forKey: .timeout, in: 0.1...600)
+                layout = try c.decodeNullable(LayoutRequest.self, forKey: .layout).map { $0?.layout }
             }
 
             static func nonEmpty(_ c: Fields, _ key: Field) throws -> String? {

@@ -6,8 +6,8 @@ import ScanoutPlayer
 // the Server-Sent Events framing.
 
 extension Wire {
-    /// One event as the stream sends it: `seq`, `type` and the event's fields; every string in it
-    /// redacted (`String.redacted`).
+    /// One event as the stream sends it: `seq`, `type`, on a screen of zones the `zone` it comes
+    /// from, and the event's fields; every string in it redacted (`String.redacted`).
     struct Event: Encodable, Sendable {
         var numbered: EventHub.Numbered
 
@@ -17,6 +17,7 @@ extension Wire {
             var c = encoder.container(keyedBy: WireKey.self)
             try c.encode(numbered.sequence, forKey: "seq")
             try c.encode(numbered.event.name, forKey: "type")
+            if let zone = numbered.zone { try c.encode(zone, forKey: "zone") }
             try encodeFields(of: numbered.event, into: &c)
         }
 

@@ -6,12 +6,12 @@ import ScanoutRender
 // A screen layout: the config's `layout`, a layout file (`play --layout`, `render --layout`).
 
 extension Wire {
-    /// `{width, height, background, rotation, zones: [...]}`: the canvas (its size left out: the
+    /// `{width, height, background, rotation, main, zones: [...]}`: the canvas (its size left out: the
     /// output's) and its zones, each `{id, x, y, width, height, z, opacity, background, border,
     /// scaling, audio, playlist, repeat}`. Lengths are pixels (a number) or a share of the
     /// canvas (`"25%"`).
     struct LayoutRequest: RequestBody {
-        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, zones }
+        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, main, zones }
         var layout: ScreenLayout
 
         init(from decoder: any Swift.Decoder) throws {
@@ -35,6 +35,10 @@ extension Wire {
             guard layout.zones.filter(\.audio).count <= 1 else {
                 throw APIError.badRequest(c.name(.zones), "one zone at most has the sound (\"audio\": true)")
             }
+            layout.main = try c.decodeIfPresent(String.self, forKey: .main)
+            if let main = layout.main, layout.zone(main) == nil {
+                throw APIError.badRequest(c.name(.main), "names no zone of the layout (got \"\(main)\")")
+            }
         }
     }
 
@@ -51,22 +55,27 @@ extension Wire {
                 throw APIError.badRequest(c.name(.id), "must be 1 to 32 letters, digits, '-' or '_' (got \"\(id)\")")
             }
             zone = ScreenLayout.Zone(id: id)
-            zone.x = try c.decodeIfPresent(LengthRequest.self, forKey: .x)?.length ?? .pixels(0)
-            zone.y = try c.decodeIfPresent(LengthRequest.self, forKey: .y)?.length ?? .pixels(0)
-            zone.width = try c.decodeIfPresent(LengthRequest.self, forKey: .width)?.length ?? .fraction(1)
-            zone.height = try c.decodeIfPresent(LengthRequest.self, forKey: .height)?.length ?? .fraction(1)
+            try Self.read(c, into: &zone)
+        }
+
+        /// Sets the fields `c` gives on `zone` (null clears `border` and `text`); the others stay.
+        static func read(_ c: KeyedDecodingContainer<Field>, into zone: inout ScreenLayout.Zone) throws {
+            if let v = try c.decodeIfPresent(LengthRequest.self, forKey: .x) { zone.x = v.length }
+            if let v = try c.decodeIfPresent(LengthRequest.self, forKey: .y) { zone.y = v.length }
+            if let v = try c.decodeIfPresent(LengthRequest.self, forKey: .width) { zone.width = v.length }
+            if let v = try c.decodeIfPresent(LengthRequest.self, forKey: .height) { zone.height = v.length }
             for (key, length) in [(Field.width, zone.width), (.height, zone.height)] where length == .pixels(0) || length == .fraction(0) {
                 throw APIError.badRequest(c.name(key), "must be more than 0")
             }
-            zone.z = try c.decodeIfPresent(Int.self, forKey: .z, in: -1000...1000) ?? 0
-            zone.opacity = try c.decodeIfPresent(Double.self, forKey: .opacity, in: 0...1) ?? 1
+            if let v = try c.decodeIfPresent(Int.self, forKey: .z, in: -1000...1000) { zone.z = v }
+            if let v = try c.decodeIfPresent(Double.self, forKey: .opacity, in: 0...1) { zone.opacity = v }
             if let bg = try Wire.color(c, .background) { zone.background = bg }
-            zone.border = try c.decodeIfPresent(BorderRequest.self, forKey: .border)?.border
-            zone.scaling = try c.decodeChoiceIfPresent(ScalingMode.self, forKey: .scaling) ?? .fit
-            zone.audio = try c.decodeIfPresent(Bool.self, forKey: .audio) ?? false
-            zone.playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item) ?? []
-            zone.repeatMode = try c.decodeChoiceIfPresent(RepeatMode.self, forKey: .repeat) ?? .all
-            zone.text = try c.decodeIfPresent(TextRequest.self, forKey: .text)?.text
+            if let v = try c.decodeNullable(BorderRequest.self, forKey: .border) { zone.border = v?.border }
+            if let v = try c.decodeChoiceIfPresent(ScalingMode.self, forKey: .scaling) { zone.scaling = v }
+            if let v = try c.decodeIfPresent(Bool.self, forKey: .audio) { zone.audio = v }
+            if let v = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist) { zone.playlist = v.map(\.item) }
+            if let v = try c.decodeChoiceIfPresent(RepeatMode.self, forKey: .repeat) { zone.repeatMode = v }
+            if let v = try c.decodeNullable(TextRequest.self, forKey: .text) { zone.text = v?.text }
         }
     }
 
@@ -84,6 +93,9 @@ extension Wire {
             text.size = try c.decodeIfPresent(Int.self, forKey: .size, in: 4...1000) ?? text.size
             if let color = try Wire.color(c, .color) { text.color = color }
             text.scroll = try c.decodeIfPresent(Double.self, forKey: .scroll, in: 0...10_000) ?? 0
+            guard text.scroll == 0 || text.scroll >= 1 else {
+                throw APIError.badRequest(c.name(.scroll), "must be 0 (still) or 1 to 10000 pixels a second (got \(RequestDecoder.format(text.scroll)))")
+            }
         }
     }
 

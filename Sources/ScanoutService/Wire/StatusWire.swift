@@ -177,6 +177,10 @@ extension Wire {
         @Nullable var buffer: Buffer?
         @Nullable var audio: AudioOutput?
         @Nullable var adaptive: Adaptive?
+        /// On a screen of zones: the screen's composes and each zone's own figures (the fields
+        /// above are the main zone's); absent on a screen of one picture.
+        var screen: ScreenStats?
+        var zones: [ZoneStats]?
 
         init(_ s: PlayerSnapshot) {
             framesDecoded = s.framesDecoded
@@ -200,6 +204,19 @@ extension Wire {
             audio = s.audioOutput.map(AudioOutput.init)
             adaptive = s.adaptive.map(Adaptive.init)
         }
+    }
+
+    /// A screen of zones: the canvas and the frames composed onto the output so far.
+    struct ScreenStats: Encodable, Sendable {
+        var width: Int
+        var height: Int
+        var composed: Int
+    }
+
+    /// One zone's figures, as `/stats` gives the main zone's, with its id.
+    struct ZoneStats: Encodable, Sendable {
+        var id: String
+        var stats: Stats
     }
 
     struct Transfers: Encodable, Sendable {

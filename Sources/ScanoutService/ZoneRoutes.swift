@@ -1,0 +1,143 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ScanoutPlayer
+
+extension ControlAPI {
+    /// A screen of zones (config `layout`): `GET|PUT /layout`, `GET /zones`, `GET|PUT /zones/{id}`,
+    /// `POST /zones/swap`, `PUT|DELETE /zones/{id}/text`, and every transport and playlist command
+    /// of the top level under `/zones/{id}/` acting on that zone (the top-level ones act on the
+    /// main zone). On a screen of one picture these answer 404. A body is checked before the
+    /// zone is looked up (400 before 404), as every route with a body does.
+    func zoneRoutes() -> RouteCollection<ServiceRequestContext> {
+        let routes = RouteCollection(context: ServiceRequestContext.self)
+        routes.get("/layout") { [self] _, _ in jsonResponse(Wire.Layout(try composed().layout)) }
+        routes.put("/layout") { [self] request, context in
+            var layout = try await body(request, context, as: Wire.LayoutRequest.self).layout
+            let screen = try composed()
+            let main = screen.layout.mainZone
+            guard layout.mainZone == main else {
+                throw APIError(.conflict, "main: the main zone is \"\(main ?? "")\" while the service runs (the top-level commands act on it); keep a zone of that id as main, or restart with another layout",
+                               field: "main")
+            }
+            layout = try await authorize(layout)
+            let (now, change) = try update(screen) { $0 = layout }
+            logger.notice("layout: \(now.zones.count) zones", metadata: ["added": "\(change.added)", "removed": "\(change.removed)", "reloaded": "\(change.reloaded)"])
+            return jsonResponse(Wire.Layout(now))
+        }
+        routes.get("/zones") { [self] _, _ in jsonResponse(try zoneList()) }
+        routes.get("/zones/:id") { [self] _, context in jsonResponse(try zoneStatus(try zoneID(context))) }
+        routes.put("/zones/:id") { [self] request, context in
+            let patch = try await body(request, context, as: Wire.ZonePatch.self)
+            let id = try zoneID(context)
+            try change(zone: id) { patch.applied(to: $0) }
+            return jsonResponse(try zoneStatus(id))
+        }
+        routes.post("/zones/swap") { [self] request, context in
+            let swap = try await body(request, context, as: Wire.SwapRequest.self)
+            let screen = try composed()
+            for (field, id) in [("a", swap.a), ("b", swap.b)] where screen.layout.zone(id) == nil {
+                throw APIError(.notFound, "\(field): no zone \"\(id)\" (GET /zones lists them)", field: field)
+            }
+            _ = try update(screen) { layout in
+                guard let i = layout.zones.firstIndex(where: { $0.id == swap.a }), let j = layout.zones.firstIndex(where: { $0.id == swap.b }) else { return }
+                let a = layout.zones[i], b = layout.zones[j]
+                (layout.zones[i].x, layout.zones[i].y, layout.zones[i].width, layout.zones[i].height, layout.zones[i].z) = (b.x, b.y, b.width, b.height, b.z)
+                (layout.zones[j].x, layout.zones[j].y, layout.zones[j].width, layout.zones[j].height, layout.zones[j].z) = (a.x, a.y, a.width, a.height, a.z)
+            }
+            return jsonResponse(try zoneList())
+        }
+        routes.put("/zones/:id/text") { [self] request, context in
+            let text = try await body(request, context, as: Wire.TextRequest.self).text
+            let id = try zoneID(context)
+            try change(zone: id) { var z = $0; z.text = text; return z }
+            return jsonResponse(try zoneStatus(id))
+        }
+        routes.delete("/zones/:id/text") { [self] _, context in
+            let id = try zoneID(context)
+            try change(zone: id) { var z = $0; z.text = nil; return z }
+            return jsonResponse(try zoneStatus(id))
+        }
+        addPlaybackRoutes(to: routes, at: "/zones/:id") { [self] context in try zonePlayer(context) }
+        addPlaylistRoutes(to: routes, at: "/zones/:id") { [self] context in try zonePlayer(context) }
+        return routes
+    }
+
+    /// The screen of zones; 404 on a screen of one picture.
+    func composed() throws -> ScreenPlayer {
+        guard let screen else {
+            throw APIError(.notFound, "layout: the service shows one picture (no layout is configured; give `layout` in the config and restart)",
+                           field: "layout")
+        }
+        return screen
+    }
+
+    /// The zone the request's path names (404 when the screen has none of that id).
+    func zoneID(_ context: ServiceRequestContext) throws -> String {
+        let id = context.parameters.get("id") ?? ""
+        guard try composed().layout.zone(id) != nil else {
+            throw APIError(.notFound, "id: no zone \"\(id)\" (GET /zones lists them)", field: "id")
+        }
+        return id
+    }
+
+    /// The player of the zone the request's path names.
+    func zonePlayer(_ context: ServiceRequestContext) throws -> Player {
+        let id = try zoneID(context)
+        guard let player = try composed().player(zone: id) else {
+            throw APIError(.notFound, "id: no zone \"\(id)\" (GET /zones lists them)", field: "id")
+        }
+        return player
+    }
+
+    /// Changes zone `id` with `body` (its place, look or text), its player going on as it was.
+    func change(zone id: String, _ body: @escaping (ScreenLayout.Zone) -> ScreenLayout.Zone) throws {
+        _ = try update(try composed()) { layout in
+            guard let i = layout.zones.firstIndex(where: { $0.id == id }) else { return }
+            layout.zones[i] = body(layout.zones[i])
+        }
+    }
+
+    /// Puts a changed layout on the screen (one change at a time) and keeps it as the running
+    /// config's `layout`; a layout that gives two zones the sound is refused (409).
+    func update(_ screen: ScreenPlayer, _ body: (inout ScreenLayout) throws -> Void) throws -> (ScreenLayout, ScreenPlayer.Change) {
+        let (layout, change) = try screen.update { layout in
+            try body(&layout)
+            guard layout.zones.filter(\.audio).count <= 1 else {
+                throw APIError(.conflict, "audio: one zone at most has the sound (\(layout.zones.filter(\.audio).map(\.id).joined(separator: ", ")) would)",
+                               field: "audio")
+            }
+        }
+        config.withLock { $0.layout = layout }
+        return (layout, change)
+    }
+
+    /// `layout` with every zone's items authorised (`authorize(_:field:)`): a token that does not
+    /// verify refuses the whole layout, the item's field named (`zones[1].playlist[0].token`).
+    func authorize(_ layout: ScreenLayout) async throws -> ScreenLayout {
+        var out = layout
+        for (i, zone) in layout.zones.enumerated() where !zone.playlist.isEmpty {
+            out.zones[i].playlist = try await authorize(zone.playlist, field: "zones[\(i)].playlist")
+            keepOffline(out.zones[i].playlist)
+        }
+        return out
+    }
+
+    func zoneList() throws -> Wire.ZoneList {
+        let screen = try composed()
+        let size = screen.screen.canvas
+        let main = screen.layout.mainZone ?? ""
+        let zones = screen.placements().map { p in
+            Wire.ZoneStatus(id: p.id, main: p.id == main, rect: Wire.Rect(p.rect), z: p.z, state: Wire.State(p.player.snapshot))
+        }
+        return Wire.ZoneList(width: size.width, height: size.height, main: main, zones: zones)
+    }
+
+    func zoneStatus(_ id: String) throws -> Wire.ZoneStatus {
+        guard let zone = try zoneList().zones.first(where: { $0.id == id }) else {
+            throw APIError(.notFound, "id: no zone \"\(id)\" (GET /zones lists them)", field: "id")
+        }
+        return zone
+    }
+}

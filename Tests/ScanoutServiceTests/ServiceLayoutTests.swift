@@ -1,0 +1,263 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ScanoutDisplay
+import ScanoutPipeline
+import ScanoutPlayer
+import ScanoutRender
+@testable import ScanoutService
+import ScanoutTestSupport
+import Synchronization
+import Testing
+
+/// A service whose config has a `layout`: its screen composed by the CPU compositor into memory
+/// (`output`), every event of the screen recorded with its zone.
+private final class LayoutService: Sendable {
+    let player: Player
+    let api: ControlAPI
+    let output: HeadlessCanvasOutputBox
+    let recorded = ZonedEvents()
+
+    init(layout: ScreenLayout, playlist: [PlaylistItem] = [], repeatMode: RepeatMode = .all) async throws {
+        var config = ServiceConfig()
+        config.layout = layout
+        config.playlist = playlist
+        config.repeatMode = repeatMode
+        config.unixSocket = nil
+        let box = HeadlessCanvasOutputBox()
+        output = box
+        let server = ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test"), makePipeline: {
+            PlaybackPipeline(display: HeadlessDisplay())
+        }, makeScreenOutput: { layout in
+            let out = ScreenOutput.headless(layout, width: nil, height: nil)
+            box.output = out.output as? HeadlessCanvasOutput
+            return out
+        })
+        (player, api) = try await server.assemble()
+        let recorded = self.recorded
+        player.events.addListener { n in recorded.list.withLock { $0.append((n.zone, n.event)) } }
+    }
+
+    func events(of zone: String) -> [PlayerEvent] { recorded.list.withLock { $0.filter { $0.zone == zone }.map(\.event) } }
+
+    func request(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String,
+                 _ body: [String: Any]? = nil) async throws -> (status: Int, json: [String: Any]) {
+        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+        var headers = HTTPFields()
+        if data != nil { headers[.contentType] = "application/json" }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: data.map { ByteBuffer(bytes: $0) }) { response in
+            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+            return (Int(response.status.code), json)
+        }
+    }
+
+    /// Each zone's entry of `GET /zones`, by id.
+    func zones(_ client: some TestClientProtocol) async throws -> [String: [String: Any]] {
+        let list = try await request(client, .get, "/zones").json["zones"] as? [[String: Any]] ?? []
+        return Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as? String ?? "", $0) })
+    }
+
+    func wait(seconds: Double = 10, until done: () async throws -> Bool) async throws {
+        let end = Date().addingTimeInterval(seconds)
+        while try await !done(), Date() < end { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    func shutdown() { api.screen?.shutdown() }
+}
+
+/// Events as the screen's hub publishes them, with their zone.
+private final class ZonedEvents: Sendable {
+    let list = Mutex<[(zone: String?, event: PlayerEvent)]>([])
+}
+
+/// The screen's output, kept for the test to read (`@unchecked Sendable`: set once on the
+/// assembling thread before any read; the CPU output's snapshot may be taken from any thread).
+private final class HeadlessCanvasOutputBox: @unchecked Sendable {
+    var output: HeadlessCanvasOutput?
+}
+
+private func state(_ zone: [String: Any]?) -> String? { (zone?["state"] as? [String: Any])?["state"] as? String }
+private func presented(_ stats: [String: Any], zone: String) -> Int {
+    let zones = stats["zones"] as? [[String: Any]] ?? []
+    return (zones.first { $0["id"] as? String == zone }?["stats"] as? [String: Any])?["framesPresented"] as? Int ?? -1
+}
+
+@Suite("service: a screen of zones (config layout, /layout, /zones)", .serialized)
+struct ServiceLayoutTests {
+    static func pip(_ clip: String) -> ScreenLayout {
+        var pip = ScreenLayout.Zone(id: "pip", x: .pixels(400), y: .pixels(300), width: .pixels(200), height: .pixels(150), z: 1)
+        pip.playlist = [PlaylistItem(source: clip)]
+        return ScreenLayout(width: 640, height: 480, zones: [ScreenLayout.Zone(id: "main"), pip])
+    }
+
+    @Test("the main zone plays the config's playlist and takes the top-level commands; the other zone its own, under /zones/{id}; events and /stats carry the zone")
+    func zonesPlayAndAreCommanded() async throws {
+        let clip = try Fixtures.path("counter.mp4")
+        let service = try await LayoutService(layout: Self.pip(clip), playlist: [PlaylistItem(source: clip)])
+        defer { service.shutdown() }
+        try await Application(router: service.api.router()).test(.router) { client in
+            try await service.wait { try await service.zones(client).values.allSatisfy { state($0) == "playing" } }
+            var zones = try await service.zones(client)
+            #expect(state(zones["main"]) == "playing" && state(zones["pip"]) == "playing")
+            #expect(zones["main"]?["main"] as? Bool == true && zones["pip"]?["main"] as? Bool == false)
+            let rect = zones["pip"]?["rect"] as? [String: Int]
+            #expect(rect == ["x": 400, "y": 300, "width": 200, "height": 150])
+
+            // The top level acts on the main zone only.
+            #expect(try await service.request(client, .post, "/pause").status == 200)
+            zones = try await service.zones(client)
+            #expect(state(zones["main"]) == "paused" && state(zones["pip"]) == "playing")
+            #expect(try await service.request(client, .post, "/zones/pip/pause").status == 200)
+            #expect(state(try await service.zones(client)["pip"]) == "paused")
+            let resumed = try await service.request(client, .post, "/zones/pip/play")
+            #expect(resumed.status == 200 && resumed.json["state"] as? String == "playing")
+            let missing = try await service.request(client, .post, "/zones/nope/play")
+            #expect(missing.status == 404 && missing.json["field"] as? String == "id")
+            #expect((try await service.request(client, .get, "/zones/pip/playlist").json["items"] as? [Any])?.count == 1)
+
+            try await service.wait { presented(try await service.request(client, .get, "/stats").json, zone: "pip") > 5 }
+            let stats = try await service.request(client, .get, "/stats").json
+            #expect(presented(stats, zone: "pip") > 5 && presented(stats, zone: "main") > 0)
+            #expect(((stats["screen"] as? [String: Any])?["composed"] as? Int ?? 0) > 0)
+            #expect((stats["screen"] as? [String: Any])?["width"] as? Int == 640)
+        }
+        // The pip zone's events reach the one stream, tagged; the main zone's too.
+        #expect(service.events(of: "pip").contains { if case .pause = $0 { return true }; return false })
+        #expect(service.events(of: "pip").contains { if case .play = $0 { return true }; return false })
+        #expect(service.events(of: "main").contains { if case .pause = $0 { return true }; return false })
+    }
+
+    @Test("a picture-in-picture moved, resized and swapped by the API: each zone's player goes on, its item never restarted")
+    func pipMovesWithoutInterruption() async throws {
+        let clip = try Fixtures.path("counter.mp4")
+        let service = try await LayoutService(layout: Self.pip(clip), playlist: [PlaylistItem(source: clip)])
+        defer { service.shutdown() }
+        try await Application(router: service.api.router()).test(.router) { client in
+            try await service.wait { presented(try await service.request(client, .get, "/stats").json, zone: "pip") > 3 }
+            let before = service.recorded.list.withLock { $0.count }
+            let moved = try await service.request(client, .put, "/zones/pip", ["x": 10, "y": "5%", "width": "25%", "height": 120])
+            #expect(moved.status == 200)
+            #expect(moved.json["rect"] as? [String: Int] == ["x": 10, "y": 24, "width": 160, "height": 120])
+            let swapped = try await service.request(client, .post, "/zones/swap", ["a": "main", "b": "pip"])
+            #expect(swapped.status == 200)
+            let zones = try await service.zones(client)
+            #expect(zones["main"]?["rect"] as? [String: Int] == ["x": 10, "y": 24, "width": 160, "height": 120])
+            #expect(zones["pip"]?["rect"] as? [String: Int] == ["x": 0, "y": 0, "width": 640, "height": 480])
+            #expect(zones["main"]?["z"] as? Int == 1 && zones["pip"]?["z"] as? Int == 0)
+            let frames = presented(try await service.request(client, .get, "/stats").json, zone: "pip")
+            try await service.wait { presented(try await service.request(client, .get, "/stats").json, zone: "pip") > frames + 5 }
+            #expect(presented(try await service.request(client, .get, "/stats").json, zone: "pip") > frames + 5)
+            // No zone stopped, or started an item at a command, because of the moves (the clip
+            // loops, gaplessly: its first frame again, with no request behind it, is no restart).
+            let after = service.recorded.list.withLock { Array($0[before...]) }
+            let restarts = after.filter { e in
+                switch e.event {
+                case .stop, .stateChanged: true
+                case .firstFrame(_, _, let since, _): since != nil
+                default: false
+                }
+            }
+            #expect(restarts.isEmpty, "events after the moves: \(restarts.map(\.event.name))")
+            let layout = try await service.request(client, .get, "/layout").json
+            #expect((layout["zones"] as? [[String: Any]])?.first { $0["id"] as? String == "pip" }?["width"] as? String == "100%")
+        }
+    }
+
+    @Test("PUT /layout adds and removes zones and keeps the ones that stay; what cannot be done is refused naming the field")
+    func layoutReplaced() async throws {
+        let clip = try Fixtures.path("counter.mp4")
+        let service = try await LayoutService(layout: Self.pip(clip), playlist: [PlaylistItem(source: clip)])
+        defer { service.shutdown() }
+        try await Application(router: service.api.router()).test(.router) { client in
+            try await service.wait { presented(try await service.request(client, .get, "/stats").json, zone: "pip") > 0 }
+            let pipPlayer = try #require(service.api.screen?.player(zone: "pip"))
+            let body: [String: Any] = [
+                "width": 640, "height": 480,
+                "zones": [["id": "main"], ["id": "pip", "x": 0, "y": 0, "width": "50%", "height": "50%", "z": 2, "playlist": [clip]],
+                          ["id": "ticker", "y": "90%", "height": "10%", "z": 3, "text": ["text": "Doors open at eight", "scroll": 120]]],
+            ]
+            let put = try await service.request(client, .put, "/layout", body)
+            #expect(put.status == 200)
+            #expect((put.json["zones"] as? [[String: Any]])?.map { $0["id"] as? String } == ["main", "pip", "ticker"])
+            // The same playlist: the zone's player is the one it had, and plays on.
+            #expect(service.api.screen?.player(zone: "pip") === pipPlayer)
+            #expect(state(try await service.zones(client)["pip"]) == "playing")
+            #expect((try await service.zones(client)["ticker"]?["rect"] as? [String: Int]) == ["x": 0, "y": 432, "width": 640, "height": 48])
+
+            let removed = try await service.request(client, .put, "/layout", ["zones": [["id": "main"], ["id": "ticker", "text": ["text": "x"]]]])
+            #expect(removed.status == 200)
+            #expect(try await service.zones(client).keys.sorted() == ["main", "ticker"])
+            #expect(try await service.request(client, .post, "/zones/pip/play").status == 404)
+
+            let newMain = try await service.request(client, .put, "/layout", ["main": "ticker", "zones": [["id": "main"], ["id": "ticker"]]])
+            #expect(newMain.status == 409 && newMain.json["field"] as? String == "main")
+            #expect(try await service.request(client, .put, "/zones/main", ["audio": true]).status == 200)
+            let twoSounds = try await service.request(client, .put, "/zones/ticker", ["audio": true])
+            #expect(twoSounds.status == 409 && twoSounds.json["field"] as? String == "audio")
+            let bad = try await service.request(client, .put, "/layout", ["zones": [["id": "main", "width": 0]]])
+            #expect(bad.status == 400 && bad.json["field"] as? String == "zones[0].width")
+            let unknown = try await service.request(client, .put, "/zones/main", ["playlist": []])
+            #expect(unknown.status == 400 && unknown.json["field"] as? String == "playlist")
+            // Nothing refused was applied.
+            #expect(try await service.zones(client).keys.sorted() == ["main", "ticker"])
+            let config = try await service.request(client, .get, "/config").json
+            #expect(((config["layout"] as? [String: Any])?["zones"] as? [Any])?.count == 2)
+        }
+    }
+
+    @Test("a zone's text set and cleared by PUT and DELETE /zones/{id}/text is drawn over the zone, and only there")
+    func zoneText() async throws {
+        let layout = ScreenLayout(width: 320, height: 240, zones: [ScreenLayout.Zone(id: "main"),
+                                                                   ScreenLayout.Zone(id: "band", y: .fraction(0.75), height: .fraction(0.25), z: 1)])
+        let service = try await LayoutService(layout: layout)
+        defer { service.shutdown() }
+        try await Application(router: service.api.router()).test(.router) { client in
+            let put = try await service.request(client, .put, "/zones/band/text", ["text": "HELLO", "size": 40, "color": "FFFFFF"])
+            #expect(put.status == 200)
+            func brightest(_ rows: Range<Int>) async throws -> Int {
+                let composed = service.api.screen!.screen.composed
+                try await service.wait { service.api.screen!.screen.composed > composed + 2 }
+                let picture = try #require(try service.output.output?.snapshot())
+                return rows.flatMap { y in (0..<picture.width).map { x in Int(picture.pixel(x: x, y: y).r) } }.max() ?? 0
+            }
+            #expect(try await brightest(180..<240) > 200)
+            #expect(try await brightest(0..<180) == 0)
+            #expect(try await service.request(client, .delete, "/zones/band/text").status == 200)
+            #expect(try await brightest(180..<240) == 0)
+            let bad = try await service.request(client, .put, "/zones/band/text", ["text": ""])
+            #expect(bad.status == 400 && bad.json["field"] as? String == "text")
+            // A ticker so slow that it would take more than a day to cross is refused.
+            let slow = try await service.request(client, .put, "/zones/band/text", ["text": "x", "scroll": 0.001])
+            #expect(slow.status == 400 && slow.json["field"] as? String == "scroll")
+        }
+    }
+
+    @Test("without a layout, /layout and /zones answer 404 naming layout; the config's layout is read, shown and checked")
+    func noLayout() async throws {
+        var config = ServiceConfig()
+        try config.apply(json: Data(#"{"layout": {"main": "b", "zones": [{"id": "a", "audio": true}, {"id": "b", "x": "50%", "text": {"text": "hi"}}]}}"#.utf8),
+                         runtimeOnly: false)
+        #expect(config.layout?.mainZone == "b" && config.layout?.zones.count == 2)
+        let shown = String(decoding: try JSONEncoder().encode(Wire.Config(config)), as: UTF8.self)
+        #expect(shown.contains(#""main":"b""#) && shown.contains(#""x":"50%""#))
+        var bad = ServiceConfig()
+        #expect(throws: APIError.self) { try bad.apply(json: Data(#"{"layout": {"main": "c", "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false) }
+        do {
+            try bad.apply(json: Data(#"{"layout": {"zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: true)
+            Issue.record("PUT /config changed the layout")
+        } catch {
+            #expect(error.message.hasPrefix("layout: cannot change at run time"))
+        }
+
+        let service = try await InProcessService(keys: nil)
+        try await Application(router: service.api.router()).test(.router) { client in
+            for (method, uri) in [(HTTPRequest.Method.get, "/layout"), (.get, "/zones"), (.post, "/zones/main/play")] {
+                let r = try await service.request(client, method, uri)
+                #expect(r.status == 404 && r.json["field"] as? String == "layout", "\(uri)")
+            }
+        }
+    }
+}
