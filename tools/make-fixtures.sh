@@ -8,7 +8,7 @@ set -euo pipefail
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.fixtures"}
 mkdir -p "$DIR"
 cd "$DIR"
-STAMP=v12
+STAMP=v13
 if [[ -f .stamp && $(cat .stamp) == "$STAMP" ]]; then exit 0; fi
 
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
@@ -170,4 +170,6 @@ ASS
   -metadata:s:s:0 language=eng -metadata:s:s:1 language=fre -disposition:a:0 default -disposition:a:1 0 \
   -disposition:s:0 0 -disposition:s:1 forced "${BX[@]}" tracks.mkv
 rm -f tracks_en.srt tracks_fr.ass
+# A black picture, 3 s (a multiview tile's black-picture alarm): no counter band.
+"${FF[@]}" -f lavfi -i "color=black:size=320x240:rate=30:duration=3" "${X264[@]}" -g 30 -pix_fmt yuv420p "${BX[@]}" black.mp4
 echo "$STAMP" > .stamp

@@ -21,11 +21,14 @@ public final class ZoneSurface: Display, @unchecked Sendable {
         public var subtitles: SubtitleRenderer?
         /// Frames presented into the zone so far.
         public var presented: Int
+        /// A look at the last frame's luma (nil for a frame in GPU memory or an RGB one), for
+        /// the zone's picture watch (black, frozen).
+        public var sample: PictureSample?
     }
 
     public let name: String
     private let lock = NSLock()
-    private var shown = Shown(frame: nil, layout: FrameLayout(), overlay: nil, subtitles: nil, presented: 0)
+    private var shown = Shown(frame: nil, layout: FrameLayout(), overlay: nil, subtitles: nil, presented: 0, sample: nil)
     /// The screen's refresh, which the zone's player aims its frames at.
     public weak var vblankSource: (any VBlankSource)?
     public let acceptsGPUFrames: Bool
@@ -45,8 +48,10 @@ public final class ZoneSurface: Display, @unchecked Sendable {
 
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         let kept = frame.clone()
+        let sample = frame.pictureSample()
         lock.withLock {
             shown.frame = kept
+            shown.sample = sample
             shown.layout = layout
             shown.presented += 1
         }

@@ -88,6 +88,9 @@ public enum PlayerEvent: Equatable, Sendable {
     case downloadProgress(id: String, bytes: Int64, total: Int64, percent: Double, rate: Double, eta: Double?)
     /// A download's state changed (queued, downloading, paused, completed, failed, cancelled).
     case downloadState(id: String, state: String, reason: String?)
+    /// A zone's picture has been black, or unchanged, for `seconds` while it plays (`active`),
+    /// or is no longer (`active` false): a multiviewer's alarm (`PictureWatch`).
+    case pictureAlarm(kind: PictureAlarm, active: Bool, seconds: Double)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -125,6 +128,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .subtitlesChanged: return "subtitlesChanged"
         case .downloadProgress: return "downloadProgress"
         case .downloadState: return "downloadState"
+        case .pictureAlarm: return "pictureAlarm"
         }
     }
 }

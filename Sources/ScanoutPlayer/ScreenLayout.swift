@@ -16,6 +16,8 @@ public struct ScreenLayout: Equatable, Sendable {
     /// The zone the service's top-level commands (`/play`, `/load`, ...) act on; nil: the zone
     /// with the sound, else the first (`mainZone`).
     public var main: String?
+    /// When a zone's picture raises an alarm: black or unchanged for that long while it plays.
+    public var watch = PictureWatch.Settings()
 
     public init(width: Int? = nil, height: Int? = nil, background: RGBColor = .black, rotation: Int = 0, zones: [Zone] = [],
                 main: String? = nil) {
@@ -66,6 +68,9 @@ public struct ScreenLayout: Equatable, Sendable {
         public var repeatMode: RepeatMode
         /// Text over the zone (a line, or a ticker), over its pictures if it has a playlist too.
         public var text: ZoneText?
+        /// The channel of the channel list the zone plays (the service's multiview): its
+        /// playlist is then the channel's URL, and its text the channel's name unless it has one.
+        public var channel: String?
 
         public init(id: String, x: Length = .pixels(0), y: Length = .pixels(0), width: Length = .fraction(1), height: Length = .fraction(1),
                     z: Int = 0, opacity: Double = 1, background: RGBColor = .black, border: Canvas.Border? = nil,

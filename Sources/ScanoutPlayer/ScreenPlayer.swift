@@ -25,6 +25,8 @@ public final class ScreenPlayer: @unchecked Sendable {
     private var composeError: (any Error)?
     private var compositor: Thread?
     private let compositorDone = DispatchSemaphore(value: 0)
+    /// Each zone's picture watch, by zone id (the compositor's thread looks, anyone reads).
+    private var watches: [String: PictureWatch] = [:]
     /// Made for each zone's player before it starts (the service hooks its own in).
     private let prepare: ((String, Player) -> Void)?
 
@@ -201,12 +203,17 @@ public final class ScreenPlayer: @unchecked Sendable {
         let clock = MonotonicClock()
         let start = clock.now()
         var next = start
+        var nextLook = start
         while !lock.withLock({ stopping }) {
             do {
                 try screen.compose(at: (clock.now() - start).secondsValue)
             } catch {
                 lock.withLock { composeError = error }
                 break
+            }
+            if clock.now() >= nextLook {
+                look(at: clock.now())
+                nextLook = clock.now() + Self.lookInterval
             }
             next += interval
             let now = clock.now()
@@ -215,6 +222,33 @@ public final class ScreenPlayer: @unchecked Sendable {
         }
         compositorDone.signal()
     }
+
+    /// How often each zone's picture is looked at.
+    static let lookInterval = Duration.milliseconds(500)
+
+    /// Looks at every zone's picture (`PictureWatch`) and publishes the alarms that began or
+    /// ended on the zone's events.
+    func look(at time: ClockTime) {
+        let (players, settings) = lock.withLock { (zonePlayers, current.watch) }
+        let surfaces = Dictionary(uniqueKeysWithValues: screen.zones.map { ($0.name, $0) })
+        for (id, player) in players {
+            guard let shown = surfaces[id]?.current() else { continue }
+            let s = player.snapshot
+            let look = PictureWatch.Look(time: time, playing: s.state == .playing, presented: shown.presented, sample: shown.sample, bytesRead: s.bytesRead)
+            let changes = lock.withLock {
+                var watch = watches[id] ?? PictureWatch(settings: settings)
+                watch.settings = settings
+                let changes = watch.observe(look)
+                watches[id] = watch
+                return changes
+            }
+            for c in changes { player.events.publish(.pictureAlarm(kind: c.kind, active: c.active, seconds: c.seconds)) }
+        }
+        lock.withLock { watches = watches.filter { w in players.contains { $0.id == w.key } } }
+    }
+
+    /// Zone `id`'s picture watch as of its last look (its alarms, its input's bitrate).
+    public func watch(zone id: String) -> PictureWatch? { lock.withLock { watches[id] } }
 
     /// Why composing stopped, when it failed.
     public var error: (any Error)? { lock.withLock { composeError } }

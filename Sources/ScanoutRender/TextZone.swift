@@ -8,11 +8,34 @@ public struct ZoneText: Equatable, Sendable {
     public var size: Int
     public var color: RGBColor
     /// Pixels a second the text moves right to left (a ticker: in from the right edge, out at the
-    /// left, again); 0: still, centred.
+    /// left, again); 0: still, centred across.
     public var scroll: Double
+    /// Where the line sits in the zone's height.
+    public var placement: Placement
 
-    public init(text: String, size: Int = 48, color: RGBColor = RGBColor(r: 255, g: 255, b: 255), scroll: Double = 0) {
-        self.text = text; self.size = size; self.color = color; self.scroll = scroll
+    public enum Placement: String, Sendable, CaseIterable {
+        /// Halfway down (a ticker's band, a text zone).
+        case center
+        /// Along the top edge.
+        case top
+        /// Along the bottom edge (a tile's label).
+        case bottom
+    }
+
+    public init(text: String, size: Int = 48, color: RGBColor = RGBColor(r: 255, g: 255, b: 255), scroll: Double = 0,
+                placement: Placement = .center) {
+        self.text = text; self.size = size; self.color = color; self.scroll = scroll; self.placement = placement
+    }
+
+    /// The ASS alignment (numpad) for a line placed so, its left edge (`left`) or its middle at
+    /// the point, and the point's height in a zone `height` pixels high.
+    func anchor(left: Bool, height: Int) -> (alignment: Int, y: Int) {
+        let margin = max(2, size / 4)
+        switch placement {
+        case .center: return (left ? 4 : 5, height / 2)
+        case .top: return (left ? 7 : 8, margin)
+        case .bottom: return (left ? 1 : 2, height - margin)
+        }
     }
 }
 
@@ -53,12 +76,14 @@ public final class TextZone {
             }
             self.period = period
             let ms = Int((period * 1000).rounded())
+            let (a, y) = text.anchor(left: true, height: height)
             renderer.add(SubtitleEvent(start: 0, duration: period,
-                                       line: "0,0,Default,,0,0,0,,{\\an4\\move(\(width),\(height / 2),\(-textWidth),\(height / 2),0,\(ms))}\(escaped)"))
+                                       line: "0,0,Default,,0,0,0,,{\\an\(a)\\move(\(width),\(y),\(-textWidth),\(y),0,\(ms))}\(escaped)"))
         } else {
             period = nil
+            let (a, y) = text.anchor(left: false, height: height)
             renderer.add(SubtitleEvent(start: 0, duration: 360_000_000,
-                                       line: "0,0,Default,,0,0,0,,{\\an5\\pos(\(width / 2),\(height / 2))}\(escaped)"))
+                                       line: "0,0,Default,,0,0,0,,{\\an\(a)\\pos(\(width / 2),\(y))}\(escaped)"))
         }
     }
 

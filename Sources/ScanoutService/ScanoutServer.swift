@@ -114,7 +114,8 @@ public struct ScanoutServer: Sendable {
     /// the config's playlist (from the item played last), else a channel list's channel (the
     /// one tuned last).
     private func start(_ player: Player, api: ControlAPI, store: ResumeStore?, readiness: Readiness?) async {
-        let zone = config.layout.flatMap { l in l.mainZone.flatMap(l.zone) }
+        // The screen's layout, its channels tuned (`startZones`).
+        let zone = api.screen.flatMap { s in s.layout.mainZone.flatMap(s.layout.zone) }
         let (playlist, field) = zone.map { !$0.playlist.isEmpty ? ($0.playlist, "layout.zones.\($0.id).playlist") : (config.playlist, "playlist") }
             ?? (config.playlist, "playlist")
         if !playlist.isEmpty {
@@ -169,7 +170,7 @@ public struct ScanoutServer: Sendable {
     /// items authorised first: an item whose token does not verify is left out and named.
     private func startZones(of screen: ScreenPlayer, api: ControlAPI) async {
         let main = screen.layout.mainZone
-        var layout = screen.layout
+        var layout = (try? api.tuned(screen.layout, on: screen, lenient: true)) ?? screen.layout
         for (i, zone) in layout.zones.enumerated() where zone.id != main && !zone.playlist.isEmpty {
             layout.zones[i].playlist = (try? await api.authorize(zone.playlist, field: "layout.zones.\(zone.id).playlist") { field, error in
                 logger.error("\(field): \(error); the item is left out")

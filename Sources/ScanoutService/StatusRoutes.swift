@@ -31,7 +31,7 @@ extension ControlAPI {
         if let screen {
             let canvas = screen.screen.canvas
             stats.screen = Wire.ScreenStats(width: canvas.width, height: canvas.height, composed: screen.screen.composed)
-            stats.zones = screen.placements().map { Wire.ZoneStats(id: $0.id, stats: Wire.Stats($0.player.snapshot)) }
+            stats.zones = screen.placements().map { Wire.ZoneStats(id: $0.id, stats: Wire.Stats($0.player.snapshot), picture: Wire.Picture(screen.watch(zone: $0.id))) }
         }
         return stats
     }

@@ -2,7 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import ScanoutDemux
 import ScanoutPlayer
+import ScanoutRender
 
 extension ControlAPI {
     /// A screen of zones (config `layout`): `GET|PUT /layout`, `GET /zones`, `GET|PUT /zones/{id}`,
@@ -21,7 +23,7 @@ extension ControlAPI {
                 throw APIError(.conflict, "main: the main zone is \"\(main ?? "")\" while the service runs (the top-level commands act on it); keep a zone of that id as main, or restart with another layout",
                                field: "main")
             }
-            layout = try await authorize(layout)
+            layout = try await authorize(try tuned(layout, on: screen))
             let (now, change) = try update(screen) { $0 = layout }
             logger.notice("layout: \(now.zones.count) zones", metadata: ["added": "\(change.added)", "removed": "\(change.removed)", "reloaded": "\(change.reloaded)"])
             return jsonResponse(Wire.Layout(now))
@@ -57,6 +59,26 @@ extension ControlAPI {
         routes.delete("/zones/:id/text") { [self] _, context in
             let id = try zoneID(context)
             try change(zone: id) { var z = $0; z.text = nil; return z }
+            return jsonResponse(try zoneStatus(id))
+        }
+        routes.post("/zones/:id/channel") { [self] request, context in
+            let channelID = try await body(request, context, as: Wire.ZoneChannelRequest.self).id
+            let id = try zoneID(context)
+            guard let channel = channels.channel(id: channelID) else {
+                throw APIError(.notFound, "id: no channel \"\(channelID)\" (GET /channels lists them)", field: "id")
+            }
+            let screen = try composed()
+            let items = try await authorize([PlaylistItem(source: channel.url)], field: "")
+            _ = try update(screen, loadPlaylists: false) { layout in
+                guard let i = layout.zones.firstIndex(where: { $0.id == id }) else { return }
+                layout.zones[i] = Self.tune(layout.zones[i], to: channel, items: items, canvas: screen.screen.canvas)
+            }
+            let player = try zonePlayer(context)
+            _ = try await perform(on: player) { e in
+                e.report(.channelChanged(id: channel.id, name: channel.name, source: channel.url))
+                try e.load(items, start: 0, autoplay: true)
+                return 0
+            }
             return jsonResponse(try zoneStatus(id))
         }
         addPlaybackRoutes(to: routes, at: "/zones/:id") { [self] context in try zonePlayer(context) }
@@ -101,8 +123,8 @@ extension ControlAPI {
 
     /// Puts a changed layout on the screen (one change at a time) and keeps it as the running
     /// config's `layout`; a layout that gives two zones the sound is refused (409).
-    func update(_ screen: ScreenPlayer, _ body: (inout ScreenLayout) throws -> Void) throws -> (ScreenLayout, ScreenPlayer.Change) {
-        let (layout, change) = try screen.update { layout in
+    func update(_ screen: ScreenPlayer, loadPlaylists: Bool = true, _ body: (inout ScreenLayout) throws -> Void) throws -> (ScreenLayout, ScreenPlayer.Change) {
+        let (layout, change) = try screen.update(loadPlaylists: loadPlaylists) { layout in
             try body(&layout)
             guard layout.zones.filter(\.audio).count <= 1 else {
                 throw APIError(.conflict, "audio: one zone at most has the sound (\(layout.zones.filter(\.audio).map(\.id).joined(separator: ", ")) would)",
@@ -111,6 +133,42 @@ extension ControlAPI {
         }
         config.withLock { $0.layout = layout }
         return (layout, change)
+    }
+
+    /// `layout` with each zone that names a channel tuned to it (`tune`); a channel the list
+    /// does not have refuses the layout (400, the zone's `channel` named), or with `lenient` is
+    /// logged and leaves the zone empty.
+    func tuned(_ layout: ScreenLayout, on screen: ScreenPlayer?, lenient: Bool = false) throws -> ScreenLayout {
+        var out = layout
+        let canvas = screen?.screen.canvas ?? layout.canvas(outputWidth: layout.width ?? 1920, outputHeight: layout.height ?? 1080)
+        for (i, zone) in layout.zones.enumerated() {
+            guard let id = zone.channel else { continue }
+            guard let channel = channels.channel(id: id) else {
+                let message = "zones[\(i)].channel: no channel \"\(id)\" (GET /channels lists them)"
+                guard lenient else { throw APIError(.badRequest, message, field: "zones[\(i)].channel") }
+                logger.error("layout: \(message); the zone is left empty")
+                out.zones[i].playlist = []
+                continue
+            }
+            out.zones[i] = Self.tune(zone, to: channel, items: [PlaylistItem(source: channel.url)], canvas: canvas)
+        }
+        return out
+    }
+
+    /// `zone` playing `channel` (`items`, its URL authorised): labelled with the channel's name
+    /// along its bottom unless it has text of its own (a label it had from another channel is
+    /// replaced).
+    static func tune(_ zone: ScreenLayout.Zone, to channel: Channel, items: [PlaylistItem], canvas: Canvas) -> ScreenLayout.Zone {
+        var z = zone
+        let labelled = zone.text == nil || zone.channel.map { old in zone.text?.text == old || zone.text?.placement == .bottom } ?? false
+        z.channel = channel.id
+        z.playlist = items
+        z.repeatMode = .none
+        if labelled {
+            let h = z.rect(canvasWidth: canvas.width, canvasHeight: canvas.height).height
+            z.text = ZoneText(text: channel.name, size: min(48, max(12, h / 12)), placement: .bottom)
+        }
+        return z
     }
 
     /// `layout` with every zone's items authorised (`authorize(_:field:)`): a token that does not

@@ -98,6 +98,8 @@ extension Wire {
             case .downloadProgress(let id, let bytes, let total, let percent, let rate, let eta):
                 try c.encode(id.redacted, forKey: "id"); try c.encode(bytes, forKey: "bytes"); try c.encode(total, forKey: "total")
                 try c.encode(percent, forKey: "percent"); try c.encode(rate, forKey: "rate"); try c.encodeNullable(eta, forKey: "eta")
+            case .pictureAlarm(let kind, let active, let seconds):
+                try c.encode(kind.rawValue, forKey: "kind"); try c.encode(active, forKey: "active"); try c.encode(seconds, forKey: "seconds")
             case .downloadState(let id, let state, let reason):
                 try c.encode(id.redacted, forKey: "id"); try c.encode(state.redacted, forKey: "state"); try c.encodeNullable(reason?.redacted, forKey: "reason")
             }

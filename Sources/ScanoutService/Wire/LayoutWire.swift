@@ -11,7 +11,7 @@ extension Wire {
     /// scaling, audio, playlist, repeat}`. Lengths are pixels (a number) or a share of the
     /// canvas (`"25%"`).
     struct LayoutRequest: RequestBody {
-        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, main, zones }
+        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, main, watch, zones }
         var layout: ScreenLayout
 
         init(from decoder: any Swift.Decoder) throws {
@@ -35,6 +35,7 @@ extension Wire {
             guard layout.zones.filter(\.audio).count <= 1 else {
                 throw APIError.badRequest(c.name(.zones), "one zone at most has the sound (\"audio\": true)")
             }
+            if let watch = try c.decodeIfPresent(WatchRequest.self, forKey: .watch) { layout.watch = watch.settings }
             layout.main = try c.decodeIfPresent(String.self, forKey: .main)
             if let main = layout.main, layout.zone(main) == nil {
                 throw APIError.badRequest(c.name(.main), "names no zone of the layout (got \"\(main)\")")
@@ -44,7 +45,7 @@ extension Wire {
 
     struct ZoneRequest: Decodable {
         enum Field: String, CodingKey, CaseIterable {
-            case id, x, y, width, height, z, opacity, background, border, scaling, audio, playlist, `repeat`, text
+            case id, x, y, width, height, z, opacity, background, border, scaling, audio, playlist, `repeat`, text, channel
         }
         var zone: ScreenLayout.Zone
 
@@ -76,13 +77,17 @@ extension Wire {
             if let v = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist) { zone.playlist = v.map(\.item) }
             if let v = try c.decodeChoiceIfPresent(RepeatMode.self, forKey: .repeat) { zone.repeatMode = v }
             if let v = try c.decodeNullable(TextRequest.self, forKey: .text) { zone.text = v?.text }
+            if let v = try c.decodeNullable(String.self, forKey: .channel) {
+                guard v?.isEmpty != true else { throw APIError.badRequest(c.name(.channel), "must name a channel of the channel list (GET /channels)") }
+                zone.channel = v
+            }
         }
     }
 
     /// `{text, size, color, scroll}`: a line of text over the zone; `scroll` pixels a second
     /// makes it a ticker.
     struct TextRequest: Decodable {
-        enum Field: String, CodingKey, CaseIterable { case text, size, color, scroll }
+        enum Field: String, CodingKey, CaseIterable { case text, size, color, scroll, placement }
         var text: ZoneText
 
         init(from decoder: any Swift.Decoder) throws {
@@ -93,9 +98,23 @@ extension Wire {
             text.size = try c.decodeIfPresent(Int.self, forKey: .size, in: 4...1000) ?? text.size
             if let color = try Wire.color(c, .color) { text.color = color }
             text.scroll = try c.decodeIfPresent(Double.self, forKey: .scroll, in: 0...10_000) ?? 0
+            text.placement = try c.decodeChoiceIfPresent(ZoneText.Placement.self, forKey: .placement) ?? .center
             guard text.scroll == 0 || text.scroll >= 1 else {
                 throw APIError.badRequest(c.name(.scroll), "must be 0 (still) or 1 to 10000 pixels a second (got \(RequestDecoder.format(text.scroll)))")
             }
+        }
+    }
+
+    /// `{black, frozen}`: seconds a zone's picture is black, or unchanged, while it plays before
+    /// an alarm (`pictureAlarm`); 0 turns that watch off.
+    struct WatchRequest: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case black, frozen }
+        var settings = PictureWatch.Settings()
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            if let v = try c.decodeIfPresent(Double.self, forKey: .black, in: 0...86_400) { settings.black = v }
+            if let v = try c.decodeIfPresent(Double.self, forKey: .frozen, in: 0...86_400) { settings.frozen = v }
         }
     }
 

@@ -213,10 +213,11 @@ extension Wire {
         var composed: Int
     }
 
-    /// One zone's figures, as `/stats` gives the main zone's, with its id.
+    /// One zone's figures, as `/stats` gives the main zone's, with its id and its picture watch.
     struct ZoneStats: Encodable, Sendable {
         var id: String
         var stats: Stats
+        var picture: Picture
     }
 
     struct Transfers: Encodable, Sendable {

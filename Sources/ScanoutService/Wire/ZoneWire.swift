@@ -14,6 +14,7 @@ extension Wire {
         var background: String
         var rotation: Int
         @Nullable var main: String?
+        var watch: Watch
         var zones: [Zone]
 
         init(_ l: ScreenLayout) {
@@ -22,6 +23,7 @@ extension Wire {
             background = l.background.hex
             rotation = l.rotation
             main = l.mainZone
+            watch = Watch(black: l.watch.black, frozen: l.watch.frozen)
             zones = l.zones.map(Zone.init)
         }
     }
@@ -38,6 +40,7 @@ extension Wire {
         var playlist: [Item]
         var `repeat`: String
         @Nullable var text: Text?
+        @Nullable var channel: String?
 
         init(_ z: ScreenLayout.Zone) {
             id = z.id
@@ -50,7 +53,8 @@ extension Wire {
             audio = z.audio
             playlist = z.playlist.map(Item.init)
             self.repeat = z.repeatMode.rawValue
-            text = z.text.map { Text(text: $0.text.redacted, size: $0.size, color: $0.color.hex, scroll: $0.scroll) }
+            text = z.text.map { Text(text: $0.text.redacted, size: $0.size, color: $0.color.hex, scroll: $0.scroll, placement: $0.placement.rawValue) }
+            channel = z.channel
         }
     }
 
@@ -78,6 +82,28 @@ extension Wire {
         var size: Int
         var color: String
         var scroll: Double
+        var placement: String
+    }
+
+    struct Watch: Encodable, Sendable {
+        var black: Double
+        var frozen: Double
+    }
+
+    /// A zone's picture watch: the alarms raised now, how long its picture has been unchanged,
+    /// and its input's bitrate (bits a second over the last second; null before one has passed).
+    struct Picture: Encodable, Sendable {
+        var black: Bool
+        var frozen: Bool
+        var unchangedSeconds: Double
+        @Nullable var bitrate: Double?
+
+        init(_ w: PictureWatch?) {
+            black = w?.active.contains(.black) ?? false
+            frozen = w?.active.contains(.frozen) ?? false
+            unchangedSeconds = w?.unchangedSeconds ?? 0
+            bitrate = w?.bitrate
+        }
     }
 
     /// `GET /zones`: each zone, in drawing order, with its rectangle on the canvas now and what
@@ -101,6 +127,17 @@ extension Wire {
     struct Rect: Encodable, Sendable {
         var x: Int, y: Int, width: Int, height: Int
         init(_ r: PixelRect) { x = r.x; y = r.y; width = r.width; height = r.height }
+    }
+
+    /// `POST /zones/{id}/channel {id}`: the zone plays a channel of the channel list.
+    struct ZoneChannelRequest: RequestBody {
+        enum Field: String, CodingKey, CaseIterable { case id }
+        var id: String
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            id = try c.decode(String.self, forKey: .id)
+        }
     }
 
     /// `PUT /zones/{id}`: a zone's place and look, each field optional (those left out stay):
