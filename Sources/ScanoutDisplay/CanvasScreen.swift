@@ -37,15 +37,21 @@ public final class CanvasScreen {
     private let lock = NSLock()
     /// Text drawn over zones, by zone (a line or a ticker), at the compose's time.
     private var texts: [Int: TextZone] = [:]
+    /// The output's vblanks as the zones' players read them, taken at each compose; nil when the
+    /// output has none.
+    private let vblanks: ScreenVBlanks?
 
     /// A screen of `canvas` on `output`, one surface per zone (named "0", "1", … unless `names`
-    /// says otherwise).
+    /// says otherwise). The zones pace themselves on the output's vblanks, when it has them, as
+    /// the last compose saw them (`ScreenVBlanks`): they never touch the output.
     public init(canvas: Canvas, output: any CanvasOutput, names: [String]? = nil) {
         self.canvas = canvas
         self.output = output
         let names = names ?? canvas.zones.indices.map(String.init)
+        let vblanks = output.vblankSource.map(ScreenVBlanks.init)
+        self.vblanks = vblanks
         zones = canvas.zones.indices.map { i in
-            ZoneSurface(name: i < names.count ? names[i] : String(i), vblankSource: output.vblankSource,
+            ZoneSurface(name: i < names.count ? names[i] : String(i), vblankSource: vblanks,
                         acceptsGPUFrames: output.acceptsGPUFrames)
         }
     }
@@ -91,6 +97,7 @@ public final class CanvasScreen {
         let (c, frames) = current(at: seconds)
         try output.present(c, frames: frames)
         composed += 1
+        if let vblanks, let source = output.vblankSource { vblanks.update(from: source) }
     }
 }
 

@@ -13,6 +13,7 @@ extension KMSDisplay: CanvasOutput {
     /// policy censors shows the background; a zone whose own policy (`zoneFilters`) censors an
     /// output shows its background there, its picture and layers left out.
     public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
+        drawStarted = clock.now()
         try handleHotplugIfNeeded()
         let censored = censorReasons()
         let now = clock.now()
