@@ -24,10 +24,18 @@ public final class ScreenPlayer: @unchecked Sendable {
     private let compositorDone = DispatchSemaphore(value: 0)
 
     /// Starts the zones' players on `output` (a canvas of `outputWidth`×`outputHeight`), each
-    /// loading its playlist and playing at once, and composes every `refreshInterval` (the
-    /// output's refresh, when it has one).
-    public init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
-                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667)) {
+    /// loading its playlist and playing at once, and composes every `refreshInterval` (at the
+    /// output's vblanks, when it has them), on a thread of its own.
+    public convenience init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
+                            configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667)) {
+        self.init(layout: layout, output: output, outputWidth: outputWidth, outputHeight: outputHeight,
+                  configuration: configuration, refreshInterval: refreshInterval, compositor: nil)
+    }
+
+    /// As above, composing on `host` (the thread that opened `output`: `init(layout:…opening:)`)
+    /// when given.
+    init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
+         configuration: PlayerConfiguration, refreshInterval: Duration, compositor host: ScreenThread?) {
         self.layout = layout
         let zones = layout.drawingOrder
         zoneIDs = zones.map(\.id)
@@ -58,12 +66,17 @@ public final class ScreenPlayer: @unchecked Sendable {
             }
         }
         let interval = output.vblankSource?.refreshInterval ?? refreshInterval
+        if let host {
+            host.run { [self] in composeLoop(every: interval) }
+            return
+        }
         let t = Thread(named: "scanout-screen") { [self] in composeLoop(every: interval) }
         compositor = t
         t.start()
     }
 
-    /// Composes once a refresh until `shutdown`; a failed compose is kept (`error`) and ends the loop.
+    /// Composes once a refresh until `shutdown`, aimed at the output's vblanks when it has them
+    /// (`nextCompose`); a failed compose is kept (`error`) and ends the loop.
     private func composeLoop(every interval: Duration) {
         let clock = MonotonicClock()
         let start = clock.now()
@@ -75,12 +88,22 @@ public final class ScreenPlayer: @unchecked Sendable {
                 lock.withLock { composeError = error }
                 break
             }
-            next += interval
             let now = clock.now()
+            next = nextCompose(after: now) ?? next + interval
             if next < now { next = now }  // behind: the next compose at once, no burst after it
             clock.sleep(until: next)
         }
         compositorDone.signal()
+    }
+
+    /// On an output with vblanks, when to compose for the vblank after the one the last compose
+    /// was committed for: half a refresh and the draw before it (`VBlankGrid.presentTime`); nil
+    /// without vblanks (or before the first).
+    private func nextCompose(after now: ClockTime) -> ClockTime? {
+        guard let source = screen.output.vblankSource else { return nil }
+        let grid = VBlankGrid(source)
+        guard let pending = grid.vblank(after: now) else { return nil }
+        return grid.presentTime(for: pending + grid.period)
     }
 
     /// Why composing stopped, when it failed.
