@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import ScanoutCore
 import ScanoutDecode
@@ -30,13 +33,15 @@ private func frame(_ number: Int, of clip: String) throws -> VideoFrame {
     throw SupportError("\(clip) has no frame \(number)")
 }
 
-/// What the screen's opener made on the compositor's thread, read by the test once the screen
-/// has stopped. `@unchecked Sendable`: written once on that thread before the players start,
-/// read after `ScreenPlayer.shutdown` returned.
+/// What the screen's opener made on the compositor's thread, and the threads that opened the
+/// display and drew into it, read by the test once the screen has stopped. `@unchecked Sendable`:
+/// written on the compositor's thread only (the opener, then the draws), read after
+/// `ScreenPlayer.shutdown` returned.
 private final class Opened: @unchecked Sendable {
     var display: KMSDisplay?
     var renderer: MemoryScanoutRenderer?
-    var thread: String?
+    var opener: pthread_t?
+    var drawers: Set<pthread_t> = []
 }
 
 @Suite("a screen of zones on a KMS display")
@@ -55,11 +60,12 @@ struct ScreenOnKMSTests {
         c.audio.device = "none"
         let screen = try ScreenPlayer(layout: ScreenLayout(zones: zones), configuration: c) {
             let renderer = MemoryScanoutRenderer()
+            renderer.onDraw = { opened.drawers.insert(pthread_self()) }
             let display = try KMSDisplay(device: device, renderer: renderer)
             try display.lightUp()
             opened.display = display
             opened.renderer = renderer
-            opened.thread = Thread.current.name
+            opened.opener = pthread_self()
             return ScreenOutput(output: display, width: 640, height: 480)
         }
         // Every zone shows a few frames of its own.
@@ -69,7 +75,8 @@ struct ScreenOnKMSTests {
         }
         screen.shutdown()
         #expect(screen.error == nil)
-        #expect(opened.thread == "scanout-screen")
+        // Opened, and every canvas drawn, on one thread: the compositor's, not the caller's.
+        #expect(opened.opener != nil && opened.drawers == [opened.opener!] && opened.opener != pthread_self())
         let display = try #require(opened.display), renderer = try #require(opened.renderer)
         #expect(display.counters.composited == screen.screen.composed && display.counters.composited > 3)
         // The zones pace themselves on the screen's vblanks, not the display itself.
