@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command from a clean clone: install what is needed, generate the fixtures, build, run
 # Scanout against the real vkms KMS driver in a QEMU guest (tools/vm: DRM discovery, DMA-BUF
-# frames from GBM buffers through EGL on GBM, presentation, the hardware path with no CPU copy,
-# the kiosk service's content policy and overlay, the systemd unit under a real systemd;
+# frames from GBM buffers through EGL on GBM, presentation, layouts composed on the screen, the
+# hardware path with no CPU copy, the kiosk service's content policy and overlay, the systemd unit
+# under a real systemd;
 # SCANOUT_SKIP_VM=1 skips it), run every Swift test, fuzz the control API of a live `scanout serve`
 # with schemathesis for about 2.5 minutes (tools/api-fuzz.sh: no 5xx the API document does not
 # list, no answer outside it; SCANOUT_SKIP_FUZZ=1 skips it), then soak the service for 5 minutes
@@ -15,7 +16,7 @@ tools/make-fixtures.sh .fixtures
 swift build --build-tests
 if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   vm_start=$SECONDS
-  for step in selftest test-scanout test-dmabuf test-present test-zero-copy test-serve-policy test-systemd; do
+  for step in selftest test-scanout test-dmabuf test-present test-layout test-zero-copy test-serve-policy test-systemd; do
     step_start=$SECONDS
     tools/vm/$step.sh
     echo "vm step $step: $((SECONDS - step_start)) s"

@@ -34,14 +34,20 @@ public final class CanvasScreen {
     private var composedCount = 0
     /// Text drawn over zones, by zone name (a line or a ticker), at the compose's time.
     private var texts: [String: TextZone] = [:]
+    /// The output's vblanks as the zones' players read them, taken at each compose; nil when the
+    /// output has none.
+    private let vblanks: ScreenVBlanks?
 
     /// A screen of `canvas` on `output`, one surface per zone (named "0", "1", … unless `names`
-    /// says otherwise).
+    /// says otherwise). The zones pace themselves on the output's vblanks, when it has them, as
+    /// the last compose saw them (`ScreenVBlanks`): they never touch the output.
     public init(canvas: Canvas, output: any CanvasOutput, names: [String]? = nil) {
         self.output = output
         let names = names ?? canvas.zones.indices.map(String.init)
+        let vblanks = output.vblankSource.map(ScreenVBlanks.init)
+        self.vblanks = vblanks
         let surfaces = canvas.zones.indices.map { i in
-            ZoneSurface(name: i < names.count ? names[i] : String(i), vblankSource: output.vblankSource,
+            ZoneSurface(name: i < names.count ? names[i] : String(i), vblankSource: vblanks,
                         acceptsGPUFrames: output.acceptsGPUFrames)
         }
         state = (canvas, surfaces)
@@ -58,7 +64,7 @@ public final class CanvasScreen {
 
     /// A surface for a zone to be added (`relayout(_:zones:)`), paced on this screen's output.
     public func makeSurface(name: String) -> ZoneSurface {
-        ZoneSurface(name: name, vblankSource: output.vblankSource, acceptsGPUFrames: output.acceptsGPUFrames)
+        ZoneSurface(name: name, vblankSource: vblanks, acceptsGPUFrames: output.acceptsGPUFrames)
     }
 
     /// Draws `text` over zone `index` from the next compose on (nil: none).
@@ -115,6 +121,7 @@ public final class CanvasScreen {
         let (c, frames) = current(at: seconds)
         try output.present(c, frames: frames)
         lock.withLock { composedCount += 1 }
+        if let vblanks, let source = output.vblankSource { vblanks.update(from: source) }
     }
 }
 

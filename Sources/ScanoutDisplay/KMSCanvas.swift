@@ -11,16 +11,26 @@ extension KMSDisplay: CanvasOutput {
     /// named in `wall` shows that rectangle of the canvas (its size the output's mode); any other
     /// shows the whole canvas, which must then be the size of its mode. An output the content
     /// policy censors shows the background; a zone whose own policy (`zoneFilters`) censors an
-    /// output shows its background there, its picture and layers left out.
+    /// output shows its background there, its picture and layers left out. A turned canvas is
+    /// drawn upright and turned by the primary plane where its `rotation` takes the turn, and
+    /// turned by the compositor otherwise (`turnPaths`).
     public func present(_ canvas: Canvas, frames: [VideoFrame?]) throws {
+        drawStarted = clock.now()
         try handleHotplugIfNeeded()
         let censored = censorReasons()
         let now = clock.now()
         var request = AtomicRequest()
         var touched: [Output] = []
         for output in outputs {
-            let view = try self.view(of: canvas, on: output)
-            try drawIntoFreeBuffer(output, in: &request) { buffer in
+            var view = try self.view(of: canvas, on: output)
+            let rotation = try planeRotation(for: view.turn, on: output)
+            if rotation != nil {
+                view.turn = .identity   // the plane turns it
+                counters.planeTurns += 1
+            } else if !view.turn.isIdentity {
+                counters.compositorTurns += 1
+            }
+            try drawIntoFreeBuffer(output, size: view.outputSize, rotation: rotation, in: &request) { buffer in
                 if let reason = censored[output.connectorID] {
                     try renderer.drawCensored(canvas.background, into: buffer)
                     lastCensorReason[output.name] = reason

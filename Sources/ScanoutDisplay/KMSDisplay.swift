@@ -60,6 +60,10 @@ public final class KMSDisplay: Display {
         public var censored = 0
         /// Zones of composed frames drawn censored on an output (their background instead).
         public var censoredZones = 0
+        /// Turned canvases an output showed drawn upright and turned by its primary plane's
+        /// `rotation`, and those the compositor turned (`turnPaths` says why).
+        public var planeTurns = 0
+        public var compositorTurns = 0
         public var outputsAdded = 0
         public var outputsRemoved = 0
         public init() {}
@@ -98,6 +102,10 @@ public final class KMSDisplay: Display {
     var commitHold: ClockTime?
     /// Called when outputs are added or removed (hotplug), with a one-line description.
     public var onOutputsChanged: ((String) -> Void)?
+    /// How each output shows a turned canvas, by connector name, once decided (`KMSTurnPath`).
+    public internal(set) var turnPaths: [String: KMSTurnPath] = [:]
+    /// Called once per output and turn when that is decided: the output's name and the path.
+    public var onTurnChosen: ((String, KMSTurnPath) -> Void)?
     /// What `restore()` did, once it ran.
     public internal(set) var restoreReport: String?
 
@@ -252,13 +260,17 @@ public final class KMSDisplay: Display {
 
     /// Draws into a buffer of `output` that is neither on screen nor queued (`draw`), puts it on
     /// the primary plane in `request` (with the modeset when the output needs one) and marks it
-    /// queued.
-    func drawIntoFreeBuffer(_ output: Output, in request: inout AtomicRequest, draw: (ScanoutBuffer) throws -> Void) throws {
+    /// queued. The buffer is `size` (nil: the mode's), shown turned by `rotation` (nil: upright).
+    func drawIntoFreeBuffer(_ output: Output, size: (width: Int, height: Int)? = nil, rotation: KMSRotation? = nil,
+                            in request: inout AtomicRequest, draw: (ScanoutBuffer) throws -> Void) throws {
+        let (w, h) = size ?? (output.mode.width, output.mode.height)
         try ensureBuffers(output)
         let index = freeBuffer(output)
+        try fitBuffer(output, index, width: w, height: h)
         try draw(output.buffers[index])
-        setPrimary(output, fb: output.framebufferIDs[index], in: &request)
+        setPrimary(output, fb: output.framebufferIDs[index], source: (w, h), rotation: rotation, in: &request)
         output.queued = index
+        if rotation != nil || output.planeRotation != nil { output.planeRotation = rotation ?? .rotate0 }
     }
 
     /// Why each output may not show the content now, by connector id: the filter's verdict, asked
@@ -313,10 +325,15 @@ public final class KMSDisplay: Display {
         request.set(plane, "CRTC_H", UInt64(rect.height))
     }
 
-    func setPrimary(_ output: Output, fb: UInt32, in request: inout AtomicRequest) {
+    /// `fb` (of `source`'s size, nil: the mode's) over the whole screen on the output's primary
+    /// plane, turned by `rotation`; a plane this display turned before is put back upright when
+    /// `rotation` is nil.
+    func setPrimary(_ output: Output, fb: UInt32, source: (Int, Int)? = nil, rotation: KMSRotation? = nil, in request: inout AtomicRequest) {
         if output.needsModeset { setModeset(output, in: &request) }
         let w = output.mode.width, h = output.mode.height
-        setPlane(output.planeID, fb: fb, crtc: output.crtcID, source: (w, h), rect: PixelRect(x: 0, y: 0, width: w, height: h), in: &request)
+        setPlane(output.planeID, fb: fb, crtc: output.crtcID, source: source ?? (w, h), rect: PixelRect(x: 0, y: 0, width: w, height: h), in: &request)
+        let turned = output.planeRotation.map { $0 != .rotate0 } ?? false
+        if let r = rotation ?? (turned ? .rotate0 : nil) { request.set(output.planeID, "rotation", r.rawValue) }
     }
 
     func testFlags(_ output: Output) -> AtomicFlags {

@@ -63,6 +63,9 @@ extension KMSDisplay {
                 request.set(n.plane, "CRTC_ID", 0)
             }
             setPlane(plane.id, fb: fb.id, crtc: output.crtcID, source: (frame.width, frame.height), rect: rect, in: &request)
+            // A primary plane a turned canvas left turned shows the frame upright.
+            let unturn = plane.id == output.planeID && output.planeRotation.map { $0 != .rotate0 } == true
+            if unturn { request.set(plane.id, "rotation", KMSRotation.rotate0.rawValue) }
             do {
                 try device.atomicCommit(request, flags: testFlags(output))
             } catch {
@@ -72,6 +75,7 @@ extension KMSDisplay {
             try waitForFlips([output])
             try commit(request, outputs: [output], tested: true)
             output.nativeQueued = (fb, plane.id, keepAlive)
+            if unturn { output.planeRotation = .rotate0 }
             output.queued = nil
             counters.native += 1
             return .native

@@ -27,6 +27,10 @@ extension KMSDisplay {
         /// A native frame shown or queued: its framebuffer, the plane and what keeps it alive.
         var nativeOnScreen: (fb: KMSFramebuffer, plane: UInt32, keep: AnyObject)?
         var nativeQueued: (fb: KMSFramebuffer, plane: UInt32, keep: AnyObject)?
+        /// The primary plane's `rotation` as this display last set it; nil: never set (left as found).
+        var planeRotation: KMSRotation?
+        /// How a turned canvas is shown on this output, once decided (`planeRotation(for:on:)`).
+        var turnChoice: (turn: Orientation, path: KMSTurnPath)?
         init(connectorID: UInt32, name: String, crtcID: UInt32, planeID: UInt32, mode: KMSMode) {
             self.connectorID = connectorID; self.name = name; self.crtcID = crtcID; self.planeID = planeID; self.mode = mode
         }

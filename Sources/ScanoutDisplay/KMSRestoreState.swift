@@ -30,7 +30,9 @@ struct KMSRestoreState {
             request.set(crtc.id, "MODE_ID", UInt64(modeBlob))
             request.set(crtc.id, "ACTIVE", crtc.properties["ACTIVE"] ?? 0)
             for plane in resources.planes where plane.id == o.planeID || (o.nativeOnScreen?.plane == plane.id) || (o.nativeQueued?.plane == plane.id) {
-                for name in ["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H", "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"] {
+                // The rotation as found, when this display turned the plane.
+                let turned = plane.id == o.planeID && o.planeRotation != nil ? ["rotation"] : []
+                for name in ["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H", "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"] + turned {
                     if let v = plane.properties[name] { request.set(plane.id, name, v) }
                 }
             }

@@ -19,6 +19,8 @@ public final class DRMDevice: KMSDevice {
     private let fd: Int32
     private let uevents: UEventSocket?
     private var propertyIDs: [UInt32: [String: UInt32]] = [:]
+    /// The values each object's `rotation` property offers, from its enum entries.
+    private var rotationEnums: [UInt32: KMSRotation] = [:]
     private let sink = EventSink()
     /// Where the kernel writes writeback out-fences (`WRITEBACK_OUT_FENCE_PTR` is a user pointer).
     private let fenceSlot = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
@@ -123,7 +125,7 @@ public final class DRMDevice: KMSDevice {
                 }
                 var plane = KMSPlane(id: id, type: type, possibleCRTCs: p.pointee.possible_crtcs,
                                      formats: Array(UnsafeBufferPointer(start: p.pointee.formats, count: Int(p.pointee.count_formats))),
-                                     properties: props)
+                                     properties: props, rotations: rotationEnums[id] ?? [])
                 if let blob = props["IN_FORMATS"], blob != 0, let bytes = try? propertyBlob(UInt32(truncatingIfNeeded: blob)) {
                     plane.modifiers = Self.parseInFormats(bytes)
                 }
@@ -174,10 +176,19 @@ public final class DRMDevice: KMSDevice {
             let name = withUnsafeBytes(of: prop.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             values[name] = props.pointee.prop_values[i]
             ids[name] = prop.pointee.prop_id
+            if name == "rotation" { rotationEnums[id] = Self.bitmaskValues(prop.pointee) }
             drmModeFreeProperty(prop)
         }
         propertyIDs[id] = ids
         return values
+    }
+
+    /// The values a bitmask property offers: each enum entry's `value` is the number of its bit.
+    private static func bitmaskValues(_ prop: drmModePropertyRes) -> KMSRotation {
+        guard prop.flags & UInt32(DRM_MODE_PROP_BITMASK) != 0, let enums = prop.enums else { return [] }
+        return UnsafeBufferPointer(start: enums, count: Int(prop.count_enums)).reduce(into: KMSRotation()) { set, e in
+            if e.value < 64 { set.insert(KMSRotation(rawValue: 1 << e.value)) }
+        }
     }
 
     // MARK: Commits

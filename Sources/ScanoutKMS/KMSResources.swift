@@ -118,10 +118,14 @@ public struct KMSPlane: Sendable, Equatable {
     public var properties: [String: UInt64]
     /// Layout modifiers per format, from `IN_FORMATS`; empty when the driver does not say.
     public var modifiers: [UInt32: [UInt64]]
+    /// The values the `rotation` property offers (its enum entries); empty when the plane has no
+    /// such property.
+    public var rotations: KMSRotation
 
     public init(id: UInt32, type: KMSPlaneType, possibleCRTCs: UInt32, formats: [UInt32], properties: [String: UInt64] = [:],
-                modifiers: [UInt32: [UInt64]] = [:]) {
+                modifiers: [UInt32: [UInt64]] = [:], rotations: KMSRotation = []) {
         self.modifiers = modifiers
+        self.rotations = rotations
         self.id = id
         self.type = type
         self.possibleCRTCs = possibleCRTCs

@@ -32,11 +32,20 @@ public final class ScreenPlayer: @unchecked Sendable {
 
     /// Starts the zones' players on `output` (a canvas of `outputWidth`×`outputHeight`), each
     /// loading its playlist and playing at once (with `loadPlaylists`; else the caller loads
-    /// them), and composes every `refreshInterval` (the output's refresh, when it has one).
-    /// `prepare` sees each zone's player as it is made, before it loads anything.
-    public init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
-                configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667),
-                loadPlaylists: Bool = true, prepare: ((String, Player) -> Void)? = nil) {
+    /// them), and composes every `refreshInterval` (at the output's vblanks, when it has them),
+    /// on a thread of its own. `prepare` sees each zone's player as it is made, before it loads
+    /// anything.
+    public convenience init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int,
+                            configuration: PlayerConfiguration = PlayerConfiguration(), refreshInterval: Duration = .nanoseconds(16_666_667),
+                            loadPlaylists: Bool = true, prepare: ((String, Player) -> Void)? = nil) {
+        self.init(layout: layout, output: output, outputWidth: outputWidth, outputHeight: outputHeight, configuration: configuration,
+                  refreshInterval: refreshInterval, loadPlaylists: loadPlaylists, prepare: prepare, compositor: nil)
+    }
+
+    /// As above, composing on `host` (the thread that opened `output`: `init(layout:…opening:)`)
+    /// when given.
+    init(layout: ScreenLayout, output: any CanvasOutput, outputWidth: Int, outputHeight: Int, configuration: PlayerConfiguration,
+         refreshInterval: Duration, loadPlaylists: Bool, prepare: ((String, Player) -> Void)?, compositor host: ScreenThread?) {
         current = layout
         base = configuration
         self.prepare = prepare
@@ -45,6 +54,10 @@ public final class ScreenPlayer: @unchecked Sendable {
         zonePlayers = zip(zones, screen.zones).map { zone, surface in (zone.id, makePlayer(zone, surface: surface, load: loadPlaylists)) }
         setTexts(layout)
         let interval = output.vblankSource?.refreshInterval ?? refreshInterval
+        if let host {
+            host.run { [self] in composeLoop(every: interval) }
+            return
+        }
         let t = Thread(named: "scanout-screen") { [self] in composeLoop(every: interval) }
         compositor = t
         t.start()
@@ -198,7 +211,9 @@ public final class ScreenPlayer: @unchecked Sendable {
     /// The player of zone `id`.
     public func player(zone id: String) -> Player? { lock.withLock { zonePlayers.first { $0.id == id }?.player } }
 
-    /// Composes once a refresh until `shutdown`; a failed compose is kept (`error`) and ends the loop.
+    /// Composes once a refresh until `shutdown`, aimed at the output's vblanks when it has them
+    /// (`nextCompose`), and looks at the zones' pictures (`look`); a failed compose is kept
+    /// (`error`) and ends the loop.
     private func composeLoop(every interval: Duration) {
         let clock = MonotonicClock()
         let start = clock.now()
@@ -215,12 +230,22 @@ public final class ScreenPlayer: @unchecked Sendable {
                 look(at: clock.now())
                 nextLook = clock.now() + Self.lookInterval
             }
-            next += interval
             let now = clock.now()
+            next = nextCompose(after: now) ?? next + interval
             if next < now { next = now }  // behind: the next compose at once, no burst after it
             clock.sleep(until: next)
         }
         compositorDone.signal()
+    }
+
+    /// On an output with vblanks, when to compose for the vblank after the one the last compose
+    /// was committed for: half a refresh and the draw before it (`VBlankGrid.presentTime`); nil
+    /// without vblanks (or before the first).
+    private func nextCompose(after now: ClockTime) -> ClockTime? {
+        guard let source = screen.output.vblankSource else { return nil }
+        let grid = VBlankGrid(source)
+        guard let pending = grid.vblank(after: now) else { return nil }
+        return grid.presentTime(for: pending + grid.period)
     }
 
     /// How often each zone's picture is looked at.

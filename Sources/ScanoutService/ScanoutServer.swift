@@ -27,8 +27,9 @@ public struct ScanoutServer: Sendable {
     let makeScreenOutput: @Sendable (ScreenLayout) throws -> ScreenOutput
 
     /// `makePipeline` opens the output; it is called on the player's thread, which owns the
-    /// pipeline from then on. With a `layout`, `makeScreenOutput` opens the output instead
-    /// (default: the CPU compositor into memory, `ScreenOutput.headless`).
+    /// pipeline from then on. With a `layout`, `makeScreenOutput` opens the output instead, on
+    /// the screen's compositor thread (default: the CPU compositor into memory,
+    /// `ScreenOutput.headless`).
     public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makePipeline: @escaping @Sendable () -> PlaybackPipeline,
                 makeScreenOutput: (@Sendable (ScreenLayout) throws -> ScreenOutput)? = nil) {
         self.config = config
@@ -151,18 +152,22 @@ public struct ScanoutServer: Sendable {
         var layout = layout
         let main = layout.mainZone ?? ""
         if !layout.zones.contains(where: \.audio), let i = layout.zones.firstIndex(where: { $0.id == main }) { layout.zones[i].audio = true }
-        let out = try makeScreenOutput(layout)
         let hub = ScreenEvents()
-        let screen = ScreenPlayer(layout: layout, output: out.output, outputWidth: out.width, outputHeight: out.height,
-                                  configuration: config.playerConfiguration, refreshInterval: out.refreshInterval,
-                                  loadPlaylists: false) { id, player in
+        let open = makeScreenOutput
+        var opened = ""
+        // Opened on the compositor's thread, where it is drawn (a GLES context is current there).
+        let screen = try ScreenPlayer(layout: layout, configuration: config.playerConfiguration, loadPlaylists: false, prepare: { id, player in
             guard id != main else { return }
             player.events.addListener { n in hub.forward(n) }
-        }
+        }, opening: {
+            let out = try open(layout)
+            opened = out.description
+            return out
+        })
         hub.target = screen.player(zone: main)?.events
         let size = screen.screen.canvas
         logger.notice("layout: \(layout.zones.count) zones on a \(size.width)x\(size.height) canvas, main zone \(main)",
-                      metadata: ["output": "\(out.description)"])
+                      metadata: ["output": "\(opened)"])
         return screen
     }
 
@@ -378,33 +383,6 @@ struct PlayerService: Service {
         logger.info("stopping playback")
         screen?.shutdown()
         player.shutdown()
-    }
-}
-
-/// The output a screen of zones is composed onto, and its size.
-public struct ScreenOutput {
-    public var output: any CanvasOutput
-    public var width: Int
-    public var height: Int
-    /// How often it composes when the output has no refresh of its own.
-    public var refreshInterval: Duration
-    /// What it is, for the log ("headless cpu").
-    public var description: String
-
-    public init(output: any CanvasOutput, width: Int, height: Int, refreshInterval: Duration = .nanoseconds(16_666_667), description: String) {
-        self.output = output
-        self.width = width
-        self.height = height
-        self.refreshInterval = refreshInterval
-        self.description = description
-    }
-
-    /// The CPU compositor into memory, the layout's size (else `width`×`height`, else 1920×1080),
-    /// turned for a turned layout.
-    public static func headless(_ layout: ScreenLayout, width: Int?, height: Int?) -> ScreenOutput {
-        let w = layout.width ?? width ?? 1920, h = layout.height ?? height ?? 1080
-        let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
-        return ScreenOutput(output: HeadlessCanvasOutput(), width: size.0, height: size.1, description: "headless cpu")
     }
 }
 

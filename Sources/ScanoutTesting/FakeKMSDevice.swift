@@ -13,9 +13,10 @@ import ScanoutDecode
 /// unknown objects/properties/blobs (EINVAL), unknown framebuffers (ENOENT), a framebuffer format a
 /// plane does not support (EINVAL), `testOnly` together with `pageFlipEvent` (EINVAL), a modeset
 /// (`ACTIVE`, `MODE_ID` or a connector's `CRTC_ID` changing) without `allowModeset` (EINVAL),
-/// `pageFlipEvent` on a commit that touches no CRTC (EINVAL), and a `nonBlock` commit on a CRTC
-/// whose previous flip event has not been read yet (EBUSY). A flip "completes" when its event is
-/// read with `nextEvent()`.
+/// `pageFlipEvent` on a commit that touches no CRTC (EINVAL), a plane `rotation` with a bit its
+/// property does not offer (`KMSPlane.rotations`, rotate-0 always; EINVAL), and a `nonBlock`
+/// commit on a CRTC whose previous flip event has not been read yet (EBUSY). A flip "completes"
+/// when its event is read with `nextEvent()`.
 ///
 /// Framebuffers are not part of `KMSDevice` yet; a test registers them with `addFramebuffer`, and
 /// a plane's `FB_ID` must name one.
@@ -29,6 +30,8 @@ public final class FakeKMSDevice: KMSDevice {
         case format(UInt32)
         /// Commits with `.testOnly`.
         case testOnly
+        /// Commits that assign this property of this object (a plane's `rotation`, say).
+        case property(UInt32, String)
     }
 
     /// One call of `atomicCommit`, accepted or not.
@@ -105,6 +108,28 @@ public final class FakeKMSDevice: KMSDevice {
                 KMSPlane(id: 42, type: .cursor, possibleCRTCs: 0b1, formats: [FourCC.argb8888],
                          properties: planeProperties),
             ],
+            clock: clock)
+    }
+
+    /// One screen, "HDMI-A-1" (id 30), offering `width`×`height`@60 only; encoder 20, CRTC 10,
+    /// primary plane 40 (XR24) whose `rotation` property offers `rotations` (no `rotation`
+    /// property at all when nil), and the writeback connector 32 when asked.
+    public static func oneMode(width: Int = 640, height: Int = 480, rotations: KMSRotation? = nil, writeback: Bool = false,
+                               clock: any PlaybackClock = MonotonicClock()) -> FakeKMSDevice {
+        var connectors = [KMSConnector(id: 30, typeName: "HDMI-A", typeID: 1, connection: .connected,
+                                       modes: [KMSMode(width: width, height: height, refresh: 60, preferred: true)], encoderIDs: [20],
+                                       properties: connectorProperties)]
+        if writeback {
+            connectors.append(KMSConnector(id: 32, typeName: "Writeback", typeID: 1, connection: .unknown, modes: [], encoderIDs: [20],
+                                           properties: ["CRTC_ID": 0, "WRITEBACK_FB_ID": 0, "WRITEBACK_OUT_FENCE_PTR": 0]))
+        }
+        var properties = planeProperties
+        if rotations == nil { properties["rotation"] = nil }
+        return FakeKMSDevice(
+            connectors: connectors, encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b1)],
+            crtcs: [KMSCRTC(id: 10, properties: crtcProperties)],
+            planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: [FourCC.xrgb8888], properties: properties,
+                              rotations: rotations ?? [])],
             clock: clock)
     }
 
@@ -274,6 +299,14 @@ public final class FakeKMSDevice: KMSDevice {
             }
             formatsShown.append((plane.id, format))
         }
+        // Rotations a plane's property does not offer.
+        for plane in planes {
+            guard let r = request.value(of: plane.id, "rotation") else { continue }
+            let offered = plane.rotations.union(.rotate0)
+            guard r & ~offered.rawValue == 0 else {
+                throw refuse(EINVAL, "plane \(plane.id): rotation \(KMSRotation(rawValue: r)) is not offered (it offers \(offered))")
+            }
+        }
         // MODE_ID blobs.
         for crtc in crtcs {
             if let blob = request.value(of: crtc.id, "MODE_ID"), blob != 0, blob > UInt64(UInt32.max) || blobs[UInt32(blob)] == nil {
@@ -311,6 +344,8 @@ public final class FakeKMSDevice: KMSDevice {
                 throw refuse(errno, "test-only commits are refused")
             case let .plane(id) where request.objectIDs.contains(id):
                 throw refuse(errno, "commits touching plane \(id) are refused")
+            case let .property(id, name) where request.value(of: id, name) != nil:
+                throw refuse(errno, "commits setting \(name) of object \(id) are refused")
             case let .format(format):
                 if let shown = formatsShown.first(where: { $0.format == format }) {
                     throw refuse(errno, "\(FourCC.name(format)) on plane \(shown.plane) is refused")

@@ -3,44 +3,108 @@ import Foundation
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDisplay
+import ScanoutKMS
+import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutRender
 import ScanoutService
 
 extension Play {
     /// `play --layout FILE`: a screen of zones, each playing its own playlist on a player of its
-    /// own, composed at each refresh (headless). Ends when every zone has ended (a zone that
-    /// repeats plays until a signal stops it); one summary line per zone.
+    /// own, composed at each refresh: on a KMS screen (`--output kms`, or `auto` with a screen
+    /// connected), opened as `play` opens it (the same card, connector, mode, renderer and
+    /// writeback `--capture`), its canvas the mode (a layout of its own size scaled in); or
+    /// headless, at the layout's own size. The output is opened on the compositor's thread.
+    /// Ends when every zone has ended (a zone that repeats plays until a signal stops it); one
+    /// summary line per zone.
     func playLayout(_ file: String) throws {
         let layout = try ScreenLayout.read(file: file)
-        guard output != .kms else { throw ValidationError("--layout: only a headless output composes layouts yet (--output headless)") }
-        guard let w = layout.width, let h = layout.height else {
-            throw ValidationError("--layout: a headless screen has no mode; give width and height in the layout")
-        }
-        let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
-        let out = renderer == .gl ? HeadlessCanvasOutput(makeGL: { try GLRenderer() }) : HeadlessCanvasOutput()
         var c = PlayerConfiguration()
         c.decoder = try options.decoder
         c.demuxer = options.demuxer
         c.waitsOutSilence = false
         c.imageDuration = duration
         c.audio = try audio.settings()
-        StandardError.write("layout \(file): \(layout.zones.count) zones on a \(size.0)x\(size.1) headless screen (\(renderer == .gl ? "gl" : "cpu"))\n")
-        let screen = ScreenPlayer(layout: layout, output: out, outputWidth: size.0, outputHeight: size.1, configuration: c)
-        defer { screen.shutdown() }
-        while !interrupted(), screen.error == nil, !screen.allEnded {
+        let opened = LayoutScreen()
+        let screen = try ScreenPlayer(layout: layout, configuration: c) { try openLayoutOutput(layout, file: file, into: opened) }
+        defer {
+            screen.shutdown()
+            if let report = opened.pipeline?.close() { StandardError.write("output: \(report)\n") }
+        }
+        while !interrupted(), screen.error == nil, opened.captureFailure == nil, !screen.allEnded {
             Thread.sleep(forTimeInterval: 0.05)
         }
-        if let error = screen.error { throw error }
         let zones = zip(screen.zoneIDs, screen.players).map { id, p in
             let s = p.snapshot
             return "zone \(id): \(s.state.rawValue), \(s.framesPresented) frames presented, \(s.framesDropped) dropped"
         }
-        print("layout: \(screen.screen.composed) composed frames, \(out.presents) shown")
+        screen.shutdown()
+        if let error = screen.error { throw error }
+        if let error = opened.pipeline?.captureError { throw error }
+        if let kms = opened.pipeline?.kms {
+            let k = kms.counters
+            print("layout: \(screen.screen.composed) composed frames")
+            print("kms: \(k.composited) composited, \(k.flips) flips, \(k.captures) captures, \(k.planeTurns) turned by the plane, \(k.compositorTurns) turned by the compositor")
+        } else {
+            print("layout: \(screen.screen.composed) composed frames, \(opened.headless?.presents ?? 0) shown")
+        }
         for line in zones { print(line) }
         if let status = signalExitStatus() {
             StandardError.write("scanout: stopped by signal\n")
             throw ExitCode(status)
         }
     }
+
+    /// Opens the layout's output (on the compositor's thread): the KMS screen `play` would open,
+    /// when one is asked for or found, else headless at the layout's own size.
+    private func openLayoutOutput(_ layout: ScreenLayout, file: String, into opened: LayoutScreen) throws -> ScreenOutput {
+        let settings = outputSettings
+        let choice = OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory)
+        if settings.kind != .headless && (choice.kind != .headless || settings.explicitKMS) {
+            let pipeline = try PlaybackPipeline.open(settings) { StandardError.write($0 + "\n") }
+            opened.pipeline = pipeline
+            if let kms = pipeline.kms { return try onScreen(kms, pipeline: pipeline, layout: layout, file: file, opened: opened) }
+        }
+        guard let w = layout.width, let h = layout.height else {
+            throw ValidationError("--layout: a headless screen has no mode; give width and height in the layout")
+        }
+        let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
+        let out = renderer == .gl ? HeadlessCanvasOutput(makeGL: { try GLRenderer() }) : HeadlessCanvasOutput()
+        opened.headless = out
+        StandardError.write("layout \(file): \(layout.zones.count) zones on a \(size.0)x\(size.1) headless screen (\(renderer == .gl ? "gl" : "cpu"))\n")
+        return ScreenOutput(output: out, width: size.0, height: size.1)
+    }
+
+    /// The KMS screen as the layout's output: its mode is the canvas (turned, for a turned
+    /// layout); captures written as `play --capture` writes them; how a turned canvas is shown
+    /// said once per screen.
+    private func onScreen(_ kms: KMSDisplay, pipeline: PlaybackPipeline, layout: ScreenLayout, file: String,
+                          opened: LayoutScreen) throws -> ScreenOutput {
+        guard let mode = kms.outputSummary.first?.mode else { throw ValidationError("--layout: the KMS display has no output") }
+        if let dir = capture {
+            pipeline.onReport = { if case let .captureFailed(message) = $0 { opened.failCapture(message) } }
+            try pipeline.capture(to: dir)
+        }
+        kms.onTurnChosen = { name, path in StandardError.write("rotation: \(path) on \(name)\n") }
+        let canvas = layout.fitted(outputWidth: mode.width, outputHeight: mode.height).canvasSize(outputWidth: mode.width, outputHeight: mode.height)
+        StandardError.write("layout \(file): \(layout.zones.count) zones on a \(canvas.width)x\(canvas.height) canvas"
+            + "\(layout.rotation != 0 ? " turned \(layout.rotation)°" : ""), \(kms.description)\n")
+        return ScreenOutput(output: kms, width: mode.width, height: mode.height)
+    }
+}
+
+/// What a layout's output opened: the pipeline of a KMS screen (for its summary and the restore)
+/// or the headless output, and the first capture that could not be written.
+///
+/// `@unchecked Sendable`: `pipeline` and `headless` are written on the compositor's thread before
+/// the screen's players start and read on the main thread once the compositor stopped
+/// (`ScreenPlayer.shutdown`); `captureFailure` is read and written under `lock`.
+private final class LayoutScreen: @unchecked Sendable {
+    var pipeline: PlaybackPipeline?
+    var headless: HeadlessCanvasOutput?
+    private let lock = NSLock()
+    private var failure: String?
+
+    var captureFailure: String? { lock.withLock { failure } }
+    func failCapture(_ message: String) { lock.withLock { if failure == nil { failure = message } } }
 }

@@ -2,7 +2,8 @@ import Foundation
 import ScanoutTestSupport
 import Testing
 
-@Suite("scanout play --layout FILE")
+// Serialized: each test plays in real time, and counts drops.
+@Suite("scanout play --layout FILE", .serialized)
 struct PlayLayoutTests {
     @Test("a clip filling the screen and a picture-in-picture (an image for 1 s, then the clip): each zone plays its playlist through, no frame dropped")
     func mainAndInset() throws {
@@ -35,5 +36,23 @@ struct PlayLayoutTests {
         #expect(noSize.status == 1 && noSize.stderrText.contains("a headless screen has no mode; give width and height in the layout"))
         let both = try CLI.run(["play", "x.mp4", "--layout", layout])
         #expect(both.status == 1 && both.stderrText.contains("--layout plays the zones' playlists: no input and no --channels"))
+    }
+
+    @Test("--output kms opens the screen as play does: with no card, the KMS error; --output auto with no card composes headless",
+          .enabled(if: !FileManager.default.fileExists(atPath: "/dev/dri"), "a machine with no DRM card (the vkms guest step tests one)"))
+    func kmsAsked() throws {
+        let scratch = try Scratch()
+        let (clip, _, layout) = try layoutInputs(in: scratch)
+        try #"{"width": 320, "height": 240, "zones": [{"id": "a", "playlist": ["\#(clip)"], "repeat": "none"}]}"#
+            .write(toFile: layout, atomically: true, encoding: .utf8)
+        let kms = try CLI.run(["play", "--layout", layout, "--output", "kms"])
+        #expect(kms.status == 1 && kms.stderrText.contains("no KMS device: /dev/dri has no card that opens (use --output headless)"), "\(kms.stderrText)")
+        let auto = try CLI.run(["play", "--layout", layout])
+        #expect(auto.status == 0, "\(auto.stderrText)")
+        #expect(auto.stderrText.contains("layout \(layout): 1 zones on a 320x240 headless screen"))
+        // Every frame of the clip presented or (on a loaded machine) dropped: the zone played it through.
+        let zone = try #require(auto.stdoutText.split(separator: "\n").first { $0.hasPrefix("zone a: ended, ") }, "\(auto.stdoutText)")
+        let counts = zone.split(separator: " ").compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] + counts[1] == 96, "\(zone)")
     }
 }
