@@ -106,6 +106,7 @@ public final class CanvasScreen {
             composition.scaling = s.layout.scaling
             if let overlay = s.overlay { composition.overlay = overlay }
             c.zones[i].composition = composition
+            c.zones[i].name = surface.name
             if let frame = s.frame, let subs = s.subtitles {
                 let r = c.zones[i].rect
                 c.zones[i].composition.subtitles = subs.layer(for: frame, in: c.zones[i].sized, outputWidth: r.width, outputHeight: r.height)

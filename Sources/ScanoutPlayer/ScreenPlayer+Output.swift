@@ -18,13 +18,6 @@ public struct ScreenOutput {
         self.description = description
     }
 
-    /// The CPU compositor into memory, the layout's size (else `width`×`height`, else 1920×1080),
-    /// turned for a turned layout.
-    public static func headless(_ layout: ScreenLayout, width: Int?, height: Int?) -> ScreenOutput {
-        let w = layout.width ?? width ?? 1920, h = layout.height ?? height ?? 1080
-        let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
-        return ScreenOutput(output: HeadlessCanvasOutput(), width: size.0, height: size.1, description: "headless cpu")
-    }
 }
 
 extension ScreenPlayer {

@@ -60,6 +60,9 @@ public struct Canvas: Equatable, Sendable {
         public var opacity: Double
         /// A frame drawn inside the rectangle's edge, over the picture.
         public var border: Border?
+        /// The zone's name on its screen (a layout's zone id), for what judges zones by name (a
+        /// zone's content policy); not drawn.
+        public var name: String?
 
         public init(rect: PixelRect, composition: Composition = Composition(), opacity: Double = 1, border: Border? = nil) {
             self.rect = rect; self.composition = composition; self.opacity = opacity; self.border = border

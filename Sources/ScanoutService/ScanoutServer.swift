@@ -24,20 +24,22 @@ public struct ScanoutServer: Sendable {
     public let logLevel: LogLevelControl
     let makePipeline: @Sendable () -> PlaybackPipeline
     /// Opens the output a screen of zones (config `layout`) is composed onto.
-    let makeScreenOutput: @Sendable (ScreenLayout) throws -> ScreenOutput
+    let makeScreenOutput: @Sendable (ScreenLayout) throws -> LayoutOutput
 
     /// `makePipeline` opens the output; it is called on the player's thread, which owns the
     /// pipeline from then on. With a `layout`, `makeScreenOutput` opens the output instead, on
     /// the screen's compositor thread (default: the CPU compositor into memory,
-    /// `ScreenOutput.headless`).
+    /// `LayoutOutput.open` headless).
     public init(config: ServiceConfig, logLevel: LogLevelControl, logger: Logger, makePipeline: @escaping @Sendable () -> PlaybackPipeline,
-                makeScreenOutput: (@Sendable (ScreenLayout) throws -> ScreenOutput)? = nil) {
+                makeScreenOutput: (@Sendable (ScreenLayout) throws -> LayoutOutput)? = nil) {
         self.config = config
         self.logLevel = logLevel
         self.logger = logger
         self.makePipeline = makePipeline
         let (w, h) = (config.outputWidth, config.outputHeight)
-        self.makeScreenOutput = makeScreenOutput ?? { layout in ScreenOutput.headless(layout, width: w, height: h) }
+        self.makeScreenOutput = makeScreenOutput ?? { layout in
+            try LayoutOutput.open(OutputSettings(kind: .headless, headlessWidth: w, headlessHeight: h), layout: layout, gl: false) { _ in }
+        }
     }
 
     /// The player behind its pipeline, the metrics and the control API, wired and with the
@@ -52,7 +54,7 @@ public struct ScanoutServer: Sendable {
         let authorizer = try ContentAuthorizer(keysFile: config.keys)
         let slot = PipelineSlot()
         let make = makePipeline
-        let screen = try config.layout.map(openScreen)
+        let screen = try config.layout.map { try openScreen($0, authorizer: authorizer) }
         let player = screen.flatMap { $0.player(zone: $0.layout.mainZone ?? "") } ?? Player(configuration: config.playerConfiguration) {
             let pipeline = make()
             slot.pipeline = pipeline
@@ -147,8 +149,10 @@ public struct ScanoutServer: Sendable {
     /// The screen of zones `layout` describes, on the output `makeScreenOutput` opens, its zones'
     /// players made (none loads anything yet: `startZones`). Every zone's events reach the main
     /// zone's hub, tagged with the zone's id: one event stream for the screen. With no zone
-    /// given the sound, the main zone has it.
-    private func openScreen(_ layout: ScreenLayout) throws -> ScreenPlayer {
+    /// given the sound, the main zone has it. On a KMS screen each zone is judged by the policy
+    /// of the item it plays (`ZonePolicedOutput`): an output that fails it shows the zone's
+    /// rectangle as its background.
+    private func openScreen(_ layout: ScreenLayout, authorizer: ContentAuthorizer) throws -> ScreenPlayer {
         var layout = layout
         let main = layout.mainZone ?? ""
         if !layout.zones.contains(where: \.audio), let i = layout.zones.firstIndex(where: { $0.id == main }) { layout.zones[i].audio = true }
@@ -156,13 +160,22 @@ public struct ScanoutServer: Sendable {
         let open = makeScreenOutput
         var opened = ""
         // Opened on the compositor's thread, where it is drawn (a GLES context is current there).
+        let policies = ZonePolicies()
         let screen = try ScreenPlayer(layout: layout, configuration: config.playerConfiguration, loadPlaylists: false, prepare: { id, player in
+            player.submit { engine in
+                let previous = engine.onItemChanged
+                engine.onItemChanged = { item in
+                    previous?(item)
+                    policies.set(authorizer.policy(token: item.token), zone: id)
+                }
+            }
             guard id != main else { return }
             player.events.addListener { n in hub.forward(n) }
         }, opening: {
             let out = try open(layout)
-            opened = out.description
-            return out
+            opened = out.screen.description
+            guard let pipeline = out.pipeline, let policed = ZonePolicedOutput(pipeline: pipeline, policies: policies) else { return out.screen }
+            return ScreenOutput(output: policed, width: out.screen.width, height: out.screen.height, description: out.screen.description)
         })
         hub.target = screen.player(zone: main)?.events
         let size = screen.screen.canvas

@@ -55,41 +55,26 @@ extension Play {
         }
     }
 
-    /// Opens the layout's output (on the compositor's thread): the KMS screen `play` would open,
-    /// when one is asked for or found, else headless at the layout's own size.
+    /// Opens the layout's output (on the compositor's thread, `LayoutOutput.open`): on a KMS
+    /// screen, captures written as `play --capture` writes them and how a turned canvas is
+    /// shown said once per screen; headless, the layout gives the size.
     private func openLayoutOutput(_ layout: ScreenLayout, file: String, into opened: LayoutScreen) throws -> ScreenOutput {
         let settings = outputSettings
-        let choice = OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory)
-        if settings.kind != .headless && (choice.kind != .headless || settings.explicitKMS) {
-            let pipeline = try PlaybackPipeline.open(settings) { StandardError.write($0 + "\n") }
-            opened.pipeline = pipeline
-            if let kms = pipeline.kms { return try onScreen(kms, pipeline: pipeline, layout: layout, file: file, opened: opened) }
-        }
-        guard let w = layout.width, let h = layout.height else {
+        if settings.kind == .headless || OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory).kind == .headless,
+           !settings.explicitKMS, layout.width == nil || layout.height == nil {
             throw ValidationError("--layout: a headless screen has no mode; give width and height in the layout")
         }
-        let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
-        let out = renderer == .gl ? HeadlessCanvasOutput(makeGL: { try GLRenderer() }) : HeadlessCanvasOutput()
-        opened.headless = out
-        StandardError.write("layout \(file): \(layout.zones.count) zones on a \(size.0)x\(size.1) headless screen (\(renderer == .gl ? "gl" : "cpu"))\n")
-        return ScreenOutput(output: out, width: size.0, height: size.1)
-    }
-
-    /// The KMS screen as the layout's output: its mode is the canvas (turned, for a turned
-    /// layout); captures written as `play --capture` writes them; how a turned canvas is shown
-    /// said once per screen.
-    private func onScreen(_ kms: KMSDisplay, pipeline: PlaybackPipeline, layout: ScreenLayout, file: String,
-                          opened: LayoutScreen) throws -> ScreenOutput {
-        guard let mode = kms.outputSummary.first?.mode else { throw ValidationError("--layout: the KMS display has no output") }
-        if let dir = capture {
-            pipeline.onReport = { if case let .captureFailed(message) = $0 { opened.failCapture(message) } }
-            try pipeline.capture(to: dir)
+        let out = try LayoutOutput.open(settings, layout: layout, named: file, gl: renderer == .gl) { StandardError.write("\($0)\n") }
+        opened.pipeline = out.pipeline
+        opened.headless = out.headless
+        if let pipeline = out.pipeline, let kms = pipeline.kms {
+            if let dir = capture {
+                pipeline.onReport = { if case let .captureFailed(message) = $0 { opened.failCapture(message) } }
+                try pipeline.capture(to: dir)
+            }
+            kms.onTurnChosen = { name, path in StandardError.write("rotation: \(path) on \(name)\n") }
         }
-        kms.onTurnChosen = { name, path in StandardError.write("rotation: \(path) on \(name)\n") }
-        let canvas = layout.fitted(outputWidth: mode.width, outputHeight: mode.height).canvasSize(outputWidth: mode.width, outputHeight: mode.height)
-        StandardError.write("layout \(file): \(layout.zones.count) zones on a \(canvas.width)x\(canvas.height) canvas"
-            + "\(layout.rotation != 0 ? " turned \(layout.rotation)°" : ""), \(kms.description)\n")
-        return ScreenOutput(output: kms, width: mode.width, height: mode.height)
+        return out.screen
     }
 }
 

@@ -93,6 +93,22 @@ struct Serve: ParsableCommand {
                 logger.error("output unavailable (\(error)); playing on the headless output with the CPU renderer")
                 return PlaybackPipeline(display: HeadlessDisplay(outputWidth: w, outputHeight: h))
             }
+        } makeScreenOutput: { layout in
+            // A screen of zones (`layout`): opened on its compositor's thread, as a picture's
+            // output is opened; one that cannot be opened is logged, and the headless one used.
+            do {
+                let out = try LayoutOutput.open(output, layout: layout, gl: renderer == .gl) { logger.notice("\($0)") }
+                out.pipeline?.kms?.onOutputsChanged = { logger.notice("output: \($0)") }
+                out.pipeline?.kms?.onTurnChosen = { name, path in logger.notice("rotation: \(path) on \(name)") }
+                if let captureDirectory, let pipeline = out.pipeline {
+                    try pipeline.capture(to: captureDirectory)
+                    logger.notice("capture: every frame shown goes to \(captureDirectory)")
+                }
+                return out
+            } catch {
+                logger.error("output unavailable (\(error)); composing on the headless output with the CPU compositor")
+                return try LayoutOutput.open(OutputSettings(kind: .headless, headlessWidth: w, headlessHeight: h), layout: layout, gl: false) { _ in }
+            }
         }
         do {
             try await server.run()

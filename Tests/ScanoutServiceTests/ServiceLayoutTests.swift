@@ -32,8 +32,8 @@ private final class LayoutService: Sendable {
         let server = ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test"), makePipeline: {
             PlaybackPipeline(display: HeadlessDisplay())
         }, makeScreenOutput: { layout in
-            let out = ScreenOutput.headless(layout, width: nil, height: nil)
-            box.output = out.output as? HeadlessCanvasOutput
+            let out = try LayoutOutput.open(OutputSettings(kind: .headless), layout: layout, gl: false) { _ in }
+            box.output = out.headless
             return out
         })
         (player, api) = try await server.assemble()
