@@ -261,3 +261,93 @@ struct ServiceLayoutTests {
         }
     }
 }
+
+@Suite("service: multiview, zones tuned to channels with a label and a picture watch", .serialized)
+struct MultiviewServiceTests {
+    @Test("zones name channels: each plays its channel labelled with its name; a black tile raises pictureAlarm; a zone is retuned by POST /zones/{id}/channel")
+    func channelsInZones() async throws {
+        let clip = try Fixtures.path("counter.mp4"), black = try Fixtures.path("black.mp4")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-multiview-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let m3u = dir.appendingPathComponent("channels.m3u").path
+        try """
+        #EXTM3U
+        #EXTINF:-1 tvg-id="news",News
+        \(clip)
+        #EXTINF:-1 tvg-id="dark",Dark
+        \(black)
+        #EXTINF:-1 tvg-id="sport",Sport
+        \(clip)
+
+        """.write(toFile: m3u, atomically: true, encoding: .utf8)
+        var a = ScreenLayout.Zone(id: "a", width: .fraction(0.5)), b = ScreenLayout.Zone(id: "b", x: .fraction(0.5), width: .fraction(0.5))
+        a.channel = "news"
+        b.channel = "dark"
+        var layout = ScreenLayout(width: 640, height: 240, zones: [a, b])
+        layout.watch = PictureWatch.Settings(black: 1, frozen: 0)
+        var config = ServiceConfig()
+        config.layout = layout
+        config.channels.m3u = m3u
+        config.unixSocket = nil
+        let server = ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test"),
+                                   makePipeline: { PlaybackPipeline(display: HeadlessDisplay()) })
+        let (player, api) = try await server.assemble()
+        let events = ZonedEvents()
+        player.events.addListener { n in events.list.withLock { $0.append((n.zone, n.event)) } }
+        defer { api.screen?.shutdown() }
+        @Sendable func alarms() -> [(zone: String?, event: PlayerEvent)] {
+            events.list.withLock { $0.filter { if case .pictureAlarm = $0.event { return true }; return false } }
+        }
+        try await Application(router: api.router()).test(.router) { client in
+            func get(_ uri: String) async throws -> [String: Any] {
+                try await client.execute(uri: uri, method: .get) { r in (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:] }
+            }
+            func post(_ uri: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
+                try await client.execute(uri: uri, method: .post, headers: [.contentType: "application/json"],
+                                         body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))) { r in
+                    (Int(r.status.code), (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:])
+                }
+            }
+            let zones = try await get("/layout")["zones"] as? [[String: Any]] ?? []
+            let shownA = try #require(zones.first { $0["id"] as? String == "a" })
+            #expect(shownA["channel"] as? String == "news")
+            #expect((shownA["text"] as? [String: Any])?["text"] as? String == "News")
+            #expect((shownA["text"] as? [String: Any])?["placement"] as? String == "bottom")
+            #expect(((shownA["playlist"] as? [[String: Any]])?.first?["source"] as? String) == clip)
+
+            // The black tile: an alarm after a second of black while it plays.
+            let end = Date().addingTimeInterval(10)
+            while Date() < end, !alarms().contains(where: { $0.zone == "b" }) { try await Task.sleep(for: .milliseconds(50)) }
+            let raised = try #require(alarms().first { $0.zone == "b" })
+            guard case let .pictureAlarm(kind, active, seconds) = raised.event else { return }
+            #expect(kind == .black && active && seconds >= 1)
+            #expect(!alarms().contains { $0.zone == "a" })
+
+            let retuned = try await post("/zones/a/channel", ["id": "sport"])
+            #expect(retuned.0 == 200)
+            let layoutNow = try await get("/layout")["zones"] as? [[String: Any]] ?? []
+            let nowA = try #require(layoutNow.first { $0["id"] as? String == "a" })
+            #expect(nowA["channel"] as? String == "sport" && (nowA["text"] as? [String: Any])?["text"] as? String == "Sport")
+            #expect(events.list.withLock { $0.contains { $0.zone == "a" && $0.event == .channelChanged(id: "sport", name: "Sport", source: clip) } })
+            let missing = try await post("/zones/a/channel", ["id": "nope"])
+            #expect(missing.0 == 404 && missing.1["field"] as? String == "id")
+            let stats = try await get("/stats")["zones"] as? [[String: Any]] ?? []
+            #expect(stats.count == 2 && stats.allSatisfy { $0["picture"] is [String: Any] })
+        }
+        // Refused: a layout naming a channel the list does not have.
+        var bad = ServiceConfig()
+        bad.unixSocket = nil
+        bad.layout = ScreenLayout(width: 64, height: 64, zones: [ScreenLayout.Zone(id: "m")])
+        let (_, api2) = try await ScanoutServer(config: bad, logLevel: LogLevelControl(.error), logger: Logger(label: "test"),
+                                                makePipeline: { PlaybackPipeline(display: HeadlessDisplay()) }).assemble()
+        defer { api2.screen?.shutdown() }
+        try await Application(router: api2.router()).test(.router) { client in
+            let r = try await client.execute(uri: "/layout", method: .put, headers: [.contentType: "application/json"],
+                                             body: ByteBuffer(string: #"{"zones": [{"id": "m", "channel": "nope"}]}"#)) { r in
+                (Int(r.status.code), (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:])
+            }
+            #expect(r.0 == 400 && r.1["field"] as? String == "zones[0].channel")
+        }
+    }
+}
