@@ -169,6 +169,16 @@ final class ConfigReloader: Sendable {
         if fresh.channels.sap != (lastRead ?? current).channels.sap { needRestart.append("channels.sap") }
         // The listeners were built with the connection bound and timeouts.
         if fresh.limits != (lastRead ?? current).limits { needRestart.append("limits") }
+        // A screen of zones takes a new layout as PUT /layout does; one picture becoming zones
+        // (or the reverse) takes a restart.
+        if fresh.layout != (lastRead ?? current).layout {
+            if api.screen != nil, let layout = fresh.layout {
+                await api.reload(layout: layout)
+                next.layout = api.currentConfig.layout
+            } else {
+                needRestart.append("layout")
+            }
+        }
         next.channels.m3u = fresh.channels.m3u
         api.channels.reloadPlaylist(next.channels, timeout: current.timeout)
         let updated = next

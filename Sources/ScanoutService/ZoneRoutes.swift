@@ -86,6 +86,31 @@ extension ControlAPI {
         return routes
     }
 
+    /// Puts a reloaded config's `layout` on the screen as `PUT /layout` does, but a zone whose
+    /// channel or token is refused is left empty (and logged) instead of refusing the layout; a
+    /// layout with another main zone is refused (logged), the running one kept.
+    func reload(layout: ScreenLayout) async {
+        guard let screen else { return }
+        guard layout.mainZone == screen.layout.mainZone else {
+            logger.error("reload: layout: the main zone stays \(screen.layout.mainZone ?? "") while the service runs; the running layout is kept")
+            return
+        }
+        do {
+            var next = try tuned(layout, on: screen, lenient: true)
+            for (i, zone) in next.zones.enumerated() where !zone.playlist.isEmpty {
+                next.zones[i].playlist = try await authorize(zone.playlist, field: "layout.zones.\(zone.id).playlist") { [logger] field, error in
+                    logger.error("reload: \(field): \(error); the item is left out")
+                }
+                keepOffline(next.zones[i].playlist)
+            }
+            let authorised = next
+            let (now, change) = try update(screen) { $0 = authorised }
+            logger.notice("reload: layout of \(now.zones.count) zones", metadata: ["added": "\(change.added)", "removed": "\(change.removed)", "reloaded": "\(change.reloaded)"])
+        } catch {
+            logger.error("reload: layout: \(error); the running layout is kept")
+        }
+    }
+
     /// The screen of zones; 404 on a screen of one picture.
     func composed() throws -> ScreenPlayer {
         guard let screen else {

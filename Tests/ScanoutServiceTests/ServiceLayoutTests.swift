@@ -351,3 +351,35 @@ struct MultiviewServiceTests {
         }
     }
 }
+
+@Suite("service: a reload of the config file puts its layout on the screen")
+struct LayoutReloadTests {
+    @Test("SIGHUP's reload: a zone added and one moved, the moved one's player kept; another main zone is refused and the layout kept")
+    func reloadTakesTheLayout() async throws {
+        let clip = try Fixtures.path("counter.mp4")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-layout-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func write(_ zones: String, main: String = "main") throws {
+            try #"{"unixSocket": null, "layout": {"width": 320, "height": 240, "main": "\#(main)", "zones": \#(zones)}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        try write(#"[{"id": "main"}, {"id": "pip", "x": 200, "y": 150, "width": 100, "height": 75, "z": 1, "playlist": ["\#(clip)"]}]"#)
+        let config = try ServiceConfig.load(file: file)
+        let (_, api) = try await ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test"),
+                                               makePipeline: { PlaybackPipeline(display: HeadlessDisplay()) }).assemble()
+        let screen = try #require(api.screen)
+        defer { screen.shutdown() }
+        let pip = try #require(screen.player(zone: "pip"))
+        // Made at start, as the service makes it: it compares the file with what it read then.
+        let reloader = ConfigReloader(api: api, logLevel: LogLevelControl(.error), logger: Logger(label: "test"))
+        try write(#"[{"id": "main"}, {"id": "pip", "x": 0, "y": 0, "width": 100, "height": 75, "z": 1, "playlist": ["\#(clip)"]}, {"id": "band", "y": "80%", "height": "20%", "z": 2, "text": {"text": "hello"}}]"#)
+        await reloader.reload()
+        #expect(screen.zoneIDs.sorted() == ["band", "main", "pip"])
+        #expect(screen.player(zone: "pip") === pip)
+        #expect(screen.placements().first { $0.id == "pip" }?.rect == PixelRect(x: 0, y: 0, width: 100, height: 75))
+        #expect(api.currentConfig.layout?.zones.count == 3)
+
+        try write(#"[{"id": "main"}, {"id": "other"}]"#, main: "other")
+        await reloader.reload()
+        #expect(screen.zoneIDs.sorted() == ["band", "main", "pip"])
+    }
+}
