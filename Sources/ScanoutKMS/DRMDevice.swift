@@ -109,7 +109,8 @@ public final class DRMDevice: KMSDevice {
             let encoderIDs = Array(UnsafeBufferPointer(start: c.pointee.encoders, count: Int(c.pointee.count_encoders)))
             connectors.append(KMSConnector(id: id, typeName: typeName, typeID: c.pointee.connector_type_id, connection: state,
                                            modes: modes, encoderIDs: encoderIDs,
-                                           properties: try objectProperties(id, type: DRM_MODE_OBJECT_CONNECTOR)))
+                                           properties: try objectProperties(id, type: DRM_MODE_OBJECT_CONNECTOR),
+                                           widthMM: Int(c.pointee.mmWidth)))
         }
         var planes: [KMSPlane] = []
         if let pres = drmModeGetPlaneResources(fd) {

@@ -61,9 +61,12 @@ public struct KMSConnector: Sendable, Equatable {
     public var encoderIDs: [UInt32]
     /// Property values by name ("CRTC_ID", "DPMS", ...).
     public var properties: [String: UInt64]
+    /// The screen's width in millimetres, as its EDID says (0: unknown).
+    public var widthMM: Int
 
     public init(id: UInt32, typeName: String, typeID: UInt32, connection: KMSConnectionState,
-                modes: [KMSMode], encoderIDs: [UInt32] = [], properties: [String: UInt64] = [:]) {
+                modes: [KMSMode], encoderIDs: [UInt32] = [], properties: [String: UInt64] = [:], widthMM: Int = 0) {
+        self.widthMM = widthMM
         self.id = id
         self.typeName = typeName
         self.typeID = typeID

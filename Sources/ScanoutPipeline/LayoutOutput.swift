@@ -29,13 +29,16 @@ public struct LayoutOutput {
         let label = "layout" + (name.map { " \($0)" } ?? "")
         let choice = OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory)
         if settings.kind != .headless && (choice.kind != .headless || settings.explicitKMS) {
+            var settings = settings
+            // A wall opens its screens (unless the outputs are named otherwise).
+            if let wall = layout.wall, settings.connectors.isEmpty { settings.connectors = wall.outputs }
             let pipeline = try PlaybackPipeline.open(settings, note: note)
             if let kms = pipeline.kms {
-                guard let mode = kms.outputSummary.first?.mode else { throw KMSDisplayError.noConnectedConnector(path: kms.description, connectors: []) }
-                let canvas = layout.fitted(outputWidth: mode.width, outputHeight: mode.height).canvasSize(outputWidth: mode.width, outputHeight: mode.height)
+                let size = try canvasSize(of: layout, on: kms)
+                let canvas = layout.fitted(outputWidth: size.width, outputHeight: size.height).canvasSize(outputWidth: size.width, outputHeight: size.height)
                 note("\(label): \(layout.zones.count) zones on a \(canvas.width)x\(canvas.height) canvas"
-                     + "\(layout.rotation != 0 ? " turned \(layout.rotation)°" : ""), \(kms.description)")
-                return LayoutOutput(screen: ScreenOutput(output: kms, width: mode.width, height: mode.height, description: "kms"), pipeline: pipeline)
+                     + "\(layout.rotation != 0 ? " turned \(layout.rotation)°" : "")\(layout.wall.map { " across \($0.outputs.count) screens" } ?? ""), \(kms.description)")
+                return LayoutOutput(screen: ScreenOutput(output: kms, width: size.width, height: size.height, description: "kms"), pipeline: pipeline)
             }
         }
         let w = layout.width ?? settings.headlessWidth ?? 1920, h = layout.height ?? settings.headlessHeight ?? 1080
@@ -45,4 +48,43 @@ public struct LayoutOutput {
         return LayoutOutput(screen: ScreenOutput(output: out, width: size.0, height: size.1, description: "headless \(gl ? "gl" : "cpu")"),
                             headless: out)
     }
+
+    /// The canvas's output size on `kms`: its (first) mode; for a wall, the screens side by side
+    /// with the bezels between them, each output set to show its rectangle (`KMSDisplay.wall`).
+    /// A wall whose screens are not all open, or not of one mode size, is refused.
+    public static func canvasSize(of layout: ScreenLayout, on kms: KMSDisplay) throws -> (width: Int, height: Int) {
+        let outputs = kms.outputSummary
+        guard let first = outputs.first?.mode else { throw LayoutOutputError("the KMS display has no output") }
+        guard let wall = layout.wall else { return (first.width, first.height) }
+        guard layout.rotation == 0 else { throw LayoutOutputError("wall: a turned layout across screens is not supported; turn each screen's layout, or use one screen") }
+        var modes: [KMSMode] = []
+        for name in wall.outputs {
+            guard let mode = outputs.first(where: { $0.name == name })?.mode else {
+                throw LayoutOutputError("wall: \(name) is not open (open: \(outputs.map(\.name).joined(separator: ", ")))")
+            }
+            modes.append(mode)
+        }
+        guard modes.allSatisfy({ $0.width == first.width && $0.height == first.height }) else {
+            throw LayoutOutputError("wall: the screens' modes differ (\(modes.map { "\($0.width)x\($0.height)" }.joined(separator: ", "))); give one mode")
+        }
+        let (w, h) = (first.width, first.height)
+        let bezel: Int
+        switch wall.bezel {
+        case .pixels(let p): bezel = p
+        case .millimetres(let mm):
+            guard let screen = kms.connectors.first(where: { $0.name == wall.outputs[0] }), screen.widthMM > 0 else {
+                throw LayoutOutputError("wall: \(wall.outputs[0]) does not say its width in millimetres (EDID); give the bezel in pixels")
+            }
+            bezel = WallLayout.bezelPixels(millimetres: mm, screenWidthMM: Double(screen.widthMM), pixelsWide: w)
+        }
+        kms.wall = WallLayout.grid(wall.outputs, columns: wall.columns, width: w, height: h, bezel: bezel)
+        let columns = min(wall.columns, wall.outputs.count)
+        return (columns * w + (columns - 1) * bezel, wall.rows * h + (wall.rows - 1) * bezel)
+    }
+}
+
+/// A layout that cannot go on the screens it names: what is wrong and what to do.
+public struct LayoutOutputError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

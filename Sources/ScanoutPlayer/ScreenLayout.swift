@@ -18,6 +18,29 @@ public struct ScreenLayout: Equatable, Sendable {
     public var main: String?
     /// When a zone's picture raises an alarm: black or unchanged for that long while it plays.
     public var watch = PictureWatch.Settings()
+    /// One canvas across several screens of one box; nil: every screen shows the whole canvas.
+    public var wall: Wall?
+
+    /// Screens side by side, row by row, each showing its rectangle of the canvas.
+    public struct Wall: Equatable, Sendable {
+        /// The outputs (connector names, "HDMI-A-1"), row by row.
+        public var outputs: [String]
+        public var columns: Int
+        public var bezel: Bezel
+
+        /// The frame between two neighbouring pictures (both screens' frames together): pixels,
+        /// or millimetres turned into pixels with the screen's width from its EDID.
+        public enum Bezel: Equatable, Sendable {
+            case pixels(Int)
+            case millimetres(Double)
+        }
+
+        public init(outputs: [String], columns: Int, bezel: Bezel = .pixels(0)) {
+            self.outputs = outputs; self.columns = columns; self.bezel = bezel
+        }
+
+        public var rows: Int { (outputs.count + columns - 1) / max(columns, 1) }
+    }
 
     public init(width: Int? = nil, height: Int? = nil, background: RGBColor = .black, rotation: Int = 0, zones: [Zone] = [],
                 main: String? = nil) {

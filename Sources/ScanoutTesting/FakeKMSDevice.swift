@@ -133,6 +133,26 @@ public final class FakeKMSDevice: KMSDevice {
             clock: clock)
     }
 
+    /// Screens side by side for a wall: "HDMI-A-1", "HDMI-A-2", … (ids 30, 31, …), each
+    /// offering its own `width`×`height`@60 (`modes[i]`, else that), `widthMM` millimetres wide
+    /// (its EDID's), with its own encoder (20 + i), CRTC (10 + i) and primary plane (40 + 3i, XR24).
+    public static func screens(_ count: Int, width: Int = 320, height: Int = 240, modes: [Int: KMSMode] = [:], widthMM: Int = 0,
+                               clock: any PlaybackClock = MonotonicClock()) -> FakeKMSDevice {
+        let ids = 0..<count
+        return FakeKMSDevice(
+            connectors: ids.map { i in
+                KMSConnector(id: UInt32(30 + i), typeName: "HDMI-A", typeID: UInt32(i + 1), connection: .connected,
+                             modes: [modes[i] ?? KMSMode(width: width, height: height, refresh: 60, preferred: true)],
+                             encoderIDs: [UInt32(20 + i)], properties: connectorProperties, widthMM: widthMM)
+            },
+            encoders: ids.map { KMSEncoder(id: UInt32(20 + $0), possibleCRTCs: 1 << UInt32($0)) },
+            crtcs: ids.map { KMSCRTC(id: UInt32(10 + $0), properties: crtcProperties) },
+            planes: ids.map { i in
+                KMSPlane(id: UInt32(40 + 3 * i), type: .primary, possibleCRTCs: 1 << UInt32(i), formats: [FourCC.xrgb8888], properties: planeProperties)
+            },
+            clock: clock)
+    }
+
     // MARK: Test controls
 
     /// Refuses commits matching `rule` with `errno` (EINVAL by default) until `acceptAll()`.

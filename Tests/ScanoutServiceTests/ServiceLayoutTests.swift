@@ -243,8 +243,14 @@ struct ServiceLayoutTests {
         #expect(config.layout?.mainZone == "b" && config.layout?.zones.count == 2)
         let shown = String(decoding: try JSONEncoder().encode(Wire.Config(config)), as: UTF8.self)
         #expect(shown.contains(#""main":"b""#) && shown.contains(#""x":"50%""#))
+        var walled = ServiceConfig()
+        try walled.apply(json: Data(#"{"layout": {"wall": {"outputs": ["HDMI-A-1", "HDMI-A-2"], "bezel": "12.5mm"}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false)
+        #expect(walled.layout?.wall == ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .millimetres(12.5)))
+        #expect(String(decoding: try JSONEncoder().encode(Wire.Config(walled)), as: UTF8.self).contains(#""bezel":"12.5mm""#))
         var bad = ServiceConfig()
         #expect(throws: APIError.self) { try bad.apply(json: Data(#"{"layout": {"main": "c", "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false) }
+        #expect(throws: APIError.self) { try bad.apply(json: Data(#"{"layout": {"wall": {"outputs": ["HDMI-A-1"]}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false) }
+        #expect(throws: APIError.self) { try bad.apply(json: Data(#"{"layout": {"rotation": 90, "wall": {"outputs": ["A-1", "A-2"]}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false) }
         do {
             try bad.apply(json: Data(#"{"layout": {"zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: true)
             Issue.record("PUT /config changed the layout")

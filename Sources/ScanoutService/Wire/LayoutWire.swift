@@ -11,7 +11,7 @@ extension Wire {
     /// scaling, audio, playlist, repeat}`. Lengths are pixels (a number) or a share of the
     /// canvas (`"25%"`).
     struct LayoutRequest: RequestBody {
-        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, main, watch, zones }
+        enum Field: String, CodingKey, CaseIterable { case width, height, background, rotation, main, watch, wall, zones }
         var layout: ScreenLayout
 
         init(from decoder: any Swift.Decoder) throws {
@@ -36,6 +36,10 @@ extension Wire {
                 throw APIError.badRequest(c.name(.zones), "one zone at most has the sound (\"audio\": true)")
             }
             if let watch = try c.decodeIfPresent(WatchRequest.self, forKey: .watch) { layout.watch = watch.settings }
+            layout.wall = try c.decodeIfPresent(WallRequest.self, forKey: .wall)?.wall
+            if layout.wall != nil && layout.rotation != 0 {
+                throw APIError.badRequest(c.name(.wall), "a turned layout across screens is not supported (rotation \(layout.rotation))")
+            }
             layout.main = try c.decodeIfPresent(String.self, forKey: .main)
             if let main = layout.main, layout.zone(main) == nil {
                 throw APIError.badRequest(c.name(.main), "names no zone of the layout (got \"\(main)\")")
@@ -115,6 +119,34 @@ extension Wire {
             let c = try decoder.container(keyedBy: Field.self)
             if let v = try c.decodeIfPresent(Double.self, forKey: .black, in: 0...86_400) { settings.black = v }
             if let v = try c.decodeIfPresent(Double.self, forKey: .frozen, in: 0...86_400) { settings.frozen = v }
+        }
+    }
+
+    /// `{outputs: ["HDMI-A-1", "HDMI-A-2"], columns, bezel}`: one canvas across screens, row by
+    /// row; `bezel` pixels (a number) or millimetres (`"12.5mm"`, with the screen's EDID width).
+    struct WallRequest: Decodable {
+        enum Field: String, CodingKey, CaseIterable { case outputs, columns, bezel }
+        var wall: ScreenLayout.Wall
+
+        init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: Field.self)
+            guard let outputs = try c.decodeStrings(forKey: .outputs, each: "must be a connector name (HDMI-A-1)"), outputs.count >= 2 else {
+                throw APIError.badRequest(c.name(.outputs), "must name two screens or more (connector names, row by row)")
+            }
+            guard Set(outputs).count == outputs.count else { throw APIError.badRequest(c.name(.outputs), "names a screen twice") }
+            let columns = try c.decodeIfPresent(Int.self, forKey: .columns, in: 1...64) ?? outputs.count
+            var bezel = ScreenLayout.Wall.Bezel.pixels(0)
+            if c.contains(.bezel) {
+                if let text = try? c.decode(String.self, forKey: .bezel) {
+                    guard text.hasSuffix("mm"), let mm = Double(text.dropLast(2)), mm.isFinite, (0...1000).contains(mm) else {
+                        throw APIError.badRequest(c.name(.bezel), "must be pixels (a number) or millimetres such as \"12.5mm\" (got \"\(text)\")")
+                    }
+                    bezel = .millimetres(mm)
+                } else {
+                    bezel = .pixels(try c.decode(Int.self, forKey: .bezel, in: 0...4096))
+                }
+            }
+            wall = ScreenLayout.Wall(outputs: outputs, columns: columns, bezel: bezel)
         }
     }
 

@@ -15,6 +15,7 @@ extension Wire {
         var rotation: Int
         @Nullable var main: String?
         var watch: Watch
+        @Nullable var wall: Wall?
         var zones: [Zone]
 
         init(_ l: ScreenLayout) {
@@ -24,6 +25,7 @@ extension Wire {
             rotation = l.rotation
             main = l.mainZone
             watch = Watch(black: l.watch.black, frozen: l.watch.frozen)
+            wall = l.wall.map(Wall.init)
             zones = l.zones.map(Zone.init)
         }
     }
@@ -83,6 +85,31 @@ extension Wire {
         var color: String
         var scroll: Double
         var placement: String
+    }
+
+    struct Wall: Encodable, Sendable {
+        var outputs: [String]
+        var columns: Int
+        var bezel: Bezel
+
+        init(_ w: ScreenLayout.Wall) {
+            outputs = w.outputs
+            columns = w.columns
+            bezel = Bezel(w.bezel)
+        }
+
+        /// Pixels (a number) or millimetres (`"12.5mm"`).
+        struct Bezel: Encodable, Sendable {
+            var bezel: ScreenLayout.Wall.Bezel
+            init(_ b: ScreenLayout.Wall.Bezel) { bezel = b }
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.singleValueContainer()
+                switch bezel {
+                case .pixels(let p): try c.encode(p)
+                case .millimetres(let mm): try c.encode("\(RequestDecoder.format(mm))mm")
+                }
+            }
+        }
     }
 
     struct Watch: Encodable, Sendable {

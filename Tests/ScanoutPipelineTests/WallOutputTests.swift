@@ -1,0 +1,73 @@
+import Foundation
+import ScanoutCore
+import ScanoutDisplay
+import ScanoutKMS
+import ScanoutPipeline
+import ScanoutPlayer
+import ScanoutRender
+import ScanoutTesting
+import Testing
+
+/// The KMS display a screen was opened on (`@unchecked Sendable`: set on the compositor's thread
+/// before the screen starts, read once it is shut down).
+private final class Opened: @unchecked Sendable {
+    var kms: KMSDisplay?
+    var device: FakeKMSDevice?
+}
+
+@Suite("a layout across the screens of one box: a wall")
+struct WallOutputTests {
+    static func halves() -> ScreenLayout {
+        ScreenLayout(zones: [
+            ScreenLayout.Zone(id: "left", width: .fraction(0.5), background: RGBColor(r: 200, g: 0, b: 0)),
+            ScreenLayout.Zone(id: "right", x: .fraction(0.5), width: .fraction(0.5), background: RGBColor(r: 0, g: 200, b: 0)),
+        ])
+    }
+
+    @Test("two screens and a 5 mm bezel (2 pixels a millimetre): one 650x240 canvas, each screen its rectangle, the bezel's pixels left out, one commit per compose")
+    func twoScreens() throws {
+        var layout = Self.halves()
+        layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .millimetres(5))
+        let opened = Opened()
+        let screen = try ScreenPlayer(layout: layout, refreshInterval: .milliseconds(5)) {
+            let device = FakeKMSDevice.screens(2, widthMM: 160)
+            let kms = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
+            opened.kms = kms
+            opened.device = device
+            let size = try LayoutOutput.canvasSize(of: layout, on: kms)
+            return ScreenOutput(output: kms, width: size.width, height: size.height)
+        }
+        let end = Date().addingTimeInterval(5)
+        while screen.screen.composed < 3, Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+        screen.shutdown()
+        let kms = try #require(opened.kms)
+        #expect(screen.screen.canvas.width == 650 && screen.screen.canvas.height == 240)
+        #expect(kms.wall == ["HDMI-A-1": PixelRect(x: 0, y: 0, width: 320, height: 240), "HDMI-A-2": PixelRect(x: 330, y: 0, width: 320, height: 240)])
+        let one = try kms.renderer.read(try #require(kms.shownBuffer(named: "HDMI-A-1")))
+        let two = try kms.renderer.read(try #require(kms.shownBuffer(named: "HDMI-A-2")))
+        // The left zone is x 0..324 of the canvas: all of HDMI-A-1; the right zone, x 325..649:
+        // all of HDMI-A-2 (which starts at 330, past the bezel).
+        #expect(one.pixel(x: 0, y: 0) == (200, 0, 0) && one.pixel(x: 319, y: 239) == (200, 0, 0))
+        #expect(two.pixel(x: 0, y: 0) == (0, 200, 0) && two.pixel(x: 319, y: 239) == (0, 200, 0))
+        // Every compose is one commit flipping both screens' planes (40 and 43) together.
+        #expect(kms.counters.composited == screen.screen.composed)
+        let flips = try #require(opened.device).commits.filter { !$0.flags.contains(.testOnly) && Set($0.request.objectIDs).contains(40) }
+        #expect(flips.count >= screen.screen.composed && flips.allSatisfy { Set($0.request.objectIDs).isSuperset(of: [40, 43]) })
+    }
+
+    @Test("a wall that names a screen not open, screens of two mode sizes, or millimetres on a screen with no size: refused, saying what to do")
+    func refusals() throws {
+        var layout = Self.halves()
+        layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-3"], columns: 2)
+        let kms = try KMSDisplay(device: FakeKMSDevice.screens(2), renderer: MemoryScanoutRenderer())
+        #expect(throws: LayoutOutputError("wall: HDMI-A-3 is not open (open: HDMI-A-1, HDMI-A-2)")) { try LayoutOutput.canvasSize(of: layout, on: kms) }
+        layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .millimetres(5))
+        #expect(throws: LayoutOutputError("wall: HDMI-A-1 does not say its width in millimetres (EDID); give the bezel in pixels")) {
+            try LayoutOutput.canvasSize(of: layout, on: kms)
+        }
+        let mixed = try KMSDisplay(device: FakeKMSDevice.screens(2, modes: [1: KMSMode(width: 640, height: 480, refresh: 60, preferred: true)]),
+                                   renderer: MemoryScanoutRenderer())
+        layout.wall?.bezel = .pixels(0)
+        #expect(throws: LayoutOutputError("wall: the screens' modes differ (320x240, 640x480); give one mode")) { try LayoutOutput.canvasSize(of: layout, on: mixed) }
+    }
+}
