@@ -21,6 +21,27 @@ struct TextZoneTests {
         #expect(zone.layer(at: 100) == layer)
     }
 
+    @Test("placement: a label along the bottom edge, a line along the top; a ticker along the bottom keeps its pace")
+    func placements() throws {
+        func box(_ placement: ZoneText.Placement, scroll: Double = 0) throws -> (top: Int, bottom: Int) {
+            let zone = try TextZone(ZoneText(text: "Channel 7", size: 24, scroll: scroll, placement: placement), width: 320, height: 240)
+            let layer = try #require(zone.layer(at: 0.5))
+            let y = layer.origin(outputWidth: 320, outputHeight: 240).y
+            // The rows with ink in them.
+            let w = layer.image.width
+            let inked = (0..<layer.image.height).filter { r in (0..<w).contains { layer.image.bytes[4 * (r * w + $0) + 3] > 0 } }
+            return (y + (inked.first ?? 0), y + (inked.last ?? 0) + 1)
+        }
+        let bottom = try box(.bottom), top = try box(.top), middle = try box(.center)
+        // 6 pixels of margin (a quarter of the size) from the edge, the line's box (its descent
+        // below the ink) within it: the ink in the bottom (top) 40 pixels, clear of the edge.
+        #expect(bottom.bottom <= 240 - 6 && bottom.top >= 240 - 40, "\(bottom)")
+        #expect(top.top >= 6 && top.bottom <= 40, "\(top)")
+        #expect(abs((middle.top + middle.bottom) / 2 - 120) <= 8, "\(middle)")
+        let ticker = try box(.bottom, scroll: 100)
+        #expect(ticker.bottom <= 240 - 6 && ticker.top >= 240 - 40, "\(ticker)")
+    }
+
     @Test("a ticker at 200 px/s: in at the right edge at 0, 200 px further left each second, again after its period")
     func ticker() throws {
         let zone = try TextZone(ZoneText(text: "Breaking: the ticker scrolls", size: 32, scroll: 200), width: 800, height: 60)
