@@ -3,6 +3,7 @@ import ScanoutCore
 import ScanoutDecode
 import ScanoutDisplay
 import ScanoutKMS
+import ScanoutPlayer
 import ScanoutPolicy
 import ScanoutRender
 
@@ -22,6 +23,28 @@ public final class ZonePolicies: @unchecked Sendable {
 
     /// The policy zone `name` plays under (unrestricted for a zone that has played nothing).
     public func policy(zone name: String) -> ContentPolicy { lock.withLock { policies[name] ?? .unrestricted } }
+
+    /// Records, for zone `name`, the policy of every item `player` starts from now on: its
+    /// token's, looked up in `authorizer`, else the default. Call it before the player loads
+    /// anything (`ScreenPlayer`'s `prepare`).
+    public func follow(_ player: Player, zone name: String, authorizer: ContentAuthorizer) {
+        player.submit { [self] engine in
+            let previous = engine.onItemChanged
+            engine.onItemChanged = { [self] item in
+                previous?(item)
+                set(authorizer.policy(token: item.token), zone: name)
+            }
+        }
+    }
+}
+
+extension LayoutOutput {
+    /// The screen to compose on: a KMS screen's with each zone judged by `policies`
+    /// (`ZonePolicedOutput`); a headless one as it is.
+    public func policed(by policies: ZonePolicies) -> ScreenOutput {
+        guard let pipeline, let policed = ZonePolicedOutput(pipeline: pipeline, policies: policies) else { return screen }
+        return ScreenOutput(output: policed, width: screen.width, height: screen.height, description: screen.description)
+    }
 }
 
 /// A KMS screen of zones whose zones each have a content policy of their own (`ZonePolicies`):

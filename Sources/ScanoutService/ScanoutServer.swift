@@ -162,20 +162,13 @@ public struct ScanoutServer: Sendable {
         // Opened on the compositor's thread, where it is drawn (a GLES context is current there).
         let policies = ZonePolicies()
         let screen = try ScreenPlayer(layout: layout, configuration: config.playerConfiguration, loadPlaylists: false, prepare: { id, player in
-            player.submit { engine in
-                let previous = engine.onItemChanged
-                engine.onItemChanged = { item in
-                    previous?(item)
-                    policies.set(authorizer.policy(token: item.token), zone: id)
-                }
-            }
+            policies.follow(player, zone: id, authorizer: authorizer)
             guard id != main else { return }
             player.events.addListener { n in hub.forward(n) }
         }, opening: {
             let out = try open(layout)
             opened = out.screen.description
-            guard let pipeline = out.pipeline, let policed = ZonePolicedOutput(pipeline: pipeline, policies: policies) else { return out.screen }
-            return ScreenOutput(output: policed, width: out.screen.width, height: out.screen.height, description: out.screen.description)
+            return out.policed(by: policies)
         })
         hub.target = screen.player(zone: main)?.events
         let size = screen.screen.canvas

@@ -18,7 +18,13 @@ extension Play {
     /// Ends when every zone has ended (a zone that repeats plays until a signal stops it); one
     /// summary line per zone.
     func playLayout(_ file: String) throws {
-        let layout = try ScreenLayout.read(file: file)
+        guard policy.token == nil else {
+            throw ValidationError("--token: a layout's items carry their own tokens (\"token\" in each playlist entry)")
+        }
+        // Every zone's items verified before anything is shown; each zone is judged by the
+        // policy of the item it plays, on every KMS output, every frame.
+        let (layout, authorizer) = try policy.authorize(layout: try ScreenLayout.read(file: file), capture: capture != nil ? .writeback : nil)
+        let policies = ZonePolicies()
         var c = PlayerConfiguration()
         c.decoder = try options.decoder
         c.demuxer = options.demuxer
@@ -26,7 +32,9 @@ extension Play {
         c.imageDuration = duration
         c.audio = try audio.settings()
         let opened = LayoutScreen()
-        let screen = try ScreenPlayer(layout: layout, configuration: c) { try openLayoutOutput(layout, file: file, into: opened) }
+        let screen = try ScreenPlayer(layout: layout, configuration: c, prepare: { id, player in
+            policies.follow(player, zone: id, authorizer: authorizer)
+        }) { try openLayoutOutput(layout, file: file, into: opened).policed(by: policies) }
         defer {
             screen.shutdown()
             if let report = opened.pipeline?.close() { StandardError.write("output: \(report)\n") }
@@ -58,7 +66,7 @@ extension Play {
     /// Opens the layout's output (on the compositor's thread, `LayoutOutput.open`): on a KMS
     /// screen, captures written as `play --capture` writes them and how a turned canvas is
     /// shown said once per screen; headless, the layout gives the size.
-    private func openLayoutOutput(_ layout: ScreenLayout, file: String, into opened: LayoutScreen) throws -> ScreenOutput {
+    private func openLayoutOutput(_ layout: ScreenLayout, file: String, into opened: LayoutScreen) throws -> LayoutOutput {
         let settings = outputSettings
         if settings.kind == .headless || OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory).kind == .headless,
            !settings.explicitKMS, layout.width == nil || layout.height == nil {
@@ -74,7 +82,7 @@ extension Play {
             }
             kms.onTurnChosen = { name, path in StandardError.write("rotation: \(path) on \(name)\n") }
         }
-        return out.screen
+        return out
     }
 }
 

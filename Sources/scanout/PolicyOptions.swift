@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import ScanoutPipeline
+import ScanoutPlayer
 import ScanoutPolicy
 
 /// The content-policy options of every command that opens media: the content token and the keys
@@ -20,6 +21,28 @@ struct PolicyOptions: ParsableArguments {
         let authorizer = try ContentAuthorizer(keysFile: keysFile)
         let tokenText = try readToken()
         return try waitFor { try await authorizer.authorize(input: input, token: tokenText, capture: capture) }
+    }
+
+    /// `layout` with every zone's items verified as `authorize(input:)` verifies one (each item's
+    /// own token; the default policy without one), each source the authorised input, and the
+    /// authorizer that verified them (it gives each zone's policy as its items play). A token
+    /// that does not verify, or a policy that denies `capture`, fails naming the item.
+    func authorize(layout: ScreenLayout, capture: CapturePurpose? = nil) throws -> (ScreenLayout, ContentAuthorizer) {
+        let authorizer = try ContentAuthorizer(keysFile: keysFile)
+        var out = layout
+        for (z, zone) in layout.zones.enumerated() {
+            for (i, item) in zone.playlist.enumerated() {
+                let a: AuthorizedItem
+                do {
+                    a = try waitFor { try await authorizer.authorize(input: item.source.isEmpty ? nil : item.source, token: item.token, capture: capture) }
+                } catch {
+                    throw ValidationError("--layout: zones[\(z)].playlist[\(i)]: \(error)")
+                }
+                out.zones[z].playlist[i].source = a.input
+                out.zones[z].playlist[i].contentHint = a.contentHint
+            }
+        }
+        return (out, authorizer)
     }
 
     /// The key file named by --keys or SCANOUT_KEYS; none: no keys, everything unrestricted.

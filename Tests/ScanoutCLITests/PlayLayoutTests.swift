@@ -36,6 +36,13 @@ struct PlayLayoutTests {
         #expect(noSize.status == 1 && noSize.stderrText.contains("a headless screen has no mode; give width and height in the layout"))
         let both = try CLI.run(["play", "x.mp4", "--layout", layout])
         #expect(both.status == 1 && both.stderrText.contains("--layout plays the zones' playlists: no input and no --channels"))
+        // Each item's token is verified first: one that does not verify fails naming the item.
+        try #"{"width": 64, "height": 64, "zones": [{"id": "a"}, {"id": "b", "playlist": ["x.mp4", {"source": "y.mp4", "token": "not-a-token"}]}]}"#
+            .write(toFile: layout, atomically: true, encoding: .utf8)
+        let badToken = try CLI.run(["play", "--layout", layout, "--output", "headless"])
+        #expect(badToken.status == 1 && badToken.stderrText.contains("--layout: zones[1].playlist[1]: "), "\(badToken.stderrText)")
+        let token = try CLI.run(["play", "--layout", layout, "--token", "x"])
+        #expect(token.status == 1 && token.stderrText.contains("--token: a layout's items carry their own tokens"))
     }
 
     @Test("--output kms opens the screen as play does: with no card, the KMS error; --output auto with no card composes headless",
