@@ -8,8 +8,8 @@ import ScanoutRender
 /// compositor thread that composes every zone's last frame onto the output once per refresh
 /// (`CanvasScreen.compose`). One zone at most has the sound; the others play silent.
 ///
-/// `@unchecked Sendable`: `stopping` and `composeError` are read and written under `lock`; the
-/// screen is composed on the compositor thread only.
+/// `@unchecked Sendable`: `stopping`, `composeError` and `lateCount` are read and written under
+/// `lock`; the screen is composed on the compositor thread only.
 public final class ScreenPlayer: @unchecked Sendable {
     public let layout: ScreenLayout
     public let screen: CanvasScreen
@@ -20,6 +20,7 @@ public final class ScreenPlayer: @unchecked Sendable {
     private let lock = NSLock()
     private var stopping = false
     private var composeError: (any Error)?
+    private var lateCount = 0
     private var compositor: Thread?
     private let compositorDone = DispatchSemaphore(value: 0)
 
@@ -68,7 +69,10 @@ public final class ScreenPlayer: @unchecked Sendable {
         let clock = MonotonicClock()
         let start = clock.now()
         var next = start
+        // When the coming compose is due: `next` before a compose that ran long moves it to now.
+        var due = start
         while !lock.withLock({ stopping }) {
+            if clock.now() - due > interval { lock.withLock { lateCount += 1 } }
             do {
                 try screen.compose(at: (clock.now() - start).secondsValue)
             } catch {
@@ -76,12 +80,18 @@ public final class ScreenPlayer: @unchecked Sendable {
                 break
             }
             next += interval
+            due = next
             let now = clock.now()
             if next < now { next = now }  // behind: the next compose at once, no burst after it
             clock.sleep(until: next)
         }
         compositorDone.signal()
     }
+
+    /// Composes that started more than one interval after they were due: the compositor did not
+    /// keep its pace (a compose is due one interval after the one before it was due, or was
+    /// started, when that one had to wait).
+    public var lateComposes: Int { lock.withLock { lateCount } }
 
     /// Why composing stopped, when it failed.
     public var error: (any Error)? { lock.withLock { composeError } }
