@@ -21,15 +21,15 @@
 #   layout-720p30.mp4     H.264 1280x720 30 fps, 70 s               plays 60 s of it once through,
 #   layout-360p30.mp4     H.264 640x360 30 fps, 70 s                gst-launch cannot loop a file)
 #
-# Usage: tools/make-clips.sh [DIR] [CLIP...]   (no CLIP: all of them; `--list` prints the names of
-# the clips `tools/bench.sh` decodes, the layout benchmark's left out)
+# Usage: tools/make-clips.sh [DIR] [CLIP...]   (no CLIP: all of them but the layout benchmark's,
+# which are made when named; `--list` prints the names of the clips `tools/bench.sh` decodes)
 set -euo pipefail
 ALL=(sample.mp4 h264-1080p30.mp4 h264-1080p30.ts h264-1080p25-gop12.ts h264-720p60.mp4 h264-1080p60.mp4 h264-2160p30.mp4 hevc-1080p30.mkv hevc10-1080p30.mkv vp9-1080p30.webm av1-720p30.mkv flash-beep.mp4)
 LAYOUT=(layout-1080p30.mp4 layout-720p30.mp4 layout-360p30.mp4)
 if [[ ${1:-} == --list ]]; then printf '%s\n' "${ALL[@]:1}"; exit 0; fi
 DIR=${1:-"$(cd "$(dirname "$0")/.." && pwd)/.clips"}
 shift || true
-CLIPS=("$@"); ((${#CLIPS[@]})) || CLIPS=("${ALL[@]}" "${LAYOUT[@]}")
+CLIPS=("$@"); ((${#CLIPS[@]})) || CLIPS=("${ALL[@]}")
 mkdir -p "$DIR"
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
 BX=(-fflags +bitexact -flags:v +bitexact)
