@@ -10,8 +10,8 @@ import ScanoutRender
 /// may change while it plays (`apply`): a zone that stays keeps its player, its item and its
 /// position, wherever it moves.
 ///
-/// `@unchecked Sendable`: `stopping`, `composeError`, `layout` and `zonePlayers` are read and
-/// written under `lock`; `apply` runs one at a time (`applying`); the screen is composed on the
+/// `@unchecked Sendable`: `stopping`, `composeError`, `lateCount`, `layout` and `zonePlayers`
+/// are read and written under `lock`; `apply` runs one at a time (`applying`); the screen is composed on the
 /// compositor thread only.
 public final class ScreenPlayer: @unchecked Sendable {
     public let screen: CanvasScreen
@@ -23,6 +23,7 @@ public final class ScreenPlayer: @unchecked Sendable {
     private let base: PlayerConfiguration
     private var stopping = false
     private var composeError: (any Error)?
+    private var lateCount = 0
     private var compositor: Thread?
     private let compositorDone = DispatchSemaphore(value: 0)
     /// Each zone's picture watch, by zone id (the compositor's thread looks, anyone reads).
@@ -219,7 +220,10 @@ public final class ScreenPlayer: @unchecked Sendable {
         let start = clock.now()
         var next = start
         var nextLook = start
+        // When the coming compose is due: `next` before a compose that ran long moves it to now.
+        var due = start
         while !lock.withLock({ stopping }) {
+            if clock.now() - due > interval { lock.withLock { lateCount += 1 } }
             do {
                 try screen.compose(at: (clock.now() - start).secondsValue)
             } catch {
@@ -232,6 +236,7 @@ public final class ScreenPlayer: @unchecked Sendable {
             }
             let now = clock.now()
             next = nextCompose(after: now) ?? next + interval
+            due = next
             if next < now { next = now }  // behind: the next compose at once, no burst after it
             clock.sleep(until: next)
         }
@@ -274,6 +279,11 @@ public final class ScreenPlayer: @unchecked Sendable {
 
     /// Zone `id`'s picture watch as of its last look (its alarms, its input's bitrate).
     public func watch(zone id: String) -> PictureWatch? { lock.withLock { watches[id] } }
+
+    /// Composes that started more than one interval after they were due: the compositor did not
+    /// keep its pace (a compose is due one interval after the one before it was due, or was
+    /// started, when that one had to wait).
+    public var lateComposes: Int { lock.withLock { lateCount } }
 
     /// Why composing stopped, when it failed.
     public var error: (any Error)? { lock.withLock { composeError } }

@@ -95,6 +95,37 @@ struct BenchTests {
         #expect(notTS.stderrText.contains("bench zap sends MPEG-TS"), "\(notTS.stderrText)")
     }
 
+    @Test("layout: 2 s trials of at most 2 zones of the 360p clip, each tool's search from one zone, the JSON report")
+    func layout() async throws { try await offPool { [self] in try self.layoutBlocking() } }
+
+    func layoutBlocking() throws {
+        let scratch = try Scratch()
+        let script = Fixtures.packageRoot.appendingPathComponent("tools/make-clips.sh").path
+        let made = try Proc.run("/bin/bash", [script, scratch.url.path, "layout-360p30.mp4"], timeout: 300)
+        #expect(made.status == 0, "\(made.stderrText)")
+        let root = try json(try CLI.run(["bench", "layout", "--seconds", "2", "--max-zones", "2", "--sizes", "360", "--clips", scratch.url.path,
+                                         "--json"], timeout: 300))
+        #expect(root["suite"] as? String == "layout" && root["seconds"] as? Double == 2 && root["maxZones"] as? Int == 2)
+        let size = try #require((root["sizes"] as? [[String: Any]])?.first)
+        #expect(size["size"] as? String == "360p30" && size["width"] as? Int == 640 && size["height"] as? Int == 360)
+        let tools = try #require(size["tools"] as? [[String: Any]])
+        #expect(tools.map { $0["tool"] as? String } == ["scanout", "gstreamer", "ffmpeg"])
+        #expect(tools[0]["missing"] == nil)
+        for t in tools where t["missing"] == nil {
+            let trials = try #require(t["trials"] as? [[String: Any]])
+            #expect(trials.first?["zones"] as? Int == 1)
+            #expect(trials.allSatisfy { ($0["zones"] as? Int ?? 0) <= 2 && !($0["detail"] as? String ?? "").isEmpty })
+            // The figure is the most zones that passed (none: 0).
+            let passed = trials.filter { $0["passed"] as? Bool == true }.compactMap { $0["zones"] as? Int }
+            #expect(t["zones"] as? Int == passed.max() ?? 0)
+        }
+        let first = try #require((tools[0]["trials"] as? [[String: Any]])?.first)
+        #expect((first["detail"] as? String ?? "").contains("late composes"), "\(first)")
+        let missing = try CLI.run(["bench", "layout", "--sizes", "480", "--clips", scratch.url.path])
+        #expect(missing.status == 1)
+        #expect(missing.stderrLines == ["scanout: no \(scratch.path("layout-480p30.mp4")): make it with tools/make-clips.sh \(scratch.url.path) layout-480p30.mp4"])
+    }
+
     @Test("bad options and inputs fail with one line")
     func badInput() throws {
         let unknown = try CLI.run(["bench", "decode", try Fixtures.path("counter.mp4"), "--compare", "vlc"])

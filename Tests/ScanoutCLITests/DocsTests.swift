@@ -40,7 +40,7 @@ struct DocsTests {
             run `swift build --product scanout && tools/gen-docs.py` and commit docs/commands.md
             """)
         // Every command a user sees has its section; the hidden ones (selftest) have none.
-        for command in ["play", "serve", "decode", "framemd5", "render", "probe", "bench", "bench decode", "bench zap"] {
+        for command in ["play", "serve", "decode", "framemd5", "render", "probe", "bench", "bench decode", "bench zap", "bench layout"] {
             #expect(generated.contains("\n### scanout \(command)\n"), "no section for scanout \(command)")
         }
         #expect(!generated.contains("selftest"))

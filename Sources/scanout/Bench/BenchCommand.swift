@@ -10,7 +10,7 @@ struct Bench: ParsableCommand {
         memory). Figures are medians over --runs after --warmup unmeasured runs; ratios are \
         Scanout/peer of the medians. A peer that is not installed is reported as missing.
         """,
-        subcommands: [BenchDecode.self, BenchRender.self, BenchPlay.self, BenchSeek.self, BenchStartup.self, BenchZap.self]
+        subcommands: [BenchDecode.self, BenchRender.self, BenchPlay.self, BenchSeek.self, BenchStartup.self, BenchZap.self, BenchLayout.self]
     )
 }
 
