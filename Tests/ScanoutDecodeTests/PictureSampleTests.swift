@@ -5,13 +5,7 @@ import Testing
 @Suite("picture samples: a zone's luma at a grid of points")
 struct PictureSampleTests {
     func frames(_ name: String, count: Int) throws -> [PictureSample] {
-        let reader = try FrameReader(input: try Fixtures.path(name))
-        var out: [PictureSample] = []
-        let frame = VideoFrame()
-        while out.count < count, try reader.next(into: frame) {
-            out.append(try #require(frame.pictureSample()))
-        }
-        return out
+        try Fixtures.frames(name, count: count).map { try #require($0.pictureSample()) }
     }
 
     @Test("a black clip is black (limited range, every point at 16 or so); the counter clip is not, and its frames differ from one to the next")

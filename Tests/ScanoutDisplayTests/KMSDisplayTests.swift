@@ -39,24 +39,12 @@ private func twoPorts(writeback: Bool = false, clock: any PlaybackClock = Manual
         clock: clock)
 }
 
-/// The first frames of the counter fixture (320x240).
 /// A KMS display on `twoPorts`, drawing into memory, on a manual clock at 9 µs.
 private func onTwoPorts() throws -> (ManualClock, FakeKMSDevice, MemoryScanoutRenderer, KMSDisplay) {
     let clock = ManualClock(start: ClockTime(nanoseconds: 9_000))
     let device = twoPorts(clock: clock)
     let renderer = MemoryScanoutRenderer()
     return (clock, device, renderer, try KMSDisplay(device: device, renderer: renderer, clock: clock))
-}
-
-private func frames(_ n: Int) throws -> [VideoFrame] {
-    let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
-    var out: [VideoFrame] = []
-    for _ in 0..<n {
-        let f = VideoFrame()
-        guard try reader.next(into: f) else { break }
-        out.append(f)
-    }
-    return out
 }
 
 private func nv12(_ w: Int = 640, _ h: Int = 480) -> DMABufFrame {
@@ -71,7 +59,7 @@ private final class Token {}
         let device = twoPorts()
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         #expect(display.outputSummary.map(\.name) == ["HDMI-A-1"])
-        let f = try frames(1)[0]
+        let f = try Fixtures.frames("counter.mp4", count: 1)[0]
         try display.present(f, orientation: .identity)
         #expect(device.commits.map(\.flags) == [[.testOnly, .allowModeset], [.allowModeset, .pageFlipEvent]])
         #expect(device.commits.allSatisfy { $0.accepted })
@@ -110,7 +98,7 @@ private final class Token {}
         #expect(display.outputs.allSatisfy { $0.buffers.count == 3 })
         try display.lightUp()
         #expect(device.commits.count == 2)
-        try display.present(try frames(1)[0], orientation: .identity)
+        try display.present(try Fixtures.frames("counter.mp4", count: 1)[0], orientation: .identity)
         #expect(device.commits.dropFirst(2).map(\.flags) == [[.testOnly, .nonBlock], [.nonBlock, .pageFlipEvent]])
 
         let capturing = twoPorts(writeback: true, clock: clock)
@@ -128,7 +116,7 @@ private final class Token {}
         let output = display.outputs[0]
         let onScreen = try #require(output.onScreen)
         let before = try output.buffers.map { try renderer.read($0) }
-        let f = try frames(2)
+        let f = try Fixtures.frames("counter.mp4", count: 2)
         display.warmUp(for: f[0], layout: FrameLayout())
         #expect(renderer.framesDrawn == 1 && device.commits.count == commits)
         #expect(output.onScreen == onScreen && output.queued == nil)
@@ -148,7 +136,7 @@ private final class Token {}
         let (clock, _, _, display) = try onTwoPorts()
         #expect(display.holdsCommits)
         try display.lightUp()
-        let f = try frames(3)
+        let f = try Fixtures.frames("counter.mp4", count: 3)
         clock.time = ClockTime(nanoseconds: 1_000_000_000)
         display.holdNextCommit(until: ClockTime(nanoseconds: 1_030_000_000))
         try display.present(f[0], orientation: .identity)
@@ -172,7 +160,7 @@ private final class Token {}
         let device = twoPorts(clock: clock)
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), clock: clock)
         var shownFBs: [UInt64] = []
-        for (i, f) in try frames(5).enumerated() {
+        for (i, f) in try Fixtures.frames("counter.mp4", count: 5).enumerated() {
             clock.time = ClockTime(nanoseconds: 7_000 + UInt64(i) * 16_666_667)
             try display.present(f, orientation: .identity)
             shownFBs.append(device.value(of: 40, "FB_ID")!)
@@ -206,14 +194,14 @@ private final class Token {}
         let display = try KMSDisplay(device: device, renderer: renderer, clock: clock)
         var cost = Duration.milliseconds(700)
         renderer.onDraw = { clock.time += cost }
-        for (i, f) in try frames(5).enumerated() {
+        for (i, f) in try Fixtures.frames("counter.mp4", count: 5).enumerated() {
             if i > 0 { cost = .milliseconds(10) }
             clock.time += .nanoseconds(16_666_667)
             try display.present(f, orientation: .identity)
         }
         #expect(display.commitLead == .milliseconds(10))
         cost = .milliseconds(200)
-        try display.present(try frames(1)[0], orientation: .identity)
+        try display.present(try Fixtures.frames("counter.mp4", count: 1)[0], orientation: .identity)
         #expect(display.commitLead.nanosecondCount == 10_000_000 * 9 / 10 + 2 * display.refreshInterval.nanosecondCount / 10)
     }
 
@@ -222,7 +210,7 @@ private final class Token {}
         device.reject(.testOnly, errno: EINVAL)
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         #expect {
-            try display.present(try frames(1)[0], orientation: .identity)
+            try display.present(try Fixtures.frames("counter.mp4", count: 1)[0], orientation: .identity)
         } throws: { e in
             guard let e = e as? KMSDisplayError, case .commitRejected = e else { return false }
             return e.description.hasPrefix("/dev/dri/fake0 refused the commit for HDMI-A-1: atomic commit rejected (errno 22)")
@@ -254,7 +242,7 @@ private final class Token {}
         #expect(first == nil)
         #expect(second != nil)
         // A composited frame replaces it: the overlay is switched off and the frame released.
-        try display.present(try frames(1)[0], orientation: .identity)
+        try display.present(try Fixtures.frames("counter.mp4", count: 1)[0], orientation: .identity)
         try display.drainEvents()
         #expect(second == nil)
         #expect(device.value(of: 41, "FB_ID") == 0)
@@ -266,7 +254,7 @@ private final class Token {}
         let device = twoPorts()
         device.reject(.format(FourCC.nv12), errno: EINVAL)
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
-        let f = try frames(1)[0]
+        let f = try Fixtures.frames("counter.mp4", count: 1)[0]
         let path = try display.presentNative(nv12(), keepAlive: Token(), orientation: .identity, fallback: { f })
         #expect(path == .composited)
         #expect(display.counters.nativeRejected == 1 && display.counters.composited == 1 && display.counters.native == 0)
@@ -285,7 +273,7 @@ private final class Token {}
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         var changes: [String] = []
         display.onOutputsChanged = { changes.append($0) }
-        let f = try frames(3)
+        let f = try Fixtures.frames("counter.mp4", count: 3)
         try display.present(f[0], orientation: .identity)
         try device.simulateHotplug(connectorID: 31, connected: true, modes: [KMSMode(width: 320, height: 240, refresh: 60, preferred: true)])
         try display.present(f[1], orientation: .identity)
@@ -309,7 +297,7 @@ private final class Token {}
         _ = try device.nextEvent()
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         #expect(display.outputSummary.map { "\($0.name) \($0.mode)" } == ["HDMI-A-1 640x480@60", "DP-1 320x180@60"])
-        let f = try frames(1)[0]
+        let f = try Fixtures.frames("counter.mp4", count: 1)[0]
         try display.present(f, orientation: .identity)
         // One modeset commit for both, each CRTC with its own mode and plane.
         let real = device.commits.filter { !$0.flags.contains(.testOnly) }
@@ -337,7 +325,7 @@ private final class Token {}
         try device.atomicCommit(before, flags: [.allowModeset])
         do {
             let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
-            try display.present(try frames(1)[0], orientation: .identity)
+            try display.present(try Fixtures.frames("counter.mp4", count: 1)[0], orientation: .identity)
             #expect(device.value(of: 40, "FB_ID") != UInt64(oldFB))
             display.restore()
             #expect(display.restoreReport == "restored the previous state of HDMI-A-1")
@@ -357,7 +345,7 @@ private final class Token {}
         before.set(40, "FB_ID", UInt64(oldFB)); before.set(40, "CRTC_ID", 10)
         try device.atomicCommit(before, flags: [.allowModeset])
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
-        try display.present(try frames(1)[0], orientation: .identity)
+        try display.present(try Fixtures.frames("counter.mp4", count: 1)[0], orientation: .identity)
         try device.removeFramebuffer(oldFB)
         display.restore()
         #expect(display.restoreReport?.hasPrefix("could not restore the previous state (atomic commit rejected (errno 2)") == true)
@@ -391,7 +379,7 @@ private final class Token {}
             captured.append(i)
             #expect(image.width == 640 && image.height == 480)
         }
-        for f in try frames(3) { try display.present(f, orientation: .identity) }
+        for f in try Fixtures.frames("counter.mp4", count: 3) { try display.present(f, orientation: .identity) }
         #expect(captured == [0, 1, 2])
         let real = device.commits.filter { !$0.flags.contains(.testOnly) }
         #expect(real.allSatisfy { $0.request.value(of: 32, "WRITEBACK_FB_ID") != nil })
@@ -490,7 +478,7 @@ private final class Token {}
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         display.wall = WallLayout.grid(["HDMI-A-1", "DP-1"], columns: 2, width: 640, height: 480, bezel: 20)
         #expect(display.wall["DP-1"] == PixelRect(x: 660, y: 0, width: 640, height: 480))
-        let f = try frames(2)
+        let f = try Fixtures.frames("counter.mp4", count: 2)
         // A picture stretched over the whole wall, and an inset across the bezel.
         let canvas = Canvas(width: 1300, height: 480, background: RGBColor(r: 0, g: 0, b: 90),
                             zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 1300, height: 480), composition: Composition(scaling: .stretch)),
@@ -533,7 +521,7 @@ private final class Token {}
         _ = try device.nextEvent()
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         display.zoneFilters = [1: DenyType("HDMI-A")]
-        let f = try frames(2)
+        let f = try Fixtures.frames("counter.mp4", count: 2)
         let inset = Canvas.Zone(rect: PixelRect(x: 320, y: 240, width: 320, height: 240), composition: Composition(background: RGBColor(r: 0, g: 90, b: 0)))
         let canvas = Canvas(width: 640, height: 480, zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 640, height: 480)), inset])
         try display.present(canvas, frames: [f[0], f[1]])

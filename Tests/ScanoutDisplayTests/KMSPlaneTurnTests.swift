@@ -10,18 +10,6 @@ import ScanoutTestSupport
 import ScanoutTesting
 import Testing
 
-/// The first `n` frames of the counter clip (320x240).
-private func counterFrames(_ n: Int) throws -> [VideoFrame] {
-    let reader = try FrameReader(input: try Fixtures.path("counter.mp4"))
-    var out: [VideoFrame] = []
-    for _ in 0..<n {
-        let f = VideoFrame()
-        guard try reader.next(into: f) else { break }
-        out.append(f)
-    }
-    return out
-}
-
 /// A screen turned by `turn` (clockwise) onto a 640x480 mode: a canvas of 480x640 (portrait) or
 /// 640x480 (turned 180), a picture above another.
 private func turned(_ turn: Int) -> Canvas {
@@ -54,7 +42,7 @@ struct KMSPlaneTurnTests {
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         var said: [String] = []
         display.onTurnChosen = { said.append("\($0): \($1)") }
-        let f = try counterFrames(3)
+        let f = try Fixtures.frames("counter.mp4", count: 3)
         let canvas = turned(turn)
         for i in 0..<3 { try display.present(canvas, frames: [f[i], f[(i + 1) % 3]]) }
         #expect(said == ["HDMI-A-1: plane (\(rotation))"])
@@ -81,7 +69,7 @@ struct KMSPlaneTurnTests {
     func uprightAgain() throws {
         let device = FakeKMSDevice.oneMode(rotations: allTurns)
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
-        let f = try counterFrames(2)
+        let f = try Fixtures.frames("counter.mp4", count: 2)
         try display.present(turned(90), frames: [f[0], f[1]])
         #expect(device.value(of: 40, "rotation") == KMSRotation.rotate270.rawValue)
         let landscape = Canvas(width: 640, height: 480, zones: [Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 640, height: 480))])
@@ -104,7 +92,7 @@ struct KMSPlaneTurnTests {
         let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
         var said: [String] = []
         display.onTurnChosen = { said.append("\($0): \($1)") }
-        let f = try counterFrames(3)
+        let f = try Fixtures.frames("counter.mp4", count: 3)
         let canvas = turned(90)
         for i in 0..<3 { try display.present(canvas, frames: [f[i], f[(i + 1) % 3]]) }
         let reason = switch plane {

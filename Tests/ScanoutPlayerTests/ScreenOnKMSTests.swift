@@ -12,17 +12,6 @@ import ScanoutTestSupport
 import ScanoutTesting
 import Testing
 
-/// The frame number a counter picture shows in its top band, read from `image` in `rect` (a zone
-/// at the clip's own size: bit b is the 32-pixel block b, white = 1, 16 rows down).
-private func code(_ image: RGBImage, in rect: PixelRect) -> Int {
-    var n = 0
-    for bit in 0..<10 where bit * 32 + 16 < rect.width {
-        let p = image.pixel(x: rect.x + bit * 32 + 16, y: rect.y + 16)
-        if (Int(p.r) + Int(p.g) + Int(p.b)) / 3 > 128 { n |= 1 << bit }
-    }
-    return n
-}
-
 /// The frame of `clip` that shows `number` in its band (decoded from the start).
 private func frame(_ number: Int, of clip: String) throws -> VideoFrame {
     let reader = try FrameReader(input: clip)
@@ -86,7 +75,7 @@ struct ScreenOnKMSTests {
         let canvas = try #require(renderer.lastCanvas)
         #expect(canvas.zones.map(\.rect) == [PixelRect(x: 0, y: 0, width: 320, height: 240), PixelRect(x: 320, y: 0, width: 320, height: 240),
                                              PixelRect(x: 0, y: 240, width: 320, height: 240), PixelRect(x: 320, y: 240, width: 320, height: 240)])
-        let numbers = canvas.zones.map { code(shown, in: $0.rect) }
+        let numbers = canvas.zones.map { bandCode(shown, in: $0.rect) }
         let frames = try zip(numbers, clips).map { try frame($0, of: $1) }
         #expect(shown == (try CPUCompositor().compose(frames, on: canvas)), "frames \(numbers)")
         // Each clip's frame differs from the others' of the same number (colour matrix, range,

@@ -11,7 +11,7 @@ import Testing
 
 /// The frame number a counter picture shows in its top band, read from `image` in `rect`
 /// (a zone at the clip's own size: bit b is the 32-pixel block b, white = 1, 16 rows down).
-private func code(_ image: RGBImage, in rect: PixelRect) -> Int {
+func bandCode(_ image: RGBImage, in rect: PixelRect) -> Int {
     var n = 0
     for bit in 0..<10 where bit * 32 + 16 < rect.width {
         let p = image.pixel(x: rect.x + bit * 32 + 16, y: rect.y + 16)
@@ -63,7 +63,7 @@ private final class Zones {
     func shownCodes() throws -> [Int] {
         try screen.compose()
         let image = try #require(try output.snapshot())
-        return screen.canvas.zones.map { code(image, in: $0.rect) }
+        return screen.canvas.zones.map { bandCode(image, in: $0.rect) }
     }
 
     /// The frame number each zone's player presented last.
@@ -137,7 +137,7 @@ struct ZoneCompositionTests {
         z.play(for: 0.2)
         let image = try #require(try { try z.screen.compose(); return try z.output.snapshot() }())
         // The inset at its new place, showing its own player's frame, its border around it.
-        #expect(code(image, in: PixelRect(x: 10, y: 10, width: 320, height: 240)) == z.presentedCodes[1])
+        #expect(bandCode(image, in: PixelRect(x: 10, y: 10, width: 320, height: 240)) == z.presentedCodes[1])
         #expect(image.pixel(x: 10, y: 10) == (255, 255, 255))
         canvas.zones.swapAt(0, 1)
         #expect(throws: Never.self) { try z.screen.relayout(canvas) }

@@ -47,6 +47,19 @@ func fakeScreens(panel: Bool = true, overlay: Bool = false, refusing: Bool = fal
     return device
 }
 
+/// `method uri` with `body` as JSON (none: no body) through the in-process router: the status,
+/// and the answer's JSON object (empty when it is not one).
+func jsonRequest(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String,
+                 _ body: [String: Any]? = nil) async throws -> (status: Int, json: [String: Any]) {
+    let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+    var headers = HTTPFields()
+    if data != nil { headers[.contentType] = "application/json" }
+    return try await client.execute(uri: uri, method: method, headers: headers, body: data.map { ByteBuffer(bytes: $0) }) { response in
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+        return (Int(response.status.code), json)
+    }
+}
+
 /// Events as the player publishes them.
 final class EventLog: Sendable {
     let events = Mutex<[PlayerEvent]>([])
@@ -83,13 +96,7 @@ final class InProcessService: Sendable {
 
     func request(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String,
                  _ body: [String: Any]? = nil) async throws -> (status: Int, json: [String: Any]) {
-        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        var headers = HTTPFields()
-        if data != nil { headers[.contentType] = "application/json" }
-        return try await client.execute(uri: uri, method: method, headers: headers, body: data.map { ByteBuffer(bytes: $0) }) { response in
-            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-            return (Int(response.status.code), json)
-        }
+        try await jsonRequest(client, method, uri, body)
     }
 
     /// Waits (up to `seconds`) until `done` holds.

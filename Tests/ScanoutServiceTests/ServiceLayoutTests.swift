@@ -45,13 +45,7 @@ private final class LayoutService: Sendable {
 
     func request(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String,
                  _ body: [String: Any]? = nil) async throws -> (status: Int, json: [String: Any]) {
-        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        var headers = HTTPFields()
-        if data != nil { headers[.contentType] = "application/json" }
-        return try await client.execute(uri: uri, method: method, headers: headers, body: data.map { ByteBuffer(bytes: $0) }) { response in
-            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-            return (Int(response.status.code), json)
-        }
+        try await jsonRequest(client, method, uri, body)
     }
 
     /// Each zone's entry of `GET /zones`, by id.
@@ -306,15 +300,8 @@ struct MultiviewServiceTests {
             events.list.withLock { $0.filter { if case .pictureAlarm = $0.event { return true }; return false } }
         }
         try await Application(router: api.router()).test(.router) { client in
-            func get(_ uri: String) async throws -> [String: Any] {
-                try await client.execute(uri: uri, method: .get) { r in (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:] }
-            }
-            func post(_ uri: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
-                try await client.execute(uri: uri, method: .post, headers: [.contentType: "application/json"],
-                                         body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))) { r in
-                    (Int(r.status.code), (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:])
-                }
-            }
+            func get(_ uri: String) async throws -> [String: Any] { try await jsonRequest(client, .get, uri).json }
+            func post(_ uri: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) { try await jsonRequest(client, .post, uri, body) }
             let zones = try await get("/layout")["zones"] as? [[String: Any]] ?? []
             let shownA = try #require(zones.first { $0["id"] as? String == "a" })
             #expect(shownA["channel"] as? String == "news")
@@ -352,11 +339,8 @@ struct MultiviewServiceTests {
                                                 makePipeline: { PlaybackPipeline(display: HeadlessDisplay()) }).assemble()
         defer { api2.screen?.shutdown() }
         try await Application(router: api2.router()).test(.router) { client in
-            let r = try await client.execute(uri: "/layout", method: .put, headers: [.contentType: "application/json"],
-                                             body: ByteBuffer(string: #"{"zones": [{"id": "m", "channel": "nope"}]}"#)) { r in
-                (Int(r.status.code), (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:])
-            }
-            #expect(r.0 == 400 && r.1["field"] as? String == "zones[0].channel")
+            let r = try await jsonRequest(client, .put, "/layout", ["zones": [["id": "m", "channel": "nope"]]])
+            #expect(r.status == 400 && r.json["field"] as? String == "zones[0].channel")
         }
     }
 }
