@@ -23,9 +23,10 @@ public struct LayoutOutput {
     }
 
     /// Opens it; `note` gets one line per choice made (output, renderer, the canvas: "layout
-    /// `name`: 4 zones on a …").
+    /// `name`: 4 zones on a …"). Headless, a layout that gives no size of its own (nor the
+    /// settings) is composed at `headlessSize`; nil refuses it (`LayoutOutputError`).
     public static func open(_ settings: OutputSettings, layout: ScreenLayout, named name: String? = nil, gl: Bool,
-                            note: (String) -> Void) throws -> LayoutOutput {
+                            headlessSize: (width: Int, height: Int)? = (1920, 1080), note: (String) -> Void) throws -> LayoutOutput {
         let label = "layout" + (name.map { " \($0)" } ?? "")
         let choice = OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory)
         if settings.kind != .headless && (choice.kind != .headless || settings.explicitKMS) {
@@ -41,7 +42,10 @@ public struct LayoutOutput {
                 return LayoutOutput(screen: ScreenOutput(output: kms, width: size.width, height: size.height, description: "kms"), pipeline: pipeline)
             }
         }
-        let w = layout.width ?? settings.headlessWidth ?? 1920, h = layout.height ?? settings.headlessHeight ?? 1080
+        guard let w = layout.width ?? settings.headlessWidth ?? headlessSize?.width,
+              let h = layout.height ?? settings.headlessHeight ?? headlessSize?.height else {
+            throw LayoutOutputError("a headless screen has no mode; give width and height in the layout")
+        }
         let size = layout.rotation % 180 == 0 ? (w, h) : (h, w)
         let out = gl ? HeadlessCanvasOutput(makeGL: { try GLRenderer() }) : HeadlessCanvasOutput()
         note("\(label): \(layout.zones.count) zones on a \(size.0)x\(size.1) headless screen (\(gl ? "gl" : "cpu"))")

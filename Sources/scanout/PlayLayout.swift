@@ -3,7 +3,6 @@ import Foundation
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDisplay
-import ScanoutKMS
 import ScanoutPipeline
 import ScanoutPlayer
 import ScanoutRender
@@ -67,12 +66,12 @@ extension Play {
     /// screen, captures written as `play --capture` writes them and how a turned canvas is
     /// shown said once per screen; headless, the layout gives the size.
     private func openLayoutOutput(_ layout: ScreenLayout, file: String, into opened: LayoutScreen) throws -> LayoutOutput {
-        let settings = outputSettings
-        if settings.kind == .headless || OutputSelector.choose(requested: settings.kind.rawValue, directory: settings.directory).kind == .headless,
-           !settings.explicitKMS, layout.width == nil || layout.height == nil {
-            throw ValidationError("--layout: a headless screen has no mode; give width and height in the layout")
+        let out: LayoutOutput
+        do {
+            out = try LayoutOutput.open(outputSettings, layout: layout, named: file, gl: renderer == .gl, headlessSize: nil) { StandardError.write("\($0)\n") }
+        } catch let error as LayoutOutputError {
+            throw ValidationError("--layout: \(error)")
         }
-        let out = try LayoutOutput.open(settings, layout: layout, named: file, gl: renderer == .gl) { StandardError.write("\($0)\n") }
         opened.pipeline = out.pipeline
         opened.headless = out.headless
         if let pipeline = out.pipeline, let kms = pipeline.kms {
