@@ -13,7 +13,12 @@
 //                     picture's upright vertical axis (u_cubicAxis), nearest along the other;
 //   CHROMA_CUBIC_EXACT  CHROMA_CUBIC with swscale's exact 12-bit taps (see chromaExact8);
 //   CHROMA_BILINEAR   bilinear, MPEG-2/H.264 siting (co-sited horizontally, centred
-//                     vertically), for scaled output. Exactly one CHROMA_ define is set.
+//                     vertically), for scaled output where CHROMA_SCALED_EXACT cannot be used;
+//   CHROMA_SCALED_EXACT  luma and chroma scaled as swscale's SWS_BICUBIC | SWS_BITEXACT path
+//                     does to packed 32-bit RGB, integer step by integer step (scaledCodes);
+//                     8-bit samples only;
+//   CHROMA_SCALED_FULL  the same with full-resolution chroma and yuv2rgb_full's arithmetic,
+//                     which swscale uses for an odd output width. Exactly one CHROMA_ define is set.
 //   TABLE_MATH        convert like swscale's table-driven yuv2rgb (libswscale/yuv2rgb.c).
 // Compile-time choices rather than uniform branches: a software rasteriser (llvmpipe) runs both
 // sides of a branch on every pixel, texture reads included, and a GPU gains registers.
@@ -39,11 +44,14 @@ uniform highp sampler2D u_planeUV;
 uniform highp sampler2D u_planeU;
 uniform highp sampler2D u_planeV;
 #endif
-#if !defined(CHROMA_NEAREST) && !defined(CHROMA_CUBIC) && !defined(CHROMA_CUBIC_EXACT) && !defined(CHROMA_BILINEAR)
+#ifdef CHROMA_SCALED_FULL
+#define CHROMA_SCALED_EXACT 1
+#endif
+#if !defined(CHROMA_NEAREST) && !defined(CHROMA_CUBIC) && !defined(CHROMA_CUBIC_EXACT) && !defined(CHROMA_BILINEAR) && !defined(CHROMA_SCALED_EXACT)
 #error "one CHROMA_ define is required"
 #endif
-#if defined(CHROMA_CUBIC_EXACT) && !defined(TABLE_MATH)
-#error "CHROMA_CUBIC_EXACT needs TABLE_MATH"
+#if (defined(CHROMA_CUBIC_EXACT) || defined(CHROMA_SCALED_EXACT)) && !defined(TABLE_MATH)
+#error "the exact chroma modes need TABLE_MATH"
 #endif
 // u_map takes an output pixel (gl_FragCoord) to a position in the stored luma plane, in pixels
 // (rotation, mirror and scaling folded in). Every plane is read texel by texel and filtered
@@ -251,7 +259,225 @@ vec2 chromaExact8(vec2 p) {
     return q + floor(((hi - q * 2048.0) * 256.0 + lo + 262144.0) / 524288.0);
 }
 
+#ifdef CHROMA_SCALED_EXACT
+// The taps of ScalerTaps, in an RGBA8 texture holding one whole number per texel as
+// R * 256 + G - 32768. Four filters (luma across, chroma across, luma down, chroma down), each a
+// row of first input positions (one column per output position) followed by one row per tap,
+// starting at row u_tapRows[k], u_tapCounts[k] taps.
+uniform highp sampler2D u_taps;
+uniform vec2 u_tapsSize;
+uniform vec4 u_tapRows;
+uniform vec4 u_tapCounts;
+// The scaled picture's top-left corner in the output, in pixels.
+uniform vec2 u_dstOrigin;
+// A sample centre of the upright picture (as the CPU compositor turns its planes before
+// scaling) to the stored plane, in texels: luma, and chroma at chroma size.
+uniform mat3 u_lumaUpright;
+uniform mat3 u_chromaUpright;
+#define MAX_TAPS 256
+#ifdef CHROMA_SCALED_FULL
+#define FULL_CHROMA 1
+#endif
+
+float tapValue(float column, float row) {
+    vec4 t = TEX(u_taps, (vec2(column, row) + 0.5) / u_tapsSize);
+    return floor(t.r * 255.0 + 0.5) * 256.0 + floor(t.g * 255.0 + 0.5) - 32768.0;
+}
+
+float lumaUpright(float x, float y) {
+    vec2 s = (u_lumaUpright * vec3(x + 0.5, y + 0.5, 1.0)).xy;
+    return decode1(TEX(u_planeY, s / u_lumaSize));
+}
+
+vec2 chromaUpright(float x, float y) {
+    vec2 s = (u_chromaUpright * vec3(x + 0.5, y + 0.5, 1.0)).xy / u_chromaSize;
+#ifdef SEMI_PLANAR
+    return decode2(TEX(u_planeUV, s));
+#else
+    return vec2(decode1(TEX(u_planeU, s)), decode1(TEX(u_planeV, s)));
+#endif
+}
+
+// hScale8To15 for output column x of upright row y: min((sum of sample * weight) >> 7, 2^15 - 1).
+// The sum of 8-bit samples times 14-bit weights stays below 2^24.
+float lumaAcross(float x, float y) {
+    float first = tapValue(x, u_tapRows.x);
+    float sum = 0.0;
+    for (int k = 0; k < MAX_TAPS; k++) {
+        if (float(k) >= u_tapCounts.x) break;
+        sum += lumaUpright(first + float(k), y) * tapValue(x, u_tapRows.x + 1.0 + float(k));
+    }
+    return min(floor(sum / 128.0), 32767.0);
+}
+
+vec2 chromaAcross(float x, float y) {
+    float first = tapValue(x, u_tapRows.y);
+    vec2 sum = vec2(0.0);
+    for (int k = 0; k < MAX_TAPS; k++) {
+        if (float(k) >= u_tapCounts.y) break;
+        sum += chromaUpright(first + float(k), y) * tapValue(x, u_tapRows.y + 1.0 + float(k));
+    }
+    return min(floor(sum / 128.0), vec2(32767.0));
+}
+
+// One vertical tap, its 15-bit value split as 256 xHi + xLo (as exactTap), so that no sum
+// passes 2^24.
+void addTap(vec2 x, float weight, inout vec2 hi, inout vec2 lo) {
+    vec2 xHi = floor(x / 256.0);
+    hi += xHi * weight;
+    lo += (x - xHi * 256.0) * weight;
+}
+
+// (256 hi + lo + add) >> n for n >= 8, with hi = 2^(n-8) q + r: q + ((256 r + lo + add) >> n).
+vec2 shrN(vec2 hi, vec2 lo, float add, float n) {
+    float unit = exp2(n - 8.0);
+    vec2 q = floor(hi / unit);
+    return q + floor(((hi - q * unit) * 256.0 + lo + add) / exp2(n));
+}
+
+#ifdef FULL_CHROMA
+// Full-resolution chroma (swscale's choice for an odd output width): yuv2rgb_full's rounding
+// ((sum + 2^9) >> 10) and its 32-bit arithmetic (yuv2rgb_write_full), not the tables.
+#define DOWN_SHIFT 10.0
+#define DOWN_ADD 512.0
+#else
+#define DOWN_SHIFT 19.0
+#define DOWN_ADD 262144.0
+#endif
+
+// The vertical filter of output row y over the horizontal results at luma column x or chroma
+// column x: (sum + DOWN_ADD) >> DOWN_SHIFT, as yuv2rgb_X and yuv2rgb_full_X do.
+vec2 lumaDown(float x, float y) {
+    float first = tapValue(y, u_tapRows.z);
+    vec2 hi = vec2(0.0), lo = vec2(0.0);
+    for (int k = 0; k < MAX_TAPS; k++) {
+        if (float(k) >= u_tapCounts.z) break;
+        addTap(vec2(lumaAcross(x, first + float(k))), tapValue(y, u_tapRows.z + 1.0 + float(k)), hi, lo);
+    }
+    return shrN(hi, lo, DOWN_ADD, DOWN_SHIFT);
+}
+
+vec2 chromaDown(float x, float y) {
+    float first = tapValue(y, u_tapRows.w);
+    vec2 hi = vec2(0.0), lo = vec2(0.0);
+    for (int k = 0; k < MAX_TAPS; k++) {
+        if (float(k) >= u_tapCounts.w) break;
+        addTap(chromaAcross(x, first + float(k)), tapValue(y, u_tapRows.w + 1.0 + float(k)), hi, lo);
+    }
+    return shrN(hi, lo, DOWN_ADD, DOWN_SHIFT);
+}
+
+#ifdef FULL_CHROMA
+// yuv2rgb_full's constants: v2r, v2g, u2g, u2b; the luma coefficient and offset.
+uniform vec4 u_fullCoeffs;
+uniform vec2 u_fullLuma;
+
+// Adds t * 2^k (t whole, |t| < 2^23; k = 0, 6 or 12) to acc = (q, r), a whole number held as
+// q * 2^22 + r with 0 <= r < 2^22: every part stays an exact float.
+void addShifted(float t, float k, inout vec2 acc) {
+    float unit = exp2(22.0 - k);
+    float q = floor(t / unit);
+    acc += vec2(q, (t - q * unit) * exp2(k));
+    float carry = floor(acc.y / 4194304.0);
+    acc += vec2(carry, -carry * 4194304.0);
+}
+
+// Adds a * b (|a| < 2^18, |b| < 2^15) to acc: a = 4096 aH + aL, b = 64 bH + bL.
+void addProduct(float a, float b, inout vec2 acc) {
+    float aH = floor(a / 4096.0);
+    float aL = a - aH * 4096.0;
+    float bH = floor(b / 64.0);
+    float bL = b - bH * 64.0;
+    addShifted(aH * b, 12.0, acc);
+    addShifted(aL * bH, 6.0, acc);
+    addShifted(aL * bL, 0.0, acc);
+}
+
+// One channel: the 32-bit sum (wrapped as a C int does), clipped to 30 bits, >> 22.
+float fullChannel(vec2 acc) {
+    float q = acc.x - 1024.0 * floor((acc.x + 512.0) / 1024.0);
+    return clamp(q, 0.0, 255.0);
+}
+
+vec3 fullColour(float y, vec2 uv) {
+    vec2 base = vec2(0.0);
+    addProduct(y - u_fullLuma.y, u_fullLuma.x, base);
+    addShifted(2097152.0, 0.0, base);
+    vec2 r = base, g = base, b = base;
+    addProduct(uv.y, u_fullCoeffs.x, r);
+    addProduct(uv.y, u_fullCoeffs.y, g);
+    addProduct(uv.x, u_fullCoeffs.z, g);
+    addProduct(uv.x, u_fullCoeffs.w, b);
+    return vec3(fullChannel(r), fullChannel(g), fullChannel(b)) / 255.0;
+}
+#endif
+
+// The colour of output pixel `frag` as swscale makes it: the horizontal scalers, then the
+// vertical routine swscale picks for the row (its _1 routine where luma is one tap and chroma
+// one tap or a two-tap blend; _2 where both are two-tap blends; _X otherwise), then its
+// conversion. With half-resolution chroma a pair of pixels shares one chroma sample.
+vec3 scaledColour(vec2 frag) {
+    vec2 d = floor(frag) - u_dstOrigin;
+#ifdef FULL_CHROMA
+    float cx = d.x;
+#else
+    float cx = floor(d.x / 2.0);
+#endif
+    float nL = u_tapCounts.z;
+    float nC = u_tapCounts.w;
+    float pL = tapValue(d.y, u_tapRows.z);
+    float pC = tapValue(d.y, u_tapRows.w);
+    float l0 = tapValue(d.y, u_tapRows.z + 1.0);
+    float c0 = tapValue(d.y, u_tapRows.w + 1.0);
+    float l1 = nL >= 2.0 ? tapValue(d.y, u_tapRows.z + 2.0) : 0.0;
+    float c1 = nC >= 2.0 ? tapValue(d.y, u_tapRows.w + 2.0) : 0.0;
+    bool chromaBlend = nC == 2.0 && c0 + c1 == 4096.0 && c1 >= 0.0;
+    float y;
+    vec2 uv;
+    if (nL == 1.0 && (nC == 1.0 || chromaBlend)) {
+        float h = lumaAcross(d.x, pL);
+        vec2 u0 = chromaAcross(cx, pC);
+        bool two = nC == 2.0 && c1 >= 2048.0;
+        vec2 u1 = two ? chromaAcross(cx, pC + 1.0) : vec2(0.0);
+#ifdef FULL_CHROMA
+        y = h * 4.0;
+        uv = two ? (u0 + u1 - 32768.0) * 2.0 : (u0 - 16384.0) * 4.0;
+#else
+        y = floor((h + 64.0) / 128.0);
+        uv = two ? floor((u0 + u1 + 128.0) / 256.0) : floor((u0 + 64.0) / 128.0);
+#endif
+    } else if (nL == 2.0 && l0 + l1 == 4096.0 && l1 >= 0.0 && chromaBlend) {
+        vec2 hi = vec2(0.0), lo = vec2(0.0);
+        addTap(vec2(lumaAcross(d.x, pL)), l0, hi, lo);
+        addTap(vec2(lumaAcross(d.x, pL + 1.0)), l1, hi, lo);
+        y = shrN(hi, lo, 0.0, DOWN_SHIFT).x;
+        hi = vec2(0.0);
+        lo = vec2(0.0);
+        addTap(chromaAcross(cx, pC), c0, hi, lo);
+        addTap(chromaAcross(cx, pC + 1.0), c1, hi, lo);
+        uv = shrN(hi, lo, 0.0, DOWN_SHIFT);
+#ifdef FULL_CHROMA
+        uv -= 65536.0;
+#endif
+    } else {
+        y = lumaDown(d.x, d.y).x;
+        uv = chromaDown(cx, d.y);
+#ifdef FULL_CHROMA
+        uv -= 65536.0;
+#endif
+    }
+#ifdef FULL_CHROMA
+    return fullColour(y, uv);
+#else
+    return swsConvertCodes(y, uv);
+#endif
+}
+#endif
+
 void main() {
+#if defined(CHROMA_SCALED_EXACT)
+    o_color = vec4(scaledColour(gl_FragCoord.xy), 1.0);
+#else
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
     float yCode = luma(p);
 #if defined(CHROMA_CUBIC_EXACT)
@@ -270,5 +496,6 @@ void main() {
     float y = (yCode - u_yRange.x) * u_yRange.y;
     vec2 cbcr = (cCode - u_cRange.x) * u_cRange.y;
     o_color = vec4(clamp(u_matrix * vec3(y, cbcr), 0.0, 1.0), 1.0);
+#endif
 #endif
 }

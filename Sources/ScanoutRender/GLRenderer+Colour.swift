@@ -53,6 +53,13 @@ extension GLRenderer {
     /// The constants of swscale's table-driven yuv2rgb (`ff_yuv2rgb_c_init_tables` with neutral
     /// brightness, contrast and saturation), for the shader's integer path.
     static func swscaleTables(space: ColorSpace, full: Bool) -> (crv: Int32, cbu: Int32, cgu: Int32, cgv: Int32, cy: Int32, yoffs: Int32, oy: Int32) {
+        let c = swscaleConstants(space: space, full: full)
+        func scaled(_ v: Int64) -> Int32 { Int32((v * (1 << 16) + 0x8000) / c.cy) }
+        return (scaled(c.crv), scaled(c.cbu), scaled(c.cgu), scaled(c.cgv), Int32(c.cy), full ? 384 : 326, Int32(c.oy))
+    }
+
+    /// `ff_yuv2rgb_c_init_tables`'s constants before they become tables (16.16 fixed point).
+    private static func swscaleConstants(space: ColorSpace, full: Bool) -> (crv: Int64, cbu: Int64, cgu: Int64, cgv: Int64, cy: Int64, oy: Int64) {
         let table = sws_getCoefficients(Scaler.effectiveMatrix(for: space))!
         var crv = Int64(table[0]), cbu = Int64(table[1]), cgu = -Int64(table[2]), cgv = -Int64(table[3])
         var cy: Int64 = 1 << 16
@@ -63,7 +70,17 @@ extension GLRenderer {
         } else {
             crv = crv * 224 / 255; cbu = cbu * 224 / 255; cgu = cgu * 224 / 255; cgv = cgv * 224 / 255
         }
-        func scaled(_ c: Int64) -> Int32 { Int32((c * (1 << 16) + 0x8000) / cy) }
-        return (scaled(crv), scaled(cbu), scaled(cgu), scaled(cgv), Int32(cy), full ? 384 : 326, Int32(oy))
+        return (crv, cbu, cgu, cgv, cy, oy)
+    }
+
+    /// The 16-bit constants of swscale's full-chroma conversion (`yuv2rgb_write_full`): v2r,
+    /// v2g, u2g, u2b, and the luma coefficient and offset, each rounded as its `roundToInt16`.
+    static func swscaleFullChroma(space: ColorSpace, full: Bool) -> (v2r: Int, v2g: Int, u2g: Int, u2b: Int, y: Int, yOffset: Int) {
+        let c = swscaleConstants(space: space, full: full)
+        func round16(_ f: Int64) -> Int {
+            let r = (f + (1 << 15)) >> 16
+            return Int(min(max(r, -0x8000), 0x7FFF))
+        }
+        return (round16(c.crv << 13), round16(c.cgv << 13), round16(c.cgu << 13), round16(c.cbu << 13), round16(c.cy << 13), round16(c.oy << 9))
     }
 }

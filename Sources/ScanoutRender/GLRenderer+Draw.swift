@@ -203,7 +203,6 @@ extension GLRenderer {
         let map: [Float] = [m[0], m[3], 0, m[1], m[4], 0, m[2], m[5], 1].map { Float($0) }
         let upright = PlaneTransformSize.upright(frame.width, frame.height, orientation)
         let oneToOne = rect.width == upright.width && rect.height == upright.height
-
         let program: GLProgram
         switch imported.layout {
         case .rgb, .external:
@@ -212,7 +211,7 @@ extension GLRenderer {
             bind(imported.textures[0], unit: 0, to: "u_image", in: program, linear: !oneToOne)
             program.set("u_size", vec2: (Float(frame.width), Float(frame.height)))
         case .planar, .semiPlanar:
-            program = try yuvProgram(for: imported, frame, orientation: orientation, oneToOne: oneToOne, upright: upright, map: m)
+            program = try yuvProgram(for: imported, frame, orientation: orientation, rect: rect, upright: upright, map: m)
         }
         program.set("u_map", mat3: map)
         program.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))
@@ -222,9 +221,18 @@ extension GLRenderer {
 
     /// The yuv.frag program for a Y'CbCr picture, in use with its planes bound and its colour,
     /// sizes and chroma taps set. `map` is the output-to-stored map (`Composition.sourceMap`).
-    private func yuvProgram(for imported: FrameImporter.Imported, _ frame: Picture, orientation: Orientation, oneToOne: Bool,
+    private func yuvProgram(for imported: FrameImporter.Imported, _ frame: Picture, orientation: Orientation, rect: PixelRect,
                             upright: (width: Int, height: Int), map m: [Double]) throws -> GLProgram {
-        var chroma = oneToOne ? Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height) : .bilinear
+        let oneToOne = rect.width == upright.width && rect.height == upright.height
+        // Scaled: swscale's own taps where the shader can run them, else bilinear.
+        let exact = oneToOne ? nil : try exactScaledTaps(for: imported, frame, orientation: orientation, rect: rect)
+        var chroma: YUVProgramKey.Chroma = if oneToOne {
+            Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height)
+        } else if let exact {
+            exact.fullChroma ? .scaledFull : .scaledExact
+        } else {
+            .bilinear
+        }
         let table = chroma != .bilinear && tableMath
         let axis = orientation.swapsDimensions ? 1 : 0
         // swscale's exact vertical chroma taps where they are known (see the shader).
@@ -253,6 +261,7 @@ extension GLRenderer {
         // falls as the output row (gl_FragCoord.y) rises.
         program.set("u_cubicFlip", int: (axis == 0 ? m[4] : m[1]) < 0 ? 1 : 0)
         program.set("u_exactScale", float: Float(1 << max(0, 15 - imported.bitDepth)))
+        if let key = exact { try setScaledTaps(key, in: program, frame: frame, imported: imported, orientation: orientation, rect: rect) }
         return program
     }
 
@@ -286,7 +295,7 @@ extension GLRenderer {
     }
 
     /// Binds `t` to texture unit `unit` for sampler `uniform`, filtered linearly or nearest.
-    private func bind(_ t: GLTexture, unit: Int, to uniform: String, in program: GLProgram, linear: Bool) {
+    func bind(_ t: GLTexture, unit: Int, to uniform: String, in program: GLProgram, linear: Bool) {
         glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
         t.setFilter(linear: linear)
         program.set(uniform, int: unit)

@@ -54,6 +54,8 @@ public final class GLRenderer {
     /// Whether drawing at the stored size follows swscale's integer tables (testing hook: false
     /// converts with the float matrix instead).
     var tableMath = true
+    /// The taps textures of recent scaled draws (CHROMA_SCALED_EXACT).
+    var scaledTaps = ScaledTapsCache()
 
     /// Why the last hardware frame was drawn from CPU planes rather than from its GPU memory; nil
     /// when it was drawn from GPU memory, or was a software frame.

@@ -7,14 +7,17 @@ import ScanoutDecode
 /// What one yuv.frag program is compiled for: the `#define`s the shader reads (see its head).
 /// Compile-time choices rather than uniform branches, because a software rasteriser such as
 /// llvmpipe executes both sides of every branch on every pixel, texture reads included; on a
-/// GPU they save registers. Scaled output always uses bilinear luma and chroma; drawn at its
-/// stored size, luma is nearest and chroma is what swscale would do.
+/// GPU they save registers. Drawn at its stored size, luma is nearest and chroma is what swscale
+/// would do; scaled, the picture is swscale's scaled conversion (CHROMA_SCALED_EXACT) where the
+/// shader can run it, else bilinear luma and chroma.
 struct YUVProgramKey: Hashable, Sendable {
     enum Chroma: String, CaseIterable, Sendable {
         case nearest = "CHROMA_NEAREST"
         case cubic = "CHROMA_CUBIC"
         case cubicExact = "CHROMA_CUBIC_EXACT"
         case bilinear = "CHROMA_BILINEAR"
+        case scaledExact = "CHROMA_SCALED_EXACT"
+        case scaledFull = "CHROMA_SCALED_FULL"
     }
     var semiPlanar: Bool
     var bytePairs: Bool
@@ -45,7 +48,7 @@ struct YUVProgramKey: Hashable, Sendable {
                     for chroma in Chroma.allCases {
                         let tables: [Bool] = switch chroma {
                         case .nearest, .cubic: [false, true]
-                        case .cubicExact: [true]
+                        case .cubicExact, .scaledExact, .scaledFull: [true]
                         case .bilinear: [false]
                         }
                         for tableMath in tables {

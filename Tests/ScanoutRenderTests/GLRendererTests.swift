@@ -152,7 +152,7 @@ struct GLCompositionTests {
         #expect(abs(Int(h.r) - (255 + Int(v.r)) / 2) <= 3 && abs(Int(h.g) - Int(v.g) / 2) <= 3, "\(h) vs video \(v)")
     }
 
-    @Test("one yuv.frag program per combination drawn, compiled once: swscale's paths at the stored size, bilinear scaled")
+    @Test("one yuv.frag program per combination drawn, compiled once: swscale's paths, bilinear for scaled 10-bit")
     func programsPerCombination() throws {
         let (frame, _) = try decodeFrame(2, of: try Fixtures.path("counter.mp4"))
         #expect(frame.pixelFormat == .yuv420p)
@@ -167,10 +167,13 @@ struct GLCompositionTests {
                 _ = try gl.render(.frame(nv12))
         let (hevc10, _) = try decodeFrame(0, of: try Fixtures.path("hevc10.mkv"))
         _ = try gl.render(.frame(hevc10))
+        _ = try gl.render(.frame(hevc10), as: Composition(outputWidth: 100, outputHeight: 60))
+        _ = try gl.render(.frame(frame), as: Composition(outputWidth: 101, outputHeight: 60, scaling: .stretch))
         gl.tableMath = false
         _ = try gl.render(.frame(hevc10))
         #expect(gl.compiledYUVPrograms == [
             "yuv_chroma_cubic", "yuv_chroma_cubic_exact_table_math", "yuv_chroma_nearest_table_math",
+            "yuv_chroma_scaled_exact_table_math", "yuv_chroma_scaled_full_table_math",
             "yuv_luma_bilinear_chroma_bilinear", "yuv_semi_planar_chroma_cubic_exact_table_math",
         ])
     }

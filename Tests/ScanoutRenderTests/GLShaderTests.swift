@@ -28,7 +28,7 @@ struct GLShaderTests {
         let variants: [(file: String, defines: [String])] = [
             ("video.vert", []), ("rgb.frag", []), ("rgb.frag", ["EXTERNAL"]), ("overlay.frag", []),
         ] + YUVProgramKey.all.map { ("yuv.frag", $0.defines) }
-        #expect(variants.count == 4 + 48)
+        #expect(variants.count == 4 + 64)
         for (i, v) in variants.enumerated() {
             let source = try String(contentsOf: Self.directory.appendingPathComponent(v.file), encoding: .utf8)
             let text = GLRenderer.prepared(source, dialect: dialect, defines: v.defines)
