@@ -52,6 +52,30 @@ struct RenderLayoutTests {
         }
     }
 
+    @Test("scaled zones (up, down, odd sizes, turned): --renderer gl draws the layout byte for byte as the CPU does")
+    func glEqualsCPUScaled() throws {
+        let scratch = try Scratch()
+        let (clip, _, layout) = try layoutInputs(in: scratch)
+        try """
+        {"width": 800, "height": 600, "background": "203040", "zones": [
+          {"id": "big", "x": 0, "y": 0, "width": 533, "height": 400, "scaling": "stretch", "playlist": ["\(clip)"]},
+          {"id": "small", "x": 533, "y": 0, "width": 267, "height": 150, "playlist": ["\(clip)"]},
+          {"id": "fill", "x": 533, "y": 150, "width": 267, "height": 250, "scaling": "fill", "playlist": ["\(clip)"]},
+          {"id": "turned", "x": 0, "y": 400, "width": 800, "height": 200, "playlist": [{"source": "\(clip)", "rotation": 90}]}
+        ]}
+        """.write(toFile: layout, atomically: true, encoding: .utf8)
+        var pictures: [[UInt8]] = []
+        for renderer in ["cpu", "gl"] {
+            let out = scratch.path(renderer)
+            let r = try CLI.run(["render", "--layout", layout, "--at", "1.2", "--renderer", renderer, "--out", out])
+            #expect(r.status == 0, "\(renderer): exit \(r.status): \(r.stderrText)")
+            pictures.append(try Self.pixels(out + "/layout-at-1.2s.png"))
+        }
+        #expect(pictures[0].count == 800 * 600 * 3)
+        let same = pictures[0] == pictures[1]
+        #expect(same, "\(zip(pictures[0], pictures[1]).filter { $0 != $1 }.count) bytes differ")
+    }
+
     @Test("a ticker zone under a clip: 100 px further left 0.5 s later, over the zone's background")
     func ticker() throws {
         let scratch = try Scratch()
