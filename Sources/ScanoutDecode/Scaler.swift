@@ -62,8 +62,18 @@ public final class Scaler {
     /// per pixel times the width. No intermediate picture and no copy: what a renderer whose
     /// image lives in its own memory needs.
     public func convert(_ frame: VideoFrame, to format: PixelFormat, packedInto destination: UnsafeMutableRawBufferPointer, rowBytes: Int) throws {
-        precondition(destination.count >= rowBytes * frame.height, "Scaler: the destination is smaller than the picture")
-        try prepare(for: frame, to: format, width: Int32(frame.width), height: Int32(frame.height))
+        try convert(frame, to: format, width: frame.width, height: frame.height, packedInto: destination, rowBytes: rowBytes)
+    }
+
+    /// Converts `frame` to the packed `format` at `width`×`height`, straight into `destination`:
+    /// `height` rows `rowBytes` apart (a rectangle of a larger picture when `rowBytes` is that
+    /// picture's), the last one at least `format`'s bytes per pixel times `width` long.
+    public func convert(_ frame: VideoFrame, to format: PixelFormat, width: Int, height: Int,
+                        packedInto destination: UnsafeMutableRawBufferPointer, rowBytes: Int) throws {
+        let lastRow = Int(av_image_get_linesize(format.av, Int32(width), 0))
+        precondition(width > 0 && height > 0 && lastRow > 0 && rowBytes >= lastRow && destination.count >= rowBytes * (height - 1) + lastRow,
+                     "Scaler: the destination is smaller than the picture")
+        try prepare(for: frame, to: format, width: Int32(width), height: Int32(height))
         let planes: [UnsafeMutablePointer<UInt8>?] = [destination.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
         let strides: [Int32] = [Int32(rowBytes), 0, 0, 0]
         try planes.withUnsafeBufferPointer { p in

@@ -15,6 +15,9 @@ public final class CPUCompositor {
     private let scaler = Scaler()
     private let scaled = VideoFrame()
     private let widened = VideoFrame()
+    /// A compositor of its own for each zone of a canvas (its conversion context and buffers
+    /// kept from frame to frame, and zones side by side drawn at once).
+    var zoneCompositors: [CPUCompositor] = []
 
     public init() {}
 
@@ -41,7 +44,22 @@ public final class CPUCompositor {
         // The visible part of the picture.
         let x0 = max(rect.x, 0), y0 = max(rect.y, 0)
         let x1 = min(rect.x + rect.width, W), y1 = min(rect.y + rect.height, H)
-        if x1 > x0 && y1 > y0 {
+        if rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0, rect.x + rect.width <= W, rect.y + rect.height <= H {
+            // The whole picture inside the canvas: converted straight into it, the bars around.
+            let at = pixels + rect.y * stride + 4 * rect.x
+            try scaler.convert(source, to: .bgr0, width: rect.width, height: rect.height,
+                               packedInto: UnsafeMutableRawBufferPointer(start: at, count: stride * (rect.height - 1) + 4 * rect.width),
+                               rowBytes: stride)
+            for y in 0..<H {
+                let row = pixels + y * stride
+                if y < y0 || y >= y1 {
+                    fill(row, count: W, with: bg)
+                } else {
+                    fill(row, count: x0, with: bg)
+                    fill(row + 4 * x1, count: W - x1, with: bg)
+                }
+            }
+        } else if x1 > x0 && y1 > y0 {
             try scaler.convert(source, to: .bgr0, width: rect.width, height: rect.height, into: scaled)
             guard let base = scaled.planeData(0) else { throw RenderError.invalidSize("no converted picture") }
             let srcStride = scaled.lineSize(0)
