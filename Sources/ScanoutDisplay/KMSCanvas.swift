@@ -66,12 +66,14 @@ extension KMSDisplay: CanvasOutput {
         return ((c, f), hidden)
     }
 
-    /// What `output` shows of `canvas`: its rectangle of a wall, else the whole canvas.
+    /// What `output` shows of `canvas`: its rectangle of a wall (turned as the canvas is: a wall
+    /// of turned screens), else the whole canvas.
     private func view(of canvas: Canvas, on output: Output) throws -> Canvas {
         let size = (output.mode.width, output.mode.height)
         if let part = wall[output.name] {
-            guard part.width == size.0, part.height == size.1, canvas.turn.isIdentity else {
-                throw KMSDisplayError.bufferFailed("wall: \(output.name) shows \(part) of the canvas, but its mode is \(size.0)x\(size.1)")
+            let shown = canvas.turn.swapsDimensions ? (part.height, part.width) : (part.width, part.height)
+            guard shown == size else {
+                throw KMSDisplayError.bufferFailed("wall: \(output.name) shows \(part) of the canvas\(canvas.turn.isIdentity ? "" : " turned \(canvas.turn.rotation)°"), but its mode is \(size.0)x\(size.1)")
             }
             return canvas.viewport(part)
         }

@@ -55,12 +55,14 @@ public struct LayoutOutput {
 
     /// The canvas's output size on `kms`: its (first) mode; for a wall, the screens side by side
     /// with the bezels between them, each output set to show its rectangle (`KMSDisplay.wall`).
-    /// A wall whose screens are not all open, or not of one mode size, is refused.
+    /// A turned wall is of turned screens (portrait screens side by side): the upright canvas is
+    /// their upright pictures side by side, each screen showing its rectangle turned, and the size
+    /// returned is that canvas turned (what `ScreenLayout.canvasSize` turns back). A wall whose
+    /// screens are not all open, or not of one mode size, is refused.
     public static func canvasSize(of layout: ScreenLayout, on kms: KMSDisplay) throws -> (width: Int, height: Int) {
         let outputs = kms.outputSummary
         guard let first = outputs.first?.mode else { throw LayoutOutputError("the KMS display has no output") }
         guard let wall = layout.wall else { return (first.width, first.height) }
-        guard layout.rotation == 0 else { throw LayoutOutputError("wall: a turned layout across screens is not supported; turn each screen's layout, or use one screen") }
         var modes: [KMSMode] = []
         for name in wall.outputs {
             guard let mode = outputs.first(where: { $0.name == name })?.mode else {
@@ -71,7 +73,9 @@ public struct LayoutOutput {
         guard modes.allSatisfy({ $0.width == first.width && $0.height == first.height }) else {
             throw LayoutOutputError("wall: the screens' modes differ (\(modes.map { "\($0.width)x\($0.height)" }.joined(separator: ", "))); give one mode")
         }
-        let (w, h) = (first.width, first.height)
+        let swapped = layout.rotation % 180 != 0
+        // Each screen's picture upright (a portrait screen's is its mode turned).
+        let (w, h) = swapped ? (first.height, first.width) : (first.width, first.height)
         let bezel: Int
         switch wall.bezel {
         case .pixels(let p): bezel = p
@@ -79,11 +83,14 @@ public struct LayoutOutput {
             guard let screen = kms.connectors.first(where: { $0.name == wall.outputs[0] }), screen.widthMM > 0 else {
                 throw LayoutOutputError("wall: \(wall.outputs[0]) does not say its width in millimetres (EDID); give the bezel in pixels")
             }
-            bezel = WallLayout.bezelPixels(millimetres: mm, screenWidthMM: Double(screen.widthMM), pixelsWide: w)
+            // Pixels a millimetre from the mode's width and the screen's (square pixels, so the
+            // same along a turned screen's other side).
+            bezel = WallLayout.bezelPixels(millimetres: mm, screenWidthMM: Double(screen.widthMM), pixelsWide: first.width)
         }
         kms.wall = WallLayout.grid(wall.outputs, columns: wall.columns, width: w, height: h, bezel: bezel)
         let columns = min(wall.columns, wall.outputs.count)
-        return (columns * w + (columns - 1) * bezel, wall.rows * h + (wall.rows - 1) * bezel)
+        let upright = (columns * w + (columns - 1) * bezel, wall.rows * h + (wall.rows - 1) * bezel)
+        return swapped ? (upright.1, upright.0) : upright
     }
 }
 

@@ -55,6 +55,45 @@ struct WallOutputTests {
         #expect(flips.count >= screen.screen.composed && flips.allSatisfy { Set($0.request.objectIDs).isSuperset(of: [40, 43]) })
     }
 
+    @Test("two portrait screens side by side (a wall turned 90°): a 480x320 upright canvas, each screen its half turned clockwise")
+    func turnedWall() throws {
+        // The left half red, the right half green, a blue band along the top of both.
+        var layout = ScreenLayout(zones: [
+            ScreenLayout.Zone(id: "left", width: .fraction(0.5), background: RGBColor(r: 200, g: 0, b: 0)),
+            ScreenLayout.Zone(id: "right", x: .fraction(0.5), width: .fraction(0.5), background: RGBColor(r: 0, g: 200, b: 0)),
+            ScreenLayout.Zone(id: "top", height: .pixels(20), background: RGBColor(r: 0, g: 0, b: 200)),
+        ])
+        layout.rotation = 90
+        layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .pixels(0))
+        let opened = Opened()
+        let screen = try ScreenPlayer(layout: layout, refreshInterval: .milliseconds(5)) {
+            let kms = try KMSDisplay(device: FakeKMSDevice.screens(2), renderer: MemoryScanoutRenderer())
+            opened.kms = kms
+            let size = try LayoutOutput.canvasSize(of: layout, on: kms)
+            return ScreenOutput(output: kms, width: size.width, height: size.height)
+        }
+        let end = Date().addingTimeInterval(5)
+        while screen.screen.composed < 3, Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+        screen.shutdown()
+        let kms = try #require(opened.kms)
+        #expect(screen.screen.canvas.width == 480 && screen.screen.canvas.height == 320)
+        #expect(kms.wall == ["HDMI-A-1": PixelRect(x: 0, y: 0, width: 240, height: 320), "HDMI-A-2": PixelRect(x: 240, y: 0, width: 240, height: 320)])
+        for (name, colour) in [("HDMI-A-1", (UInt8(200), UInt8(0), UInt8(0))), ("HDMI-A-2", (0, 200, 0))] {
+            let shown = try kms.renderer.read(try #require(kms.shownBuffer(named: name)))
+            if shown.width == 320 {
+                // Turned by the compositor: the upright top (blue) along the right-hand side.
+                #expect(shown.height == 240)
+                #expect(shown.pixel(x: 319, y: 120) == (0, 0, 200) && shown.pixel(x: 300, y: 120) == (0, 0, 200), "\(name)")
+                #expect(shown.pixel(x: 0, y: 0) == colour && shown.pixel(x: 299, y: 239) == colour, "\(name)")
+            } else {
+                // Turned by the plane: the buffer upright, its top blue.
+                #expect(shown.width == 240 && shown.height == 320)
+                #expect(shown.pixel(x: 120, y: 0) == (0, 0, 200) && shown.pixel(x: 0, y: 319) == colour, "\(name)")
+            }
+        }
+        #expect(kms.counters.planeTurns + kms.counters.compositorTurns == 2 * kms.counters.composited)
+    }
+
     @Test("a wall that names a screen not open, screens of two mode sizes, or millimetres on a screen with no size: refused, saying what to do")
     func refusals() throws {
         var layout = Self.halves()
