@@ -44,8 +44,13 @@ public final class CPUCompositor {
         // The visible part of the picture.
         let x0 = max(rect.x, 0), y0 = max(rect.y, 0)
         let x1 = min(rect.x + rect.width, W), y1 = min(rect.y + rect.height, H)
-        if rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0, rect.x + rect.width <= W, rect.y + rect.height <= H {
-            // The whole picture inside the canvas: converted straight into it, the bars around.
+        let scaledInside = (rect.width != source.width || rect.height != source.height)
+            && rect.x >= 0 && rect.y >= 0 && rect.width > 0 && rect.height > 0 && rect.x + rect.width <= W && rect.y + rect.height <= H
+        if scaledInside {
+            // The whole picture inside the canvas and scaled: converted straight into it, the bars
+            // around. swscale's scaled path writes each row's pixels and no more; its unscaled
+            // converters (x86 SIMD) write rows in blocks of 8 pixels, past a zone's right edge, so
+            // a picture at its own size goes through `scaled` as before.
             let at = pixels + rect.y * stride + 4 * rect.x
             try scaler.convert(source, to: .bgr0, width: rect.width, height: rect.height,
                                packedInto: UnsafeMutableRawBufferPointer(start: at, count: stride * (rect.height - 1) + 4 * rect.width),

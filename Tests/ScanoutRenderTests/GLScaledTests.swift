@@ -98,3 +98,25 @@ extension GLScaledTests {
         #expect(ScalerTaps(source: 1920, destination: 7, vertical: true) == nil)
     }
 }
+
+@Suite("the CPU compositor writes a zone's pixels and no others")
+struct CompositorBoundsTests {
+    @Test("into a wider canvas row, scaled (odd and even widths) or at its own size: the bytes past the zone's right edge are untouched",
+          arguments: [(160, 120), (161, 121), (157, 100), (316, 238), (322, 240)])
+    func noWritePastTheZone(width: Int, height: Int) throws {
+        // A picture 316x238 (not a multiple of 8 wide), so that 316x238 is drawn at its own size.
+        let frame = VideoFrame()
+        try Scaler().convert(try GLScaledTests.frame(), to: .yuv420p, width: 316, height: 238, into: frame)
+        let stride = 4 * (width + 16)
+        var canvas = [UInt8](repeating: 0xA5, count: stride * height + 64)
+        try canvas.withUnsafeMutableBytes {
+            try CPUCompositor().compose(frame, as: Composition(scaling: .stretch), into: $0.baseAddress!, stride: stride, width: width, height: height)
+        }
+        for y in 0..<height {
+            let past = canvas[(y * stride + 4 * width)..<((y + 1) * stride)]
+            #expect(past.allSatisfy { $0 == 0xA5 }, "row \(y): \(past.filter { $0 != 0xA5 }.count) bytes written past the zone")
+            if past.contains(where: { $0 != 0xA5 }) { return }
+        }
+        #expect(canvas[(stride * height)...].allSatisfy { $0 == 0xA5 })
+    }
+}
