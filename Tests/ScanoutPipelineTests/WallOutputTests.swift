@@ -24,22 +24,28 @@ struct WallOutputTests {
         ])
     }
 
-    @Test("two screens and a 5 mm bezel (2 pixels a millimetre): one 650x240 canvas, each screen its rectangle, the bezel's pixels left out, one commit per compose")
-    func twoScreens() throws {
-        var layout = Self.halves()
-        layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .millimetres(5))
+    /// `layout` on a screen opened on `device` (its canvas sized by `LayoutOutput.canvasSize`),
+    /// shut down after three composes.
+    fileprivate static func composeThree(_ layout: ScreenLayout, on device: FakeKMSDevice) throws -> (ScreenPlayer, Opened) {
         let opened = Opened()
+        opened.device = device
         let screen = try ScreenPlayer(layout: layout, refreshInterval: .milliseconds(5)) {
-            let device = FakeKMSDevice.screens(2, widthMM: 160)
             let kms = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer())
             opened.kms = kms
-            opened.device = device
             let size = try LayoutOutput.canvasSize(of: layout, on: kms)
             return ScreenOutput(output: kms, width: size.width, height: size.height)
         }
         let end = Date().addingTimeInterval(5)
         while screen.screen.composed < 3, Date() < end { Thread.sleep(forTimeInterval: 0.01) }
         screen.shutdown()
+        return (screen, opened)
+    }
+
+    @Test("two screens and a 5 mm bezel (2 pixels a millimetre): one 650x240 canvas, each screen its rectangle, the bezel's pixels left out, one commit per compose")
+    func twoScreens() throws {
+        var layout = Self.halves()
+        layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .millimetres(5))
+        let (screen, opened) = try Self.composeThree(layout, on: FakeKMSDevice.screens(2, widthMM: 160))
         let kms = try #require(opened.kms)
         #expect(screen.screen.canvas.width == 650 && screen.screen.canvas.height == 240)
         #expect(kms.wall == ["HDMI-A-1": PixelRect(x: 0, y: 0, width: 320, height: 240), "HDMI-A-2": PixelRect(x: 330, y: 0, width: 320, height: 240)])
@@ -65,16 +71,7 @@ struct WallOutputTests {
         ])
         layout.rotation = 90
         layout.wall = ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .pixels(0))
-        let opened = Opened()
-        let screen = try ScreenPlayer(layout: layout, refreshInterval: .milliseconds(5)) {
-            let kms = try KMSDisplay(device: FakeKMSDevice.screens(2), renderer: MemoryScanoutRenderer())
-            opened.kms = kms
-            let size = try LayoutOutput.canvasSize(of: layout, on: kms)
-            return ScreenOutput(output: kms, width: size.width, height: size.height)
-        }
-        let end = Date().addingTimeInterval(5)
-        while screen.screen.composed < 3, Date() < end { Thread.sleep(forTimeInterval: 0.01) }
-        screen.shutdown()
+        let (screen, opened) = try Self.composeThree(layout, on: FakeKMSDevice.screens(2))
         let kms = try #require(opened.kms)
         #expect(screen.screen.canvas.width == 480 && screen.screen.canvas.height == 320)
         #expect(kms.wall == ["HDMI-A-1": PixelRect(x: 0, y: 0, width: 240, height: 320), "HDMI-A-2": PixelRect(x: 240, y: 0, width: 240, height: 320)])
