@@ -32,9 +32,10 @@ public struct PictureSample: Equatable, Sendable {
 
 extension VideoFrame {
     /// The picture's luma at `columns`×`rows` points (each at the centre of its cell); nil for a
-    /// frame in GPU memory, or one that is not YUV (an RGB still image).
+    /// frame with no CPU planes (only in GPU memory: `isGPUOnly`), or one that is not YUV (an RGB
+    /// still image). A hardware frame that has its planes too is sampled from them.
     public func pictureSample(columns: Int = 16, rows: Int = 9) -> PictureSample? {
-        guard surface == nil, cudaFrame == nil, pixelFormat.isYUV, let d = pixelFormat.descriptor,
+        guard !isGPUOnly, pixelFormat.isYUV, let d = pixelFormat.descriptor,
               d.pointee.flags & UInt64(AV_PIX_FMT_FLAG_HWACCEL) == 0, width > 0, height > 0 else { return nil }
         let comp = d.pointee.comp.0
         guard let base = planeData(Int(comp.plane)) else { return nil }

@@ -113,3 +113,31 @@ import Testing
         #expect(engine.configuration.decoder.destination == .gpu && engine.configuration.decoder.transfers === counter)
     }
 }
+
+extension GPUPathTransferTests {
+    @Test("a zone drawn from GPU memory is watched too: a copy downloaded at most every interval, its sample kept between")
+    func gpuZoneSampled() throws {
+        let transfers = FrameTransfers()
+        let reader = try Self.reader(.gpu, transfers, type: .hw)
+        let clock = ManualClock(start: ClockTime(nanoseconds: 1_000_000_000))
+        let zone = ZoneSurface(name: "tile", acceptsGPUFrames: true, gpuSampleInterval: .milliseconds(250), clock: clock)
+        var samples: [PictureSample?] = []
+        var gpuOnly = 0
+        let frame = VideoFrame()
+        for _ in 0..<20 {
+            guard try reader.next(into: frame) else { break }
+            if frame.isGPUOnly { gpuOnly += 1 }
+            try zone.present(frame, layout: FrameLayout())
+            samples.append(zone.current().sample)
+            clock.advance(by: .milliseconds(40))
+        }
+        // Frames at 40 ms: one download every seventh frame (0, 280, 560 ms ...): 3 in 20 frames.
+        #expect(gpuOnly == 20)
+        #expect(zone.gpuSamples == 3)
+        #expect(transfers.counts.downloads == 3)
+        #expect(samples.allSatisfy { $0 != nil })
+        #expect(samples[0] == samples[6] && samples[6] != samples[7])
+        // The sample is the picture's: the counter clip is not black, and frame 7's differs.
+        #expect(samples[0]?.isBlack == false && samples[7].map { !$0.looksLike(samples[0]!) } == true)
+    }
+}
