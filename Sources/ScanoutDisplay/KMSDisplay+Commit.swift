@@ -1,8 +1,8 @@
 import ScanoutCore
 import ScanoutKMS
 
-/// Committing a frame: tested first, the output filter's property changes riding along when they
-/// are taken, paced by the previous flips and a held commit, and captured by writeback.
+/// Committing a frame: tested first, the output filters' property changes (the screen's and the
+/// zones') riding along when they are taken, paced by the previous flips and a held commit, and captured by writeback.
 extension KMSDisplay {
     /// `TEST_ONLY` first (unless done), then the real commit with a flip event per CRTC, after
     /// the previous flips of these outputs completed; with capture, the writeback too. The output
@@ -19,7 +19,11 @@ extension KMSDisplay {
             wbConnector = wb.connectorID
         }
         let names = touched.map(\.name)
-        let changes = outputFilter?.propertyChanges() ?? []
+        // The screen's filter's changes and every zone's, merged (KMSFilterChanges).
+        var filters: [any OutputFilter] = outputFilter.map { [$0] } ?? []
+        filters += zoneFilters.keys.sorted().compactMap { zoneFilters[$0] }
+        let asked = filters.map { (filter: ObjectIdentifier($0), changes: $0.propertyChanges()) }
+        let changes = filterChanges.merged(asked)
         var changesRefused: KMSError?
         var withChangesTested = false
         if !changes.isEmpty {
@@ -58,7 +62,10 @@ extension KMSDisplay {
             o.flipPending = true
             o.needsModeset = false
         }
-        if !changes.isEmpty { outputFilter?.propertyChangesCommitted(changes, error: changesRefused) }
+        if asked.contains(where: { !$0.changes.isEmpty }) {
+            if changesRefused == nil { filterChanges.committed(asked) }
+            for (f, a) in zip(filters, asked) where !a.changes.isEmpty { f.propertyChangesCommitted(a.changes, error: changesRefused) }
+        }
         if let fence { try captureWriteback(fence) }
     }
 

@@ -168,6 +168,8 @@ public final class KMSDisplay: Display {
     public var zoneFilters: [Int: any OutputFilter] = [:] {
         didSet { for f in zoneFilters.values { f.handle(.hotplug, connectors: connectors) } }
     }
+    /// Which filters hold HDCP on which connector, for merging their property changes.
+    var filterChanges = KMSFilterChanges()
     /// The connectors as last read (at start and after each hotplug).
     public var connectors: [KMSConnector] { resources.connectors }
 

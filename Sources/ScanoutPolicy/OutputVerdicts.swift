@@ -1,14 +1,5 @@
 import ScanoutKMS
 
-/// `Content Protection` values (`DRM_MODE_CONTENT_PROTECTION_*`).
-public enum ContentProtection: UInt64, Sendable {
-    case undesired = 0, desired = 1, enabled = 2
-
-    public static let property = "Content Protection"
-    /// `HDCP Content Type`: 0 (`DRM_MODE_HDCP_CONTENT_TYPE0`) or 1 (`..._TYPE1`).
-    public static let contentTypeProperty = "HDCP Content Type"
-}
-
 /// Why an output must not show the content. `description` is one line for logs and the API.
 public enum CensorReason: Sendable, Equatable, CustomStringConvertible {
     /// A writeback connector while the policy denies capture.

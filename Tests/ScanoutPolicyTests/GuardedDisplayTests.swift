@@ -3,6 +3,7 @@ import ScanoutKMS
 import ScanoutCore
 import ScanoutDecode
 import ScanoutPolicy
+import ScanoutRender
 import ScanoutTestSupport
 import ScanoutTesting
 import Testing
@@ -121,5 +122,48 @@ private func firstFrame() throws -> VideoFrame {
         #expect(display.counters.censored == 3 && display.counters.native == 0)
         #expect(guardian.counters.framesCensored == ["HDMI-A-1": 3])
         #expect(guardian.status(of: "HDMI-A-1")?.framesCensored == 3)
+    }
+}
+
+@Suite("HDCP asked for by the zones of a screen, not only by the screen")
+struct ZoneHDCPTests {
+    /// Two zones side by side on the HDMI screen and the panel (each output shows the whole
+    /// 320x240 canvas), each zone with a guard of its own.
+    static func canvas() -> Canvas {
+        Canvas(width: 320, height: 240, zones: [
+            Canvas.Zone(rect: PixelRect(x: 0, y: 0, width: 160, height: 240), composition: Composition(background: RGBColor(r: 0, g: 0, b: 90))),
+            Canvas.Zone(rect: PixelRect(x: 160, y: 0, width: 160, height: 240), composition: Composition(background: RGBColor(r: 0, g: 90, b: 0))),
+        ])
+    }
+
+    @Test("a zone needing HDCP asks for it itself; it shows once Enabled; one zone's release leaves the other's protection on")
+    func zonesAskAndRelease() throws {
+        let device = hdmiAndPanel()
+        let display = try KMSDisplay(device: device, renderer: MemoryScanoutRenderer(), clock: ManualClock())
+        let hdcp = ContentPolicy(externalOutput: .allow, hdcp: .type0, capture: .allow)
+        let left = OutputGuard(policy: hdcp), right = OutputGuard(policy: hdcp)
+        display.zoneFilters = [0: left, 1: right]
+        let f = try firstFrame()
+        let canvas = Self.canvas()
+        func hdmi() throws -> RGBImage { try display.renderer.read(display.shownBuffer(named: "HDMI-A-1")!) }
+        try display.present(canvas, frames: [f, f])
+        // Asked for on the zones' behalf, in the frame's commit; both zones censored (their
+        // backgrounds) on HDMI until the link is Enabled, shown on the panel.
+        #expect(device.value(of: 30, "Content Protection") == 1)
+        #expect(try hdmi().pixel(x: 10, y: 120) == (0, 0, 90) && (try hdmi()).pixel(x: 300, y: 120) == (0, 90, 0))
+        try device.simulatePropertyChange(objectID: 30, "Content Protection", to: 2, hotplugEvent: true)
+        try display.present(canvas, frames: [f, f])
+        #expect(try hdmi().pixel(x: 10, y: 120) != (0, 0, 90) && (try hdmi()).pixel(x: 300, y: 120) != (0, 90, 0))
+        // The left zone's item ends: its release is not committed while the right zone holds HDCP.
+        left.play(policy: .unrestricted)
+        try display.present(canvas, frames: [f, f])
+        #expect(device.value(of: 30, "Content Protection") == 2)
+        #expect(left.propertyChanges().isEmpty)
+        #expect(try hdmi().pixel(x: 300, y: 120) != (0, 90, 0))
+        // The right zone's ends too: now HDCP is released.
+        right.play(policy: .unrestricted)
+        try display.present(canvas, frames: [f, f])
+        #expect(device.value(of: 30, "Content Protection") == 0)
+        #expect(right.propertyChanges().isEmpty)
     }
 }
