@@ -93,6 +93,11 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // Screens in lockstep across devices: the group's clock, the sync messages and their keys.
+        .target(name: "ScanoutSync", dependencies: [
+            "ScanoutCore",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // A blocking HTTP/1.1 and SSE client for loopback servers (tests, `bench zap`).
         .target(name: "ScanoutLoopback", dependencies: ["ScanoutCore"]),
         // The `bench` harness: Scanout and its peers as child processes, their figures, reports (table, JSON, SVG).
@@ -121,6 +126,7 @@ let package = Package(
         .testTarget(name: "ScanoutAudioTests", dependencies: [
             "ScanoutAudio", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
         ]),
+        .testTarget(name: "ScanoutSyncTests", dependencies: ["ScanoutSync", "ScanoutCore"]),
         .testTarget(name: "ScanoutKMSTests", dependencies: ["ScanoutKMS", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutDisplayTests", dependencies: [
             "ScanoutDisplay", "ScanoutKMS", "ScanoutRender", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
