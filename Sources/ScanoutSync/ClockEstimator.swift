@@ -10,9 +10,10 @@
 /// around the offset's line, whatever the jitter. The estimator keeps the last `window`
 /// exchanges and finds the drift (the line's slope) that puts the two envelopes furthest apart,
 /// which is the true slope (any other tilts one of them onto a sample); the offset is the middle
-/// of the envelopes, right to within half the difference of the two directions' least delays
-/// (the asymmetry no two-way protocol can see). Until the exchanges span `driftSpan` the slope is
-/// taken as zero. An exchange that falls off the line by more than `stepLimit` (the leader
+/// of the envelopes over the last `offsetSpan` (tilted by that drift), right to within half the
+/// difference of the two directions' least delays (the asymmetry no two-way protocol can see).
+/// Until the exchanges span `driftSpan` the slope is taken as zero: over a few seconds, a few
+/// milliseconds of jitter make hundreds of ppm of slope. An exchange that falls off the line by more than `stepLimit` (the leader
 /// changed, or a clock was stepped) starts the estimate over.
 ///
 /// A pure value: it keeps no clock, so tests run it in virtual time.
@@ -22,13 +23,18 @@ public struct ClockEstimator: Sendable {
         public var window: Int
         /// An offset this far off the current line restarts the estimate.
         public var stepLimit: Int64
-        /// Exchanges spanning at least this much local time before a drift is fitted.
+        /// Exchanges spanning at least this much local time before a drift is fitted: over a
+        /// shorter span a few milliseconds of jitter make hundreds of ppm of slope.
         public var driftSpan: Int64
+        /// The offset is read off the exchanges of this last stretch.
+        public var offsetSpan: Int64
         /// The largest drift believed (500 ppm: ten times a cheap crystal's tolerance).
         public var maxDrift: Double
 
-        public init(window: Int = 240, stepLimit: Int64 = 50_000_000, driftSpan: Int64 = 2_000_000_000, maxDrift: Double = 500e-6) {
-            self.window = window; self.stepLimit = stepLimit; self.driftSpan = driftSpan; self.maxDrift = maxDrift
+        public init(window: Int = 240, stepLimit: Int64 = 50_000_000, driftSpan: Int64 = 10_000_000_000,
+                    offsetSpan: Int64 = 4_000_000_000, maxDrift: Double = 500e-6) {
+            self.window = window; self.stepLimit = stepLimit; self.driftSpan = driftSpan
+            self.offsetSpan = offsetSpan; self.maxDrift = maxDrift
         }
     }
 
@@ -88,9 +94,9 @@ public struct ClockEstimator: Sendable {
 
     /// The two envelopes' gap for slope `drift`: (outward floor, return ceiling), each the line's
     /// value at `reference`.
-    private func envelopes(_ drift: Double, reference: Int64) -> (floor: Double, ceiling: Double) {
+    private func envelopes(_ drift: Double, reference: Int64, since: Int64 = .min) -> (floor: Double, ceiling: Double) {
         var floor = Double.infinity, ceiling = -Double.infinity
-        for e in exchanges {
+        for e in exchanges where e.t1 >= since {
             let out = Double(e.t2 - e.t1) - drift * Double(e.t1 - reference)
             let back = Double(e.t3 - e.t4) - drift * Double(e.t4 - reference)
             floor = min(floor, out)
@@ -114,7 +120,9 @@ public struct ClockEstimator: Sendable {
             }
             drift = (lo + hi) / 2
         }
-        let e = envelopes(drift, reference: reference)
+        // The offset from the recent exchanges only (their line tilted by the drift): an error in
+        // the drift then moves it by little.
+        let e = envelopes(drift, reference: reference, since: last.t1 - configuration.offsetSpan)
         return Model(reference: reference, offset: (e.floor + e.ceiling) / 2, drift: drift, exchanges: exchanges.count,
                      roundTrip: exchanges.map(\.roundTrip).min()!)
     }
