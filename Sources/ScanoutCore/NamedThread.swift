@@ -10,6 +10,9 @@ extension Thread {
     public convenience init(named name: String, block: @escaping @Sendable () -> Void) {
         let kept = Thread.systemName(name)
         self.init {
+            // The kernel's name written directly (Foundation's setter was seen, once, under heavy
+            // load, to leave the creating thread's), and Foundation's for `Thread.current.name`.
+            try? kept.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             Thread.current.name = kept
             block()
         }
