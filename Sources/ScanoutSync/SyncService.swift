@@ -40,8 +40,8 @@ public final class SyncService: @unchecked Sendable {
 
     public let settings: SyncSettings
     public let id: UInt64
-    private let lock = NSLock()
-    private var node: SyncNode
+    let lock = NSLock()
+    var node: SyncNode
     private var counters = Counters()
     private var stopped = false
     private let socket: MulticastSocket
@@ -78,10 +78,7 @@ public final class SyncService: @unchecked Sendable {
     }
 
     /// The group's time now; nil before this member knows it.
-    public func groupTime() -> Int64? {
-        let now = localNow()
-        return lock.withLock { node.groupTime(atLocal: now) }
-    }
+    public func groupTime() -> Int64? { groupTime(atLocal: localNow()) }
 
     /// The leader's timeline, sent out at once (ignored by a member that does not lead).
     public func publish(_ t: Timeline) { lock.withLock { node.publish(t) } }
