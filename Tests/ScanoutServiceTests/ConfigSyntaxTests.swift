@@ -59,7 +59,8 @@ import Testing
             try list((0..<5000).map { "c\($0)" })
             kill(server.pid, SIGHUP)
             let deadline = Date().addingTimeInterval(20)
-            while !server.stderr.contains("channel list reloaded"), Date() < deadline { usleep(50_000) }
+            // The summary's two lines are written one after the other: wait for both.
+            while !(server.stderr.contains("channel list reloaded") && server.stderr.contains("channels added:")), Date() < deadline { usleep(50_000) }
             let log = server.stderr
             #expect(log.contains("channel list reloaded: 5000 channels, 5000 added, 2 removed"), "\(log)")
             #expect(log.contains("5000 channels added: c0 (Channel c0), c1 (Channel c1), c2 (Channel c2), c3 (Channel c3), c4 (Channel c4) and 4995 more"),
