@@ -159,9 +159,9 @@ public struct SyncNode: Sendable {
 
     /// The member that should lead now: the highest priority heard lately (this one included
     /// when it may lead), ties to the lowest id.
-    private func bestCandidate(at local: Int64) -> UInt64? {
+    private func bestCandidate(at local: Int64, includingSelf: Bool = true) -> UInt64? {
         var heard = candidates.filter { local - $0.value.heard <= configuration.leaderTimeout }.map { ($0.key, $0.value.priority) }
-        if configuration.role != .follower { heard.append((id, configuration.priority)) }
+        if includingSelf && configuration.role != .follower { heard.append((id, configuration.priority)) }
         return heard.max { a, b in a.1 != b.1 ? a.1 < b.1 : a.0 > b.0 }?.0
     }
 
@@ -170,7 +170,7 @@ public struct SyncNode: Sendable {
         // hears a leader already there first (role `leader` leads at once).
         let listening = configuration.role == .auto && local - (started ?? local) < configuration.leaderTimeout
         var best = bestCandidate(at: local)
-        if listening && best == id { best = candidates.isEmpty ? nil : bestOther(at: local) }
+        if listening && best == id { best = bestCandidate(at: local, includingSelf: false) }
         guard best != leader else { return }
         if leader != nil { leaderChanges += 1 }
         if best == id {
@@ -187,10 +187,5 @@ public struct SyncNode: Sendable {
             nextRequest = .min
         }
         leader = best
-    }
-
-    private func bestOther(at local: Int64) -> UInt64? {
-        candidates.filter { local - $0.value.heard <= configuration.leaderTimeout }
-            .max { a, b in a.value.priority != b.value.priority ? a.value.priority < b.value.priority : a.key > b.key }?.key
     }
 }
