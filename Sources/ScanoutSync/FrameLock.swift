@@ -1,3 +1,4 @@
+import ScanoutCore
 /// Which frame a member of a sync group shows at a vblank, so that every member shows frame N at
 /// its vblank nearest the group time of N plus a latency, and what to do when its player is not
 /// there (a frame one vblank early or late, or a seek when it is far off).
@@ -22,7 +23,7 @@ public struct FrameLock: Sendable, Equatable {
 
     /// When frame `n` is due on the group's clock under `timeline` (nil while paused: nothing is
     /// due, the frame shown stays).
-    public func due(_ n: Int64, under timeline: Timeline) -> Int64? {
+    public func due(_ n: Int64, under timeline: SyncTimeline) -> Int64? {
         guard !timeline.paused, timeline.rate > 0 else { return nil }
         let pts = firstPTS + n * frameDuration
         return timeline.groupTime + Int64((Double(pts - timeline.mediaTime) / timeline.rate).rounded()) + latency
@@ -31,7 +32,7 @@ public struct FrameLock: Sendable, Equatable {
     /// The frame to show at a vblank at group time `vblank` on a screen refreshing every
     /// `refresh`: the last due by `vblank + refresh/2`; while paused, the frame at the timeline's
     /// media time.
-    public func frame(atVBlank vblank: Int64, refresh: Int64, under timeline: Timeline) -> Int64 {
+    public func frame(atVBlank vblank: Int64, refresh: Int64, under timeline: SyncTimeline) -> Int64 {
         guard !timeline.paused, timeline.rate > 0 else { return index(of: timeline.mediaTime) }
         let media = timeline.mediaTime(atGroup: vblank + refresh / 2 - latency)
         return index(of: media)

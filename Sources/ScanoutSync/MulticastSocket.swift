@@ -12,8 +12,9 @@ public final class MulticastSocket {
     public let description: String
 
     /// `group`: an IPv4 multicast address; `interface`: an interface name or one of its IPv4
-    /// addresses (nil: the kernel's choice, by the route to the group).
-    public init(group: String, port: UInt16, interface: String?) throws {
+    /// addresses (nil: the kernel's choice, by the route to the group); `sendTo`: where datagrams
+    /// go instead of the group (a relay, a unicast peer), nil: the group.
+    public init(group: String, port: UInt16, interface: String?, sendTo: (host: String, port: UInt16)? = nil) throws {
         var address = in_addr()
         guard inet_pton(AF_INET, group, &address) == 1, (UInt32(bigEndian: address.s_addr) >> 28) == 0xE else {
             throw SyncSocketError("\(group) is not an IPv4 multicast address (224.0.0.0/4)")
@@ -25,7 +26,7 @@ public final class MulticastSocket {
         destination.sin_family = sa_family_t(AF_INET)
         destination.sin_port = port.bigEndian
         destination.sin_addr = address
-        description = "\(group):\(port)" + (interface.map { " on \($0)" } ?? "")
+        description = "\(group):\(port)" + (interface.map { " on \($0)" } ?? "") + (sendTo.map { ", sending to \($0.host):\($0.port)" } ?? "")
         do {
             try option(SOL_SOCKET, SO_REUSEADDR, 1)
             try option(SOL_SOCKET, SO_REUSEPORT, 1)
@@ -54,6 +55,12 @@ public final class MulticastSocket {
             }
             try option(Int32(IPPROTO_IP), IP_MULTICAST_TTL, 1)
             try option(Int32(IPPROTO_IP), IP_MULTICAST_LOOP, 1)
+            if let sendTo {
+                var to = in_addr()
+                guard inet_pton(AF_INET, sendTo.host, &to) == 1 else { throw SyncSocketError("\(sendTo.host) is not an IPv4 address") }
+                destination.sin_addr = to
+                destination.sin_port = sendTo.port.bigEndian
+            }
         } catch {
             close(fd)
             throw error

@@ -1,3 +1,4 @@
+import ScanoutCore
 import Crypto
 import Foundation
 
@@ -89,7 +90,7 @@ public struct SyncCodec: Sendable {
             guard rate.isFinite, abs(rate) <= 16, paused <= 1 else { throw SyncCodecError.malformed("timeline rate or paused") }
             let n = Int(try p.u16())
             guard let item = String(validating: try p.bytes(n), as: UTF8.self) else { throw SyncCodecError.malformed("timeline item is not UTF-8") }
-            body = .timeline(Timeline(term: term, index: index, item: item, mediaTime: media, groupTime: group, rate: rate, paused: paused == 1))
+            body = .timeline(SyncTimeline(term: term, index: index, item: item, mediaTime: media, groupTime: group, rate: rate, paused: paused == 1))
         case 4: body = .announce(priority: try p.u32(), term: try p.u64())
         case let t: throw SyncCodecError.malformed("message type \(t)")
         }

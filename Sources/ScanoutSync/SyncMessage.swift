@@ -1,3 +1,4 @@
+import ScanoutCore
 /// What a sync group's members say to each other. Every message carries its sender (a random id
 /// per run), a sequence number (per sender, rising by one per message) and the sender's time on
 /// the group's clock when it sent it; the codec (`SyncCodec`) adds the group and the key's tag.
@@ -10,7 +11,7 @@ public struct SyncMessage: Equatable, Sendable {
         /// leader's receive `t2` and send `t3` (the group's clock).
         case timeResponse(follower: UInt64, nonce: UInt64, t1: Int64, t2: Int64, t3: Int64)
         /// The leader's timeline: what plays and where it is on the group's clock.
-        case timeline(Timeline)
+        case timeline(SyncTimeline)
         /// A member that may lead (role `auto` or `leader`) says so: the highest `priority` leads,
         /// ties to the lowest sender id; `term` counts the leaderships the sender has seen.
         case announce(priority: UInt32, term: UInt64)
@@ -25,30 +26,5 @@ public struct SyncMessage: Equatable, Sendable {
 
     public init(sender: UInt64, sequence: UInt64, sentAt: Int64, body: Body) {
         self.sender = sender; self.sequence = sequence; self.sentAt = sentAt; self.body = body
-    }
-}
-
-/// The group's timeline as its leader publishes it: item `item` (the playlist entry, by its
-/// position `index` and its source) is at media time `mediaTime` when the group's clock reads
-/// `groupTime`, going at `rate` (0 when paused). A follower shows, at each vblank, the frame
-/// whose media time this line gives for the vblank's group time.
-public struct Timeline: Equatable, Sendable {
-    /// The leadership the timeline belongs to (rises at each change of leader).
-    public var term: UInt64
-    public var index: Int32
-    public var item: String
-    public var mediaTime: Int64
-    public var groupTime: Int64
-    public var rate: Double
-    public var paused: Bool
-
-    public init(term: UInt64, index: Int32, item: String, mediaTime: Int64, groupTime: Int64, rate: Double, paused: Bool) {
-        self.term = term; self.index = index; self.item = item; self.mediaTime = mediaTime
-        self.groupTime = groupTime; self.rate = rate; self.paused = paused
-    }
-
-    /// The media time at group time `t` (ns): frozen while paused.
-    public func mediaTime(atGroup t: Int64) -> Int64 {
-        paused ? mediaTime : mediaTime + Int64((Double(t - groupTime) * rate).rounded())
     }
 }

@@ -1,3 +1,4 @@
+import ScanoutCore
 /// One member of a sync group as a state machine: what it sends and what it knows, driven by its
 /// own clock's readings (`tick`) and the messages it receives (`receive`), with no socket and no
 /// thread of its own, so that a group of them runs in virtual time in a test and over UDP in
@@ -27,6 +28,9 @@ public struct SyncNode: Sendable {
         /// A follower is in lock once its clock has this many exchanges and an answer came within
         /// `leaderTimeout`.
         public var lockExchanges = 4
+        /// Every member's clock is the group's already (the system clock, disciplined by chrony
+        /// or PTP): no time is asked for, and a member is in lock once it hears a leader.
+        public var systemClock = false
 
         public init(role: Role, priority: UInt32 = 100) {
             self.role = role
@@ -58,7 +62,7 @@ public struct SyncNode: Sendable {
     private(set) public var term: UInt64 = 0
     /// While this member leads after another: its last model of the group's clock, frozen.
     private var inherited: ClockEstimator.Model?
-    private(set) public var timeline: Timeline?
+    private(set) public var timeline: SyncTimeline?
     private var started: Int64?
     private var nextAnnounce: Int64 = .min
     private var nextRequest: Int64 = .min
@@ -80,6 +84,7 @@ public struct SyncNode: Sendable {
     /// start, its frozen estimate of the previous leader's when it took over, the estimate of the
     /// leader's otherwise; nil before it knows.
     public func groupTime(atLocal local: Int64) -> Int64? {
+        if configuration.systemClock { return local }
         if leading { return inherited.map { $0.groupTime(atLocal: local) } ?? local }
         return estimator.model?.groupTime(atLocal: local)
     }
@@ -87,13 +92,15 @@ public struct SyncNode: Sendable {
     public func status(atLocal local: Int64) -> Status {
         let model = leading ? inherited : estimator.model
         let answered = lastAnswer.map { local - $0 <= configuration.leaderTimeout } ?? false
+        let clockKnown = configuration.systemClock ? leader != nil : answered && (estimator.model?.exchanges ?? 0) >= configuration.lockExchanges
         return Status(leading: leading, leader: leader, term: term,
-                      locked: leading || (answered && (estimator.model?.exchanges ?? 0) >= configuration.lockExchanges),
+                      locked: leading || clockKnown,
                       offset: model?.offset(at: local), driftPPM: model?.driftPPM, exchanges: estimator.model?.exchanges ?? 0)
     }
 
     /// The leader sets the timeline (a new item, a seek, a pause): sent at the next tick.
-    public mutating func publish(_ t: Timeline) {
+    public mutating func publish(_ t: SyncTimeline) {
+        guard leading else { return }
         var t = t
         t.term = term
         timeline = t
@@ -114,7 +121,7 @@ public struct SyncNode: Sendable {
                 out.append(message(.timeline(t), at: local))
                 nextTimeline = local + configuration.timelineInterval
             }
-        } else if leader != nil, local >= nextRequest {
+        } else if leader != nil, !configuration.systemClock, local >= nextRequest {
             nonce &+= 1
             outstanding[nonce] = local
             outstanding = outstanding.filter { local - $0.value <= configuration.leaderTimeout }

@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutSync
 import Testing
 

@@ -1,9 +1,10 @@
+import ScanoutCore
 import ScanoutSync
 import Testing
 
 @Suite("frame lock: frame N at every screen's vblank nearest its due time")
 struct FrameLockTests {
-    static let timeline = Timeline(term: 1, index: 0, item: "clip", mediaTime: 0, groupTime: 1_000_000_000, rate: 1, paused: false)
+    static let timeline = SyncTimeline(term: 1, index: 0, item: "clip", mediaTime: 0, groupTime: 1_000_000_000, rate: 1, paused: false)
 
     @Test("due times, the frame at a vblank, paused, and what a player does when it is off")
     func basics() {

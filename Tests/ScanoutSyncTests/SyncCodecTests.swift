@@ -1,3 +1,4 @@
+import ScanoutCore
 import ScanoutSync
 import Testing
 
@@ -8,7 +9,7 @@ struct SyncCodecTests {
     static let messages: [SyncMessage] = [
         SyncMessage(sender: 7, sequence: 1, sentAt: -5, body: .timeRequest(nonce: 99, t1: 123_456_789)),
         SyncMessage(sender: 1, sequence: 2, sentAt: 1_000, body: .timeResponse(follower: 7, nonce: 99, t1: 123_456_789, t2: 2_000_000_000, t3: 2_000_100_000)),
-        SyncMessage(sender: 1, sequence: 3, sentAt: 2_000, body: .timeline(Timeline(term: 4, index: 2, item: "/srv/media/clip é.mp4", mediaTime: 12_345_678,
+        SyncMessage(sender: 1, sequence: 3, sentAt: 2_000, body: .timeline(SyncTimeline(term: 4, index: 2, item: "/srv/media/clip é.mp4", mediaTime: 12_345_678,
                                                                                    groupTime: 9_000_000_000, rate: 1.0, paused: false))),
         SyncMessage(sender: .max, sequence: .max, sentAt: .min, body: .announce(priority: 10, term: 4)),
     ]
@@ -38,7 +39,7 @@ struct SyncCodecTests {
         #expect(throws: SyncCodecError.self) { try codec.decode(wire + [0]) }
         #expect(throws: SyncCodecError.self) { try codec.decode([]) }
         #expect(throws: SyncCodecError.badConfiguration("key: at least 16 bytes (give 32 random bytes)")) { try SyncCodec(group: "lobby", key: [1, 2, 3]) }
-        let long = SyncMessage(sender: 1, sequence: 1, sentAt: 0, body: .timeline(Timeline(term: 1, index: 0, item: String(repeating: "x", count: 1025),
+        let long = SyncMessage(sender: 1, sequence: 1, sentAt: 0, body: .timeline(SyncTimeline(term: 1, index: 0, item: String(repeating: "x", count: 1025),
                                                                                           mediaTime: 0, groupTime: 0, rate: 1, paused: false)))
         #expect(throws: SyncCodecError.self) { try codec.encode(long) }
     }
@@ -67,7 +68,7 @@ struct SyncCodecTests {
 
     @Test("a timeline gives the media time at any group time; paused, it stands")
     func timeline() {
-        let t = Timeline(term: 1, index: 0, item: "a", mediaTime: 1_000_000_000, groupTime: 10_000_000_000, rate: 1, paused: false)
+        let t = SyncTimeline(term: 1, index: 0, item: "a", mediaTime: 1_000_000_000, groupTime: 10_000_000_000, rate: 1, paused: false)
         #expect(t.mediaTime(atGroup: 10_500_000_000) == 1_500_000_000)
         var fast = t
         fast.rate = 2

@@ -1,3 +1,4 @@
+import ScanoutCore
 import Foundation
 import ScanoutSync
 import Testing
@@ -34,7 +35,7 @@ struct SyncServiceTests {
         defer { leader.stop(); follower.stop(); stranger.stop() }
         // The leader leads from its first tick.
         while leader.groupTime() == nil, Date().timeIntervalSince(started) < 1 { Thread.sleep(forTimeInterval: 0.005) }
-        leader.publish(Timeline(term: 0, index: 3, item: "clip.mp4", mediaTime: 0, groupTime: try #require(leader.groupTime()), rate: 1, paused: false))
+        leader.publish(SyncTimeline(term: 0, index: 3, item: "clip.mp4", mediaTime: 0, groupTime: try #require(leader.groupTime()), rate: 1, paused: false))
         var lockedAfter: Double?
         while Date().timeIntervalSince(started) < 3 {
             if lockedAfter == nil, follower.status().node.locked { lockedAfter = Date().timeIntervalSince(started) }
