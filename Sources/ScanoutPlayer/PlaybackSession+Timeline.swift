@@ -90,6 +90,7 @@ extension PlaybackSession {
     /// What the sound clock says is heard at `now`, as media time of the current input; nil
     /// without a sound clock, before the input's first frame, or when it says nothing.
     func heardMedia(at now: ClockTime) -> Double? {
+        if let group = groupClock?.streamTime(at: now, epoch: groupEpoch) { return group }
         guard let master = masterClock, let originPts, let tb = reader?.video.timeBase.doubleValue,
               let heard = master.streamTime(at: now, epoch: masterEpoch) else { return nil }
         return heard - Double(originPts) * tb

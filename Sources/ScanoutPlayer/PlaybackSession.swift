@@ -85,6 +85,14 @@ public final class PlaybackSession {
     public var masterClock: (any MediaClockSource)?
     /// The item the master clock must be playing for its time to count (`AudioChunk.epoch`).
     public var masterEpoch = 0
+    /// A sync group's clock (`SyncMediaClock`): when it answers, frames are due when the group's
+    /// timeline reaches them, whatever the sound says; it answers media time (from the item's
+    /// first frame), for the item bound to `groupEpoch`.
+    public var groupClock: (any MediaClockSource)?
+    public var groupEpoch = 0
+    /// Told, before the wait, of each timed frame: its media time and when it is due (the
+    /// timeline's time, before the vblank): what a sync group's leader publishes.
+    public var onTimelineAim: ((_ media: Double, _ target: ClockTime) -> Void)?
 
     /// How late a frame timed by the sound may reach the screen (at least half a refresh more
     /// than the vblank grid's own error, `PresentScheduler.allowedLateness`).
@@ -235,6 +243,7 @@ public final class PlaybackSession {
         guard case .present(let aim) = scheduler.aim(media: media, in: context) else { return dropped(f, media: media) }
         count(aim.rebase)
         if let onAim, let t = streamTime(ofMedia: media) { onAim(t, aim.seenAt) }
+        onTimelineAim?(media, aim.target)
         var target = aim.target
         var commitAt: ClockTime?
         // Not before the first frame of a timeline (a start, a seek, a stall): its wait is
@@ -262,7 +271,7 @@ public final class PlaybackSession {
             // when the frame was aimed), or a step ahead (a device that takes its first
             // writes into a buffer it does not report). Judged again after the wait, as
             // GStreamer's sinks judge a buffer after their clock wait.
-            if masterClock != nil, !aim.firstOfTimeline {
+            if masterClock != nil || groupClock != nil, !aim.firstOfTimeline {
                 var after = context
                 after.now = clock.now()
                 after.heard = heardMedia(at: after.now)

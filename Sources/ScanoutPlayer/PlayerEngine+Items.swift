@@ -97,6 +97,7 @@ extension PlayerEngine {
         let durationBefore = duration
         current = p
         index = p.index
+        session.groupEpoch += 1
         slateShown = false
         if configuration.timeshift.seconds > 0, LiveInputOptions.handles(p.item.source) {
             p.startTimeshift(configuration.timeshift, audioTrack: PlayerAudio.track(of: p.reader, item: p.item, settings: configuration.audio)?.index)

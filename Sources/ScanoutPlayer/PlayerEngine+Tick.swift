@@ -15,6 +15,7 @@ extension PlayerEngine {
         followAudio()
         if retryIfDue() { return }
         followTimeshift()
+        followGroup()
         guard isRunning else { return }
         do {
             let r = try session.step()
@@ -73,6 +74,7 @@ extension PlayerEngine {
     /// start being prepared, and the first-frame and position events are due.
     private func presented() {
         audio.presented(by: session)
+        groupFramePresented()
         prepareUpcomingWhenSettled()
         setReasons(reasons.subtracting([.decodeFailing, .noOutput, .noSource, .sourceTimeout, .channelInvalid]))
         if let request = awaitingFirstFrame, let i = index, let item = current {

@@ -98,6 +98,8 @@ public final class PlayerEngine {
     public let audio = PlayerAudio()
     /// Decoder fallbacks posted from the thread that decodes, turned into events by `tick`.
     let fallbackInbox = FallbackInbox()
+    /// The sync group this player is a member of (`attach`); nil: none.
+    public internal(set) var sync: GroupPlayback?
 
     /// `background`: the next item is prepared on a thread of its own (a real player); false:
     /// on the caller's thread, at once (tests with a manual clock, `scanout play`).
@@ -142,6 +144,8 @@ public final class PlayerEngine {
     /// When `tick` next has work while not running (a retry), on the engine's clock.
     public var nextWakeup: ClockTime? {
         if case .error(let retryAt) = phase { return retryAt }
+        // In a sync group, the leader's pauses, resumes and items are followed while not playing.
+        if sync != nil { return clock.now() + .milliseconds(50) }
         // Paused on a live item: the buffer fills meanwhile; look now and then whether it wrapped.
         if state == .paused, current?.timeshift != nil { return clock.now() + .milliseconds(200) }
         return nil

@@ -91,6 +91,13 @@ public enum PlayerEvent: Equatable, Sendable {
     /// A zone's picture has been black, or unchanged, for `seconds` while it plays (`active`),
     /// or is no longer (`active` false): a multiviewer's alarm (`PictureWatch`).
     case pictureAlarm(kind: PictureAlarm, active: Bool, seconds: Double)
+    /// In a sync group: this member has the group's clock and follows `leader` (leading itself:
+    /// its own id).
+    case syncLocked(leader: String, term: UInt64)
+    /// In a sync group: this member lost the group's clock (`reason`) and runs on its own.
+    case syncLost(reason: String)
+    /// In a sync group: another member leads (`leading`: this one), under leadership `term`.
+    case leaderChanged(leader: String?, term: UInt64, leading: Bool)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -129,6 +136,9 @@ public enum PlayerEvent: Equatable, Sendable {
         case .downloadProgress: return "downloadProgress"
         case .downloadState: return "downloadState"
         case .pictureAlarm: return "pictureAlarm"
+        case .syncLocked: return "syncLocked"
+        case .syncLost: return "syncLost"
+        case .leaderChanged: return "leaderChanged"
         }
     }
 }
