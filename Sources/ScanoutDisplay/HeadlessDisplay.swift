@@ -21,16 +21,25 @@ public final class HeadlessDisplay: Display {
     /// The layout of the last picture shown.
     public private(set) var lastLayout: FrameLayout?
 
-    public init(renderer: any HeadlessRenderer = CPUHeadlessRenderer(), outputWidth: Int? = nil, outputHeight: Int? = nil) {
+    /// The output's vblanks when it has a refresh rate (`refresh`); nil: frames are timed by the
+    /// clock alone.
+    public let vblanks: HeadlessVBlanks?
+
+    public init(renderer: any HeadlessRenderer = CPUHeadlessRenderer(), outputWidth: Int? = nil, outputHeight: Int? = nil,
+                refresh: Double? = nil) {
         self.renderer = renderer
+        vblanks = refresh.map { HeadlessVBlanks(hertz: $0) }
         if let w = outputWidth, let h = outputHeight, w > 0, h > 0 { outputSize = (w, h) } else { outputSize = nil }
     }
 
     public var description: String {
-        if let o = outputSize { return "headless \(o.width)x\(o.height)" }
-        if let s = renderer.pictureSize { return "headless \(s.width)x\(s.height)" }
-        return "headless"
+        let hz = vblanks.map { " @\(String(format: "%.3f", 1e9 / Double($0.refreshInterval.nanosecondCount))) Hz" } ?? ""
+        if let o = outputSize { return "headless \(o.width)x\(o.height)" + hz }
+        if let s = renderer.pictureSize { return "headless \(s.width)x\(s.height)" + hz }
+        return "headless" + hz
     }
+
+    public var vblankSource: (any VBlankSource)? { vblanks }
 
     /// The last picture shown, nil before the first (read back from the GPU now, for GL).
     public func snapshot() throws -> RGBImage? { try renderer.snapshot() }
@@ -72,6 +81,7 @@ public final class HeadlessDisplay: Display {
 
     public func present(_ frame: VideoFrame, layout: FrameLayout) throws {
         try renderer.draw(frame, layout: layout, outputSize: outputSize)
+        vblanks?.waitForVBlank()
         if let o = outputSize {
             lastDestination = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height,
                                                      sampleAspectRatio: frame.sampleAspectRatio, orientation: layout.orientation,

@@ -32,13 +32,16 @@ public struct OutputSettings: Sendable {
     /// Headless: the output size pictures are laid out on.
     public var headlessWidth: Int?
     public var headlessHeight: Int?
+    /// Headless: the refresh rate its vblanks come at (`HeadlessVBlanks`); nil: none.
+    public var headlessRefresh: Double?
     /// Where the DRM cards are.
     public var directory: String
 
     public init(kind: Kind = .auto, card: String? = nil, connectors: [String] = [], mode: String? = nil,
                 renderer: KMSDisplay.RendererChoice = .auto, eglPlatforms: [HeadlessPlatform] = HeadlessPlatform.allCases,
                 composition: Composition = Composition(), capture: Bool = false, headlessWidth: Int? = nil, headlessHeight: Int? = nil,
-                directory: String = "/dev/dri") {
+                headlessRefresh: Double? = nil, directory: String = "/dev/dri") {
+        self.headlessRefresh = headlessRefresh
         self.kind = kind
         self.card = card
         self.connectors = connectors
@@ -131,7 +134,8 @@ public final class PlaybackPipeline {
         egl.headlessPlatforms = settings.eglPlatforms
         let decision = try HeadlessDisplay.makeRenderer(settings.renderer, composition: settings.composition, eglOptions: egl)
         note(decision.line)
-        let display = HeadlessDisplay(renderer: decision.renderer, outputWidth: settings.headlessWidth, outputHeight: settings.headlessHeight)
+        let display = HeadlessDisplay(renderer: decision.renderer, outputWidth: settings.headlessWidth, outputHeight: settings.headlessHeight,
+                                      refresh: settings.headlessRefresh)
         return PlaybackPipeline(display: display, headlessRenderer: decision)
     }
 

@@ -36,6 +36,7 @@ struct Serve: ParsableCommand {
     @Flag(help: "Do not listen on a Unix socket.") var noSocket = false
     @Option(help: "Output: auto (a KMS screen when one is connected), kms or headless.", completion: CompletionWords.output) var output: String?
     @Option(help: "Output size for layout, WIDTHxHEIGHT.") var outputSize: String?
+    @Option(help: "Headless: pace frames at this refresh rate (Hz), as a screen would.") var outputRefresh: Double?
     @Option(help: "KMS: the mode, WIDTHxHEIGHT or WIDTHxHEIGHT@REFRESH (default: each screen's preferred mode).") var mode: String?
     @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png); content whose policy denies capture is refused.")
     var capture: String?
@@ -76,7 +77,8 @@ struct Serve: ParsableCommand {
         logger.notice("scanout \(ScanoutVersion.string)")
         let w = settings.outputWidth, h = settings.outputHeight
         let output = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, mode: settings.mode, renderer: renderer.kms,
-                                    capture: settings.capture != nil, headlessWidth: w, headlessHeight: h)
+                                    capture: settings.capture != nil, headlessWidth: w, headlessHeight: h,
+                                    headlessRefresh: settings.outputRefresh)
         let captureDirectory = settings.capture
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
             // Made on the player's thread, which owns the pipeline from then on. A service keeps
@@ -91,7 +93,7 @@ struct Serve: ParsableCommand {
                 return pipeline
             } catch {
                 logger.error("output unavailable (\(error)); playing on the headless output with the CPU renderer")
-                return PlaybackPipeline(display: HeadlessDisplay(outputWidth: w, outputHeight: h))
+                return PlaybackPipeline(display: HeadlessDisplay(outputWidth: w, outputHeight: h, refresh: settings.outputRefresh))
             }
         } makeScreenOutput: { layout in
             // A screen of zones (`layout`): opened on its compositor's thread, as a picture's
@@ -145,6 +147,7 @@ struct Serve: ParsableCommand {
         if noSocket { o["unixSocket"] = .null }
         if let output { o["output"] = .string(output) }
         if let outputSize { o["outputSize"] = .string(outputSize) }
+        if let outputRefresh { o["outputRefresh"] = .number(outputRefresh) }
         if let mode { o["mode"] = .string(mode) }
         if let capture { o["capture"] = .string(capture) }
         if let repeatMode { o["repeat"] = .string(repeatMode) }
@@ -188,6 +191,7 @@ struct Serve: ParsableCommand {
         switch field {
         case "unixSocket": return "socket"
         case "outputSize": return "output-size"
+        case "outputRefresh": return "output-refresh"
         case "audioDevice": return "audio-device"
         case "presentLog": return "present-log"
         case "stateDir": return "state-dir"
