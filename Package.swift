@@ -92,6 +92,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            "ScanoutSync",
         ]),
         // Screens in lockstep across devices: the group's clock, the sync messages and their keys.
         .target(name: "ScanoutSync", dependencies: [

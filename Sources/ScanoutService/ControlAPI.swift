@@ -108,6 +108,8 @@ public final class ControlAPI: Sendable {
     public let player: Player
     /// The screen of zones (config `layout`); nil: one picture, `player`'s.
     public let screen: ScreenPlayer?
+    /// The sync group this service plays in lockstep with (config `sync`); nil: none.
+    public let sync: SyncMembership?
     public let metrics: PlayerMetrics
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
@@ -133,8 +135,10 @@ public final class ControlAPI: Sendable {
 
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
                 logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15),
-                offline: OfflineManager? = nil, offlineOff: String = "no state directory", screen: ScreenPlayer? = nil) {
+                offline: OfflineManager? = nil, offlineOff: String = "no state directory", screen: ScreenPlayer? = nil,
+                sync: SyncMembership? = nil) {
         self.screen = screen
+        self.sync = sync
         self.offline = offline
         self.offlineOff = offlineOff
         self.keepAlive = keepAlive
@@ -153,7 +157,7 @@ public final class ControlAPI: Sendable {
     /// answers and their `Allow`, `routes`) is read from these: routes are declared nowhere else.
     func routeCollections() -> [RouteCollection<ServiceRequestContext>] {
         [statusRoutes(), eventRoutes(), playbackRoutes(), playlistRoutes(), subtitleRoutes(), channelRoutes(),
-         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes()]
+         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes()]
     }
 
     /// Method and path of every route (paths with parameters as `/downloads/{id}`).

@@ -61,6 +61,11 @@ public struct ScanoutServer: Sendable {
             return pipeline.display
         }
         let metrics = PlayerMetrics()
+        let sync = try config.syncSettings().map { try SyncMembership(settings: $0, metrics: metrics) }
+        if let sync {
+            player.events.addListener { n in sync.observe(n.event) }
+            logger.notice("sync: group \(sync.service.settings.group), \(sync.service.settings.role.rawValue), on \(sync.service.description)")
+        }
         listen(to: player, metrics: metrics, readiness: readiness, mainZone: screen?.layout.mainZone)
         let log = logger
         let store = resumeStore(player: player)
@@ -78,13 +83,14 @@ public struct ScanoutServer: Sendable {
             }
             if let store { Self.keepPosition(of: engine, in: store) }
             if let offline { Self.keepOffline(engine, offline) }
+            if let sync { engine.attach(sync.playback()) }
             return 0
         }
         offline?.resumeInterrupted()
         // Ends when the manager goes (it holds the manager weakly).
         _ = offline?.keepClock()
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
-                             offline: offline, offlineOff: offlineOff, screen: screen)
+                             offline: offline, offlineOff: offlineOff, screen: screen, sync: sync)
         if let screen { await startZones(of: screen, api: api) }
         await start(player, api: api, store: store, readiness: readiness)
         return (player, api)
@@ -123,7 +129,10 @@ public struct ScanoutServer: Sendable {
             ?? (config.playlist, "playlist")
         if !playlist.isEmpty {
             let repeatMode = zone.map { !$0.playlist.isEmpty ? $0.repeatMode : config.repeatMode } ?? config.repeatMode
-            let autoplay = config.autoplay
+            // In a sync group the group starts together, once it has a leader (`GroupPlayback`).
+            let grouped = api.sync != nil
+            let autoplay = config.autoplay && !grouped
+            let groupAutoplay = config.autoplay && grouped
             do {
                 // Items whose token does not verify are left out (and named in the log).
                 let items = try await api.authorize(playlist, field: field) { field, error in
@@ -134,6 +143,7 @@ public struct ScanoutServer: Sendable {
                 _ = try await player.perform { e in
                     e.setRepeat(repeatMode)
                     try e.load(items, start: start, autoplay: autoplay)
+                    e.sync?.pendingAutoplay = groupAutoplay
                     return 0
                 }
             } catch {

@@ -7,6 +7,7 @@ import ScanoutAudio
 import ScanoutOffline
 import ScanoutPlayer
 import ScanoutRender
+import ScanoutSync
 
 /// The service's settings: from the config file (`/etc/scanout/scanout.json` or `--config`), then
 /// command-line options, then `PUT /config` at run time for the fields marked runtime.
@@ -18,6 +19,9 @@ import ScanoutRender
 ///     keys                                               — the content-token key file (also SCANOUT_KEYS)
 ///     allowedHosts [names], rateLimit {requestsPerSecond, burst} | null — request security
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
+///     outputRefresh (Hz)                                 — headless: vblanks at that rate (paced as a screen)
+///     sync {group, key, role, priority, address, port, interface, sendTo, clock} | null — play in
+///                                                         lockstep with a group (`SyncConfig.swift`)
 ///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
 ///     capture (a directory)                              — KMS: every frame shown, through the
 ///                                                         writeback connector, as capture-NNNNNN.png;
@@ -67,6 +71,10 @@ public struct ServiceConfig: Sendable, Equatable {
     public var output = "auto"
     public var outputWidth: Int?
     public var outputHeight: Int?
+    /// Headless: the refresh rate the output paces frames at, as a screen would; nil: none.
+    public var outputRefresh: Double?
+    /// The sync group this screen plays in lockstep with; nil: none.
+    public var sync: SyncSettings?
     /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
     public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
@@ -183,6 +191,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = body.offline { applyOffline(v) }
         applySubtitles(body.subtitles)
         if let v = body.limits { applyLimits(v) }
+        if let v = body.sync { sync = v?.settings }
     }
 
     private mutating func applyService(_ s: Wire.ConfigBody.Service) {
@@ -196,6 +205,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = s.output { output = v }
         if let v = s.mode { mode = v }
         if let v = s.outputSize { outputWidth = v.width; outputHeight = v.height }
+        if let v = s.outputRefresh { outputRefresh = v }
         if let v = s.capture { capture = v }
         if let v = s.playlist { playlist = v }
         if let v = s.repeatMode { repeatMode = v }
@@ -240,6 +250,7 @@ public struct ServiceConfig: Sendable, Equatable {
         try c.encodeNullable(rateLimit.map { Wire.RateLimit(requestsPerSecond: $0.perSecond, burst: $0.burst) }, forKey: "rateLimit")
         try c.encodeNullable(keys, forKey: "keys"); try c.encode(output, forKey: "output")
         try c.encodeNullable(outputWidth.map { "\($0)x\(outputHeight!)" }, forKey: "outputSize")
+        try c.encodeNullable(outputRefresh, forKey: "outputRefresh")
         try c.encodeNullable(mode, forKey: "mode"); try c.encodeNullable(capture, forKey: "capture")
         try c.encode(playlist.map(Wire.Item.init), forKey: "playlist"); try c.encode(repeatMode.rawValue, forKey: "repeat")
         try c.encode(autoplay, forKey: "autoplay"); try c.encode(scaling.rawValue, forKey: "scaling")

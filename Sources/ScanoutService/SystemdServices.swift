@@ -134,6 +134,7 @@ final class ConfigReloader: Sendable {
             "outputSize": old.outputWidth != new.outputWidth || old.outputHeight != new.outputHeight,
             "threads": old.threads != new.threads, "timeout": old.timeout != new.timeout,
             "playerType": old.playerType != new.playerType, "hwBackend": old.hwBackend != new.hwBackend,
+            "outputRefresh": old.outputRefresh != new.outputRefresh, "sync": old.sync != new.sync,
         ]
         return differs.filter(\.value).map(\.key)
     }

@@ -17,7 +17,7 @@ extension Wire {
     /// and `presentLog` are read only when they are not null: null is not a value of theirs.
     struct ConfigBody: RequestBody {
         enum Field: String, CodingKey, CaseIterable {
-            case host, port, unixSocket, token, keys, allowedHosts, rateLimit, output, mode, outputSize, capture, playlist
+            case host, port, unixSocket, token, keys, allowedHosts, rateLimit, output, mode, outputSize, outputRefresh, capture, playlist
             case `repeat`, autoplay, scaling, imageDuration, slate, overlay, positionInterval, retryInterval, logLevel, threads, timeout
             case interface, sources, liveTimeout, timeshift
             case channels
@@ -29,6 +29,7 @@ extension Wire {
             case subtitleLanguages, subtitles
             case limits
             case layout
+            case sync
         }
 
         /// The top level's fields, as each section reads them.
@@ -53,6 +54,8 @@ extension Wire {
         var offline: Offline?
         var subtitles: Subtitles
         var limits: Limits?
+        /// The sync group; null: none.
+        var sync: Sync??
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
@@ -72,6 +75,7 @@ extension Wire {
             offline = try Offline.field(c)
             subtitles = try Subtitles(c)
             limits = try c.decodeIfPresent(Limits.self, forKey: .limits)
+            sync = try c.decodeNullable(Sync.self, forKey: .sync)
         }
 
         /// Where the API listens, who may reach it, the output, the playlist and the player's
@@ -87,6 +91,7 @@ extension Wire {
             var output: String?
             var mode: String?
             var outputSize: (width: Int, height: Int)?
+            var outputRefresh: Double?
             var capture: String??
             var playlist: [PlaylistItem]?
             var repeatMode: RepeatMode?
@@ -125,6 +130,7 @@ extension Wire {
                     }
                     outputSize = (parts[0], parts[1])
                 }
+                outputRefresh = try c.decodeIfPresent(Double.self, forKey: .outputRefresh, in: 1...1000)
                 capture = try c.decodeNullable(String.self, forKey: .capture)
                 if capture??.isEmpty == true { throw APIError.badRequest(c.name(.capture), "must be a directory, or null for none") }
                 playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item)

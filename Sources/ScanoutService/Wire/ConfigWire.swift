@@ -23,6 +23,7 @@ extension Wire {
             try config.encodeOffline(into: &c)
             try config.encodeSubtitles(into: &c)
             try config.encodeLimits(into: &c)
+            try config.encodeSync(into: &c)
         }
     }
 

@@ -102,6 +102,12 @@ extension Wire {
                 try c.encode(kind.rawValue, forKey: "kind"); try c.encode(active, forKey: "active"); try c.encode(seconds, forKey: "seconds")
             case .downloadState(let id, let state, let reason):
                 try c.encode(id.redacted, forKey: "id"); try c.encode(state.redacted, forKey: "state"); try c.encodeNullable(reason?.redacted, forKey: "reason")
+            case .syncLocked(let leader, let term):
+                try c.encode(leader, forKey: "leader"); try c.encode(term, forKey: "term")
+            case .syncLost(let reason):
+                try c.encode(reason, forKey: "reason")
+            case .leaderChanged(let leader, let term, let leading):
+                try c.encodeNullable(leader, forKey: "leader"); try c.encode(term, forKey: "term"); try c.encode(leading, forKey: "leading")
             }
         }
     }
