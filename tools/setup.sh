@@ -14,6 +14,7 @@ PKGS=(
   libass-dev fonts-dejavu-core                                         # subtitles: libass, default font
   libsqlite3-dev                                                       # the offline store (GRDB)
   python3-venv                                                         # tools/api-fuzz.sh: schemathesis in a venv of its own
+  iproute2                                                             # network namespaces of the multicast and sync tests
 )
 PKGS+=("$@")
 missing=()

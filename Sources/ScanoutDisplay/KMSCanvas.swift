@@ -90,9 +90,10 @@ public enum WallLayout {
     /// `columns`×`rows` screens of `width`×`height` pixels each (their modes), `bezel` pixels of
     /// frame between two neighbours (both frames together), named row by row: the rectangle of
     /// the canvas each shows. The canvas is `columns·width + (columns−1)·bezel` wide, and as high.
-    public static func grid(_ names: [String], columns: Int, width: Int, height: Int, bezel: Int = 0) -> [String: PixelRect] {
+    public static func grid(_ names: [String?], columns: Int, width: Int, height: Int, bezel: Int = 0) -> [String: PixelRect] {
         var wall: [String: PixelRect] = [:]
         for (i, name) in names.enumerated() {
+            guard let name else { continue }   // another box's screen
             let c = i % max(columns, 1), r = i / max(columns, 1)
             wall[name] = PixelRect(x: c * (width + bezel), y: r * (height + bezel), width: width, height: height)
         }

@@ -32,13 +32,13 @@ public struct LayoutOutput {
         if settings.kind != .headless && (choice.kind != .headless || settings.explicitKMS) {
             var settings = settings
             // A wall opens its screens (unless the outputs are named otherwise).
-            if let wall = layout.wall, settings.connectors.isEmpty { settings.connectors = wall.outputs }
+            if let wall = layout.wall, settings.connectors.isEmpty { settings.connectors = wall.local }
             let pipeline = try PlaybackPipeline.open(settings, note: note)
             if let kms = pipeline.kms {
                 let size = try canvasSize(of: layout, on: kms)
                 let canvas = layout.fitted(outputWidth: size.width, outputHeight: size.height).canvasSize(outputWidth: size.width, outputHeight: size.height)
                 note("\(label): \(layout.zones.count) zones on a \(canvas.width)x\(canvas.height) canvas"
-                     + "\(layout.rotation != 0 ? " turned \(layout.rotation)°" : "")\(layout.wall.map { " across \($0.outputs.count) screens" } ?? ""), \(kms.description)")
+                     + "\(layout.rotation != 0 ? " turned \(layout.rotation)°" : "")\(layout.wall.map { " across \($0.outputs.count) screens" + ($0.local.count < $0.outputs.count ? " (\($0.local.count) of them here)" : "") } ?? ""), \(kms.description)")
                 return LayoutOutput(screen: ScreenOutput(output: kms, width: size.width, height: size.height, description: "kms"), pipeline: pipeline)
             }
         }
@@ -64,7 +64,7 @@ public struct LayoutOutput {
         guard let first = outputs.first?.mode else { throw LayoutOutputError("the KMS display has no output") }
         guard let wall = layout.wall else { return (first.width, first.height) }
         var modes: [KMSMode] = []
-        for name in wall.outputs {
+        for name in wall.local {
             guard let mode = outputs.first(where: { $0.name == name })?.mode else {
                 throw LayoutOutputError("wall: \(name) is not open (open: \(outputs.map(\.name).joined(separator: ", ")))")
             }
@@ -80,8 +80,8 @@ public struct LayoutOutput {
         switch wall.bezel {
         case .pixels(let p): bezel = p
         case .millimetres(let mm):
-            guard let screen = kms.connectors.first(where: { $0.name == wall.outputs[0] }), screen.widthMM > 0 else {
-                throw LayoutOutputError("wall: \(wall.outputs[0]) does not say its width in millimetres (EDID); give the bezel in pixels")
+            guard let screen = kms.connectors.first(where: { $0.name == wall.local.first }), screen.widthMM > 0 else {
+                throw LayoutOutputError("wall: \(wall.local.first ?? "") does not say its width in millimetres (EDID); give the bezel in pixels")
             }
             // Pixels a millimetre from the mode's width and the screen's (square pixels, so the
             // same along a turned screen's other side).

@@ -23,8 +23,9 @@ public struct ScreenLayout: Equatable, Sendable {
 
     /// Screens side by side, row by row, each showing its rectangle of the canvas.
     public struct Wall: Equatable, Sendable {
-        /// The outputs (connector names, "HDMI-A-1"), row by row.
-        public var outputs: [String]
+        /// The outputs (connector names, "HDMI-A-1"), row by row; nil: a screen of another box of
+        /// the wall (a wall across devices, kept in step by a sync group), of the same mode.
+        public var outputs: [String?]
         public var columns: Int
         public var bezel: Bezel
 
@@ -35,11 +36,13 @@ public struct ScreenLayout: Equatable, Sendable {
             case millimetres(Double)
         }
 
-        public init(outputs: [String], columns: Int, bezel: Bezel = .pixels(0)) {
+        public init(outputs: [String?], columns: Int, bezel: Bezel = .pixels(0)) {
             self.outputs = outputs; self.columns = columns; self.bezel = bezel
         }
 
         public var rows: Int { (outputs.count + columns - 1) / max(columns, 1) }
+        /// This box's screens of the wall.
+        public var local: [String] { outputs.compactMap { $0 } }
     }
 
     public init(width: Int? = nil, height: Int? = nil, background: RGBColor = .black, rotation: Int = 0, zones: [Zone] = [],

@@ -61,6 +61,19 @@ struct WallOutputTests {
         #expect(flips.count >= screen.screen.composed && flips.allSatisfy { Set($0.request.objectIDs).isSuperset(of: [40, 43]) })
     }
 
+    @Test("a wall across two boxes: this box's screen is the right one (the left is another box's, null): the whole 650x240 canvas composed, its screen showing x 330 on")
+    func acrossBoxes() throws {
+        var layout = Self.halves()
+        layout.wall = ScreenLayout.Wall(outputs: [nil, "HDMI-A-1"], columns: 2, bezel: .pixels(10))
+        let (screen, opened) = try Self.composeThree(layout, on: FakeKMSDevice.screens(1, widthMM: 160))
+        let kms = try #require(opened.kms)
+        #expect(screen.screen.canvas.width == 650 && screen.screen.canvas.height == 240)
+        #expect(kms.wall == ["HDMI-A-1": PixelRect(x: 330, y: 0, width: 320, height: 240)])
+        // Its rectangle is all of the right zone (x 325..649): the other box shows the left one.
+        let shown = try kms.renderer.read(try #require(kms.shownBuffer(named: "HDMI-A-1")))
+        #expect(shown.pixel(x: 0, y: 0) == (0, 200, 0) && shown.pixel(x: 319, y: 239) == (0, 200, 0))
+    }
+
     @Test("two portrait screens side by side (a wall turned 90°): a 480x320 upright canvas, each screen its half turned clockwise")
     func turnedWall() throws {
         // The left half red, the right half green, a blue band along the top of both.

@@ -241,6 +241,14 @@ struct ServiceLayoutTests {
         try walled.apply(json: Data(#"{"layout": {"wall": {"outputs": ["HDMI-A-1", "HDMI-A-2"], "bezel": "12.5mm"}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false)
         #expect(walled.layout?.wall == ScreenLayout.Wall(outputs: ["HDMI-A-1", "HDMI-A-2"], columns: 2, bezel: .millimetres(12.5)))
         #expect(String(decoding: try JSONEncoder().encode(Wire.Config(walled)), as: UTF8.self).contains(#""bezel":"12.5mm""#))
+        // A wall across boxes: null is another box's screen.
+        try walled.apply(json: Data(#"{"layout": {"wall": {"outputs": [null, "HDMI-A-1"], "bezel": 20}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false)
+        #expect(walled.layout?.wall == ScreenLayout.Wall(outputs: [nil, "HDMI-A-1"], columns: 2, bezel: .pixels(20)))
+        #expect(String(decoding: try JSONEncoder().encode(Wire.Config(walled)), as: UTF8.self).contains(#""outputs":[null,"HDMI-A-1"]"#))
+        var none = ServiceConfig()
+        #expect(throws: APIError.badRequest("layout.wall.outputs", "must name at least one screen of this box")) {
+            try none.apply(json: Data(#"{"layout": {"wall": {"outputs": [null, null]}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false)
+        }
         var bad = ServiceConfig()
         #expect(throws: APIError.self) { try bad.apply(json: Data(#"{"layout": {"main": "c", "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false) }
         #expect(throws: APIError.self) { try bad.apply(json: Data(#"{"layout": {"wall": {"outputs": ["HDMI-A-1"]}, "zones": [{"id": "a"}]}}"#.utf8), runtimeOnly: false) }

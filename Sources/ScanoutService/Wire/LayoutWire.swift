@@ -124,16 +124,27 @@ extension Wire {
 
     /// `{outputs: ["HDMI-A-1", "HDMI-A-2"], columns, bezel}`: one canvas across screens, row by
     /// row; `bezel` pixels (a number) or millimetres (`"12.5mm"`, with the screen's EDID width).
+    /// A null output is a screen of another box (a wall across devices, `sync`): this box
+    /// composes the whole canvas and shows its own screens' rectangles.
     struct WallRequest: Decodable {
         enum Field: String, CodingKey, CaseIterable { case outputs, columns, bezel }
         var wall: ScreenLayout.Wall
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
-            guard let outputs = try c.decodeStrings(forKey: .outputs, each: "must be a connector name (HDMI-A-1)"), outputs.count >= 2 else {
-                throw APIError.badRequest(c.name(.outputs), "must name two screens or more (connector names, row by row)")
+            let outputs: [String?]
+            do {
+                outputs = try c.decodeIfPresent([String?].self, forKey: .outputs) ?? []
+            } catch {
+                throw APIError.badRequest(c.name(.outputs), "must be connector names (HDMI-A-1), or null for another box's screen, row by row")
             }
-            guard Set(outputs).count == outputs.count else { throw APIError.badRequest(c.name(.outputs), "names a screen twice") }
+            guard outputs.count >= 2 else {
+                throw APIError.badRequest(c.name(.outputs), "must name two screens or more (connector names, or null for another box's screen, row by row)")
+            }
+            let local = outputs.compactMap { $0 }
+            guard !local.isEmpty else { throw APIError.badRequest(c.name(.outputs), "must name at least one screen of this box") }
+            guard local.allSatisfy({ !$0.isEmpty }) else { throw APIError.badRequest(c.name(.outputs), "must be connector names (HDMI-A-1), not empty") }
+            guard Set(local).count == local.count else { throw APIError.badRequest(c.name(.outputs), "names a screen twice") }
             let columns = try c.decodeIfPresent(Int.self, forKey: .columns, in: 1...64) ?? outputs.count
             var bezel = ScreenLayout.Wall.Bezel.pixels(0)
             if c.contains(.bezel) {

@@ -88,7 +88,7 @@ extension Wire {
     }
 
     struct Wall: Encodable, Sendable {
-        var outputs: [String]
+        var outputs: [String?]
         var columns: Int
         var bezel: Bezel
 
