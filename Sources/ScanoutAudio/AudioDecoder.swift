@@ -1,5 +1,6 @@
 import CFFmpeg
 import ScanoutCore
+import Synchronization
 import ScanoutDemux
 
 /// The sample layout every audio path in Scanout carries after decoding: interleaved signed
@@ -92,6 +93,10 @@ public final class AudioDecoder {
     private var nextStart: Double?
     /// Packets the decoder rejected (counted and skipped, as for video).
     public private(set) var rejectedPackets = 0
+    /// How much longer the sound is made than the stream says, in parts per million (`setStretch`):
+    /// set from the player's thread, read by the one that decodes.
+    private let stretch = Atomic<Int>(0)
+    private var stretchApplied = 0
 
     /// Opens the decoder of audio track `track` of `demuxer`, converting to `output` (the track's
     /// own rate and channels when nil).
@@ -153,6 +158,23 @@ public final class AudioDecoder {
         return chunks
     }
 
+    /// Makes the sound `ppm` parts per million longer (negative: shorter) from the next packet on,
+    /// by resampling (libswresample's compensation, applied over 10 s of output and renewed at
+    /// every packet): how a screen in a sync group keeps its sound on the group's clock when the
+    /// device's clock drifts from it, with no click (at most ±`maxStretch`).
+    public func setStretch(ppm: Int) { stretch.store(min(max(ppm, -Self.maxStretch), Self.maxStretch), ordering: .relaxed) }
+    public static let maxStretch = 1000
+
+    /// Renews the compensation (it ends after its distance) at the stretch asked for.
+    private func applyStretch() throws {
+        let ppm = stretch.load(ordering: .relaxed)
+        guard ppm != 0 || stretchApplied != 0 else { return }
+        let distance = Int64(output.sampleRate) * 10
+        let r = swr_set_compensation(swr, Int32(Int64(ppm) * distance / 1_000_000), Int32(distance))
+        guard r >= 0 else { throw AudioError.conversionFailed(call: "swr_set_compensation", reason: ffmpegErrorString(r)) }
+        stretchApplied = ppm
+    }
+
     /// Forgets buffered samples (after a seek).
     public func flush() {
         avcodec_flush_buffers(context)
@@ -161,7 +183,11 @@ public final class AudioDecoder {
     }
 
     private func convert() throws -> AudioChunk? {
-        if swr == nil { try openResampler() }
+        if swr == nil {
+            try openResampler()
+            stretchApplied = 0
+        }
+        try applyStretch()
         // Samples still inside the resampler come out first: the chunk starts that much earlier.
         let buffered = Double(swr_get_delay(swr, Int64(output.sampleRate))) / Double(output.sampleRate)
         let pts = frame.pointee.best_effort_timestamp

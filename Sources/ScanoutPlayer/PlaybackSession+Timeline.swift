@@ -91,6 +91,12 @@ extension PlaybackSession {
     /// without a sound clock, before the input's first frame, or when it says nothing.
     func heardMedia(at now: ClockTime) -> Double? {
         if let group = groupClock?.streamTime(at: now, epoch: groupEpoch) { return group }
+        return soundMedia(at: now)
+    }
+
+    /// What the sound clock says is heard at `now`, as media time of the current input, whatever
+    /// times the frames (a sync group's clock may); nil without one.
+    public func soundMedia(at now: ClockTime) -> Double? {
         guard let master = masterClock, let originPts, let tb = reader?.video.timeBase.doubleValue,
               let heard = master.streamTime(at: now, epoch: masterEpoch) else { return nil }
         return heard - Double(originPts) * tb

@@ -219,6 +219,10 @@ public final class PlayerAudio {
 
     public func setPaused(_ paused: Bool) { output?.setPaused(paused) }
 
+    /// Makes the sound `ppm` parts per million longer from the next packet on (a sync group's
+    /// follower keeping its sound on the group's clock: `AudioDecoder.setStretch`).
+    public func setStretch(ppm: Int) { decoder?.setStretch(ppm: ppm) }
+
     /// Plays what is decoded from now on `r` times as fast (the output stretches it). What the
     /// output's stretcher holds for the old rate plays first, at the old rate.
     public func setRate(_ r: Double) {

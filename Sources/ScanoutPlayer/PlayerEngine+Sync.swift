@@ -1,6 +1,7 @@
 import Foundation
 import ScanoutCore
 import ScanoutDisplay
+import ScanoutAudio
 
 /// What a member of a sync group did to stay on the group's timeline, for `GET /sync` and the
 /// metrics.
@@ -19,6 +20,10 @@ public struct GroupFollowStats: Sendable, Equatable {
     public var itemChanges = 0
     /// Timelines this member set while it led.
     public var timelinesPublished = 0
+    /// The sound against the group's timeline (seconds; positive: heard ahead), and the stretch
+    /// keeping it there (ppm; positive: the sound made longer); nil without sound.
+    public var soundError: Double?
+    public var soundStretchPPM = 0
     /// The last frame's error against the group's timeline (seconds; positive: shown late).
     public var lastError: Double?
     public init() {}
@@ -67,6 +72,19 @@ public final class GroupPlayback {
     var nextCorrection = ClockTime.zero
     var pausedAt: Double?
     var droppedBefore = 0
+    var nextSoundCheck = ClockTime.zero
+    /// The sound is brought back to the group's clock over this long (seconds).
+    public var soundCatchUp = 20.0
+    /// Closer than this (seconds), the sound is left as it is.
+    public var soundDeadband = 0.0005
+
+    /// The stretch (ppm) for sound heard `error` seconds ahead of the group, to be taken up over
+    /// `catchUp` seconds: positive (longer, so later) when ahead, bounded by
+    /// `AudioDecoder.maxStretch`.
+    public static func stretch(forError error: Double, catchUp: Double) -> Int {
+        let ppm = (error / catchUp * 1e6).rounded()
+        return Int(min(max(ppm, -Double(AudioDecoder.maxStretch)), Double(AudioDecoder.maxStretch)))
+    }
 
     public init(group: any SyncGroup) {
         self.group = group
@@ -175,14 +193,35 @@ extension PlayerEngine {
             g.stats.framesSkipped += skipped
             g.onCorrection?(skipped)
         }
-        guard let heard = g.clock.streamTime(at: now, epoch: session.groupEpoch), now >= g.nextCorrection,
-              abs(heard - position) > g.seekThreshold, current?.timeshift == nil else { return }
+        guard let heard = g.clock.streamTime(at: now, epoch: session.groupEpoch) else { return }
+        followSound(g, group: heard, now: now)
+        guard now >= g.nextCorrection, abs(heard - position) > g.seekThreshold, current?.timeshift == nil else { return }
         var to = max(0, heard + g.seekLead * rate)
         if let d = duration { to = min(to, max(0, d - 0.5)) }
         g.nextCorrection = now + .seconds(2)
         if (try? seek(to: to, exact: true)) != nil {
             g.stats.seeks += 1
             g.onCorrection?(1)
+        }
+    }
+
+    /// The sound follows the group's clock by resampling: heard `e` ahead of the timeline, it is
+    /// made longer by `e / soundCatchUp` (at most `AudioDecoder.maxStretch` ppm; nothing within
+    /// `soundDeadband`), so the device's drift (tens of ppm) is taken up with no click. Once a
+    /// second; further apart than `seekThreshold` it is the video's seek that lines them up again.
+    private func followSound(_ g: GroupPlayback, group: Double, now: ClockTime) {
+        guard now >= g.nextSoundCheck else { return }
+        g.nextSoundCheck = now + .seconds(1)
+        guard let sound = session.soundMedia(at: now) else {
+            g.stats.soundError = nil
+            return
+        }
+        let e = (sound - group) / max(rate, 0.01)
+        let ppm = abs(e) < g.soundDeadband ? 0 : GroupPlayback.stretch(forError: e, catchUp: g.soundCatchUp)
+        g.stats.soundError = e
+        if ppm != g.stats.soundStretchPPM {
+            g.stats.soundStretchPPM = ppm
+            audio.setStretch(ppm: ppm)
         }
     }
 

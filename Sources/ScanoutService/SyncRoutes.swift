@@ -73,6 +73,10 @@ extension Wire {
             var onTime: Int, early: Int, late: Int, skipped: Int
             var lastErrorMs: Double?
         }
+        struct Sound: Encodable, Sendable {
+            var errorMs: Double?
+            var stretchPpm: Int
+        }
         struct Messages: Encodable, Sendable {
             var sent: Int, received: Int, refused: Int, otherGroup: Int, sendFailures: Int
         }
@@ -94,6 +98,7 @@ extension Wire {
         var seeks: Int
         var itemChanges: Int
         var timelinesPublished: Int
+        var sound: Sound
         var messages: Messages
 
         init(_ s: SyncService, follow f: GroupFollowStats) {
@@ -120,6 +125,7 @@ extension Wire {
             seeks = f.seeks
             itemChanges = f.itemChanges
             timelinesPublished = f.timelinesPublished
+            sound = Sound(errorMs: f.soundError.map { $0 * 1000 }, stretchPpm: f.soundStretchPPM)
             messages = Messages(sent: counters.sent, received: counters.received, refused: counters.refused,
                                 otherGroup: counters.otherGroup, sendFailures: counters.sendFailures)
         }

@@ -109,4 +109,12 @@ struct GroupPlaybackTests {
         let shown = try #require(h.display.shown.last { abs(Double($0.code) / 30 * 1e9 - Double(again.mediaTime)) < 1000 })
         #expect(!again.paused && again.groupTime == Int64(shown.at.nanoseconds) + group.offset)
     }
+
+    @Test("the sound's stretch: the error taken up over 20 s, positive when the sound is ahead, at most 1000 ppm")
+    func soundStretch() {
+        #expect(GroupPlayback.stretch(forError: 0.010, catchUp: 20) == 500)
+        #expect(GroupPlayback.stretch(forError: -0.002, catchUp: 20) == -100)
+        #expect(GroupPlayback.stretch(forError: 0.5, catchUp: 20) == 1000)
+        #expect(GroupPlayback.stretch(forError: -0.5, catchUp: 20) == -1000)
+    }
 }
