@@ -116,7 +116,7 @@ let package = Package(
 
         // Fixtures, subprocesses, scratch directories and frame checksums for every test target.
         .target(name: "ScanoutTestSupport", dependencies: [
-            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutLoopback", "ScanoutOffline", .product(name: "JWTKit", package: "jwt-kit"),
+            "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutLoopback", "ScanoutOffline", .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/ScanoutTestSupport"),
         // One test target per module, named for it; tests that play through several modules sit with

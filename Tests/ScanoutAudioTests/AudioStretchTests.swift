@@ -12,20 +12,7 @@ import Testing
     /// Every sample the decoder makes of the German track of tracks.mkv (3 s of 880 Hz, mono
     /// 44.1 kHz) converted to `format`, stretched by `ppm` from the first packet on.
     private func decode(format: AudioFormat, ppm: Int) throws -> [Int16] {
-        let reader = try FrameReader(input: try Fixtures.path("tracks.mkv"))
-        let track = try #require(TrackSelector.pick(.audio, from: reader.demuxer.tracks, languages: ["de"]))
-        let decoder = try AudioDecoder(demuxer: reader.demuxer, track: track, output: format)
-        decoder.setStretch(ppm: ppm)
-        final class Samples { var all: [Int16] = [] }
-        let made = Samples()
-        try reader.demuxer.route(track: track.index) { packet in
-            for chunk in (try? decoder.decode(packet)) ?? [] { made.all += chunk.samples }
-        }
-        let frame = VideoFrame()
-        while try reader.next(into: frame) {}
-        // What the decoder and the resampler still hold (the resampler's filter delay).
-        for chunk in decoder.drain() { made.all += chunk.samples }
-        return made.all
+        try decodedSound(of: try Fixtures.path("tracks.mkv"), languages: ["de"], format: format, drain: true) { $0.setStretch(ppm: ppm) }
     }
 
     /// The largest step between two neighbouring samples of channel 0: a click is a step far

@@ -147,17 +147,7 @@ final class SizeRecordingDisplay: Display {
     /// The samples of tracks.mkv's default audio track as the engine's output gets them
     /// (48 kHz stereo s16), decoded from the start.
     private func reference() throws -> [Int16] {
-        let reader = try FrameReader(input: try Fixtures.path("tracks.mkv"))
-        let track = try #require(TrackSelector.pick(.audio, from: reader.demuxer.tracks, index: nil, languages: []))
-        let decoder = try AudioDecoder(demuxer: reader.demuxer, track: track, output: AudioFormat(sampleRate: 48000, channels: 2))
-        final class Samples { var all: [Int16] = [] }
-        let made = Samples()
-        try reader.demuxer.route(track: track.index) { packet in
-            for chunk in (try? decoder.decode(packet)) ?? [] { made.all += chunk.samples }
-        }
-        let frame = VideoFrame()
-        while try reader.next(into: frame) {}
-        return made.all
+        try decodedSound(of: try Fixtures.path("tracks.mkv"), format: AudioFormat(sampleRate: 48000, channels: 2))
     }
 
     /// A gapless pass of tracks.mkv twice plays every sample of both passes: the packets read
