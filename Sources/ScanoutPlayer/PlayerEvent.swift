@@ -1,3 +1,4 @@
+import Foundation
 import ScanoutCore
 import ScanoutDemux
 
@@ -98,6 +99,10 @@ public enum PlayerEvent: Equatable, Sendable {
     case syncLost(reason: String)
     /// In a sync group: another member leads (`leading`: this one), under leadership `term`.
     case leaderChanged(leader: String?, term: UInt64, leading: Bool)
+    /// The schedule's rule that holds changed (`rule`: event, slot or default; `id` its name):
+    /// its playlist plays; `next`: when the next change comes (and its rule), nil: none within
+    /// a week.
+    case scheduleChanged(rule: String, id: String?, next: Date?, nextRule: String?)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -139,6 +144,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .syncLocked: return "syncLocked"
         case .syncLost: return "syncLost"
         case .leaderChanged: return "leaderChanged"
+        case .scheduleChanged: return "scheduleChanged"
         }
     }
 }

@@ -110,6 +110,9 @@ public final class ControlAPI: Sendable {
     public let screen: ScreenPlayer?
     /// The sync group this service plays in lockstep with (config `sync`); nil: none.
     public let sync: SyncMembership?
+    /// What plays when (config `schedule`, `PUT /schedule`), and whether its loop runs.
+    let scheduler: ScheduleRunner
+    let scheduleTask = Mutex(false)
     public let metrics: PlayerMetrics
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
@@ -139,6 +142,7 @@ public final class ControlAPI: Sendable {
                 sync: SyncMembership? = nil) {
         self.screen = screen
         self.sync = sync
+        scheduler = ScheduleRunner(schedule: nil, player: player, fallback: config.playlist, repeatMode: config.repeatMode)
         self.offline = offline
         self.offlineOff = offlineOff
         self.keepAlive = keepAlive
@@ -157,7 +161,7 @@ public final class ControlAPI: Sendable {
     /// answers and their `Allow`, `routes`) is read from these: routes are declared nowhere else.
     func routeCollections() -> [RouteCollection<ServiceRequestContext>] {
         [statusRoutes(), eventRoutes(), playbackRoutes(), playlistRoutes(), subtitleRoutes(), channelRoutes(),
-         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes()]
+         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes()]
     }
 
     /// Method and path of every route (paths with parameters as `/downloads/{id}`).

@@ -127,7 +127,18 @@ public struct ScanoutServer: Sendable {
         let zone = api.screen.flatMap { s in s.layout.mainZone.flatMap(s.layout.zone) }
         let (playlist, field) = zone.map { !$0.playlist.isEmpty ? ($0.playlist, "layout.zones.\($0.id).playlist") : (config.playlist, "playlist") }
             ?? (config.playlist, "playlist")
-        if !playlist.isEmpty {
+        if let schedule = config.schedule, zone == nil {
+            // The schedule says what plays, from now on.
+            do {
+                let checked = try await api.authorize(schedule) { field, error in logger.error("schedule.\(field): \(error); the item is left out") }
+                api.scheduler.replace(checked)
+                await api.scheduler.turn()
+                api.startSchedule()
+            } catch {
+                logger.error("schedule: \(error)")
+                readiness?.playbackStarted()
+            }
+        } else if !playlist.isEmpty {
             let repeatMode = zone.map { !$0.playlist.isEmpty ? $0.repeatMode : config.repeatMode } ?? config.repeatMode
             // In a sync group the group starts together, once it has a leader (`GroupPlayback`).
             let grouped = api.sync != nil

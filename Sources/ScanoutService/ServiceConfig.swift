@@ -20,6 +20,7 @@ import ScanoutSync
 ///     allowedHosts [names], rateLimit {requestsPerSecond, burst} | null — request security
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
 ///     outputRefresh (Hz)                                 — headless: vblanks at that rate (paced as a screen)
+///     schedule {timeZone, default, slots, events} | null — what plays when (`ScheduleConfig.swift`)
 ///     sync {group, key, role, priority, address, port, interface, sendTo, clock} | null — play in
 ///                                                         lockstep with a group (`SyncConfig.swift`)
 ///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
@@ -75,6 +76,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var outputRefresh: Double?
     /// The sync group this screen plays in lockstep with; nil: none.
     public var sync: SyncSettings?
+    /// What plays when; nil: the playlist, always.
+    public var schedule: Schedule?
     /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
     public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
@@ -192,6 +195,7 @@ public struct ServiceConfig: Sendable, Equatable {
         applySubtitles(body.subtitles)
         if let v = body.limits { applyLimits(v) }
         if let v = body.sync { sync = v?.settings }
+        if let v = body.schedule { schedule = v?.schedule }
     }
 
     private mutating func applyService(_ s: Wire.ConfigBody.Service) {

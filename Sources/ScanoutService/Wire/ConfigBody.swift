@@ -30,6 +30,7 @@ extension Wire {
             case limits
             case layout
             case sync
+            case schedule
         }
 
         /// The top level's fields, as each section reads them.
@@ -56,6 +57,8 @@ extension Wire {
         var limits: Limits?
         /// The sync group; null: none.
         var sync: Sync??
+        /// What plays when; null: no schedule.
+        var schedule: ScheduleRequest??
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
@@ -76,6 +79,7 @@ extension Wire {
             subtitles = try Subtitles(c)
             limits = try c.decodeIfPresent(Limits.self, forKey: .limits)
             sync = try c.decodeNullable(Sync.self, forKey: .sync)
+            schedule = try c.decodeNullable(ScheduleRequest.self, forKey: .schedule)
         }
 
         /// Where the API listens, who may reach it, the output, the playlist and the player's

@@ -108,6 +108,10 @@ extension Wire {
                 try c.encode(reason, forKey: "reason")
             case .leaderChanged(let leader, let term, let leading):
                 try c.encodeNullable(leader, forKey: "leader"); try c.encode(term, forKey: "term"); try c.encode(leading, forKey: "leading")
+            case .scheduleChanged(let rule, let id, let next, let nextRule):
+                try c.encode(rule, forKey: "rule"); try c.encodeNullable(id, forKey: "id")
+                try c.encodeNullable(next.map { Wire.ScheduleShown.iso($0, TimeZone(identifier: "UTC")!) }, forKey: "next")
+                try c.encodeNullable(nextRule, forKey: "nextRule")
             }
         }
     }

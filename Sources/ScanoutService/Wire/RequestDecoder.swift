@@ -77,7 +77,7 @@ extension RequestDecoder {
     }
 
     /// The JSON object of `data`; blank: an empty one.
-    private static func object(_ data: Data) throws(APIError) -> [String: Any] {
+    static func object(_ data: Data) throws(APIError) -> [String: Any] {
         if isBlank(data) { return [:] }
         let any: Any
         do {

@@ -1,0 +1,91 @@
+import Foundation
+import ScanoutPlayer
+import Synchronization
+
+/// Plays what the schedule says, when it says it: looks at the wall clock at every change the
+/// schedule announces and at least once a second (so a clock stepped back or forward by NTP is
+/// followed at once), and when the rule that holds changes, loads its playlist (the config's for
+/// a default with none) and says so (`scheduleChanged`). The loop's thread is a task; what it
+/// decides is `decide`, a value tested on any clock.
+final class ScheduleRunner: Sendable {
+    struct State: Sendable {
+        var schedule: Schedule?
+        /// The rule whose playlist is loaded; nil before the first turn or after a change of schedule.
+        var current: Schedule.Rule?
+    }
+
+    let state = Mutex(State())
+    private let player: Player
+    /// The config's playlist (the default's when it names none) and repeat mode.
+    private let fallback: [PlaylistItem]
+    private let repeatMode: RepeatMode
+    private let now: @Sendable () -> Date
+
+    /// `schedule`'s playlists have been checked (content tokens) by whoever sets it.
+    init(schedule: Schedule?, player: Player, fallback: [PlaylistItem], repeatMode: RepeatMode, now: @escaping @Sendable () -> Date = { Date() }) {
+        state.withLock { $0.schedule = schedule }
+        self.player = player
+        self.fallback = fallback
+        self.repeatMode = repeatMode
+        self.now = now
+    }
+
+    /// What to do at `now` with `current` loaded: the choice to switch to (nil: none), and how
+    /// long until the next look (the next change, at most a second away).
+    static func decide(_ schedule: Schedule, current: Schedule.Rule?, at now: Date) -> (switchTo: Schedule.Choice?, wait: TimeInterval) {
+        let choice = schedule.choice(at: now)
+        let next = schedule.nextChange(after: now).map { $0.timeIntervalSince(now) } ?? 1
+        return (choice.rule == current ? nil : choice, max(0.001, min(1, next)))
+    }
+
+    /// Replaces the schedule (`PUT /schedule`); the next turn applies it.
+    func replace(_ schedule: Schedule?) {
+        state.withLock {
+            $0.schedule = schedule
+            $0.current = nil
+        }
+    }
+
+    var schedule: Schedule? { state.withLock { $0.schedule } }
+
+    /// What plays now and the next change (`GET /schedule/now`); nil without a schedule.
+    func now(at t: Date? = nil) -> (choice: Schedule.Choice, next: (at: Date, rule: Schedule.Rule)?)? {
+        guard let s = schedule else { return nil }
+        let t = t ?? now()
+        return (s.choice(at: t), s.changes(from: t, count: 1).first)
+    }
+
+    /// One look at the clock; returns how long to wait before the next.
+    @discardableResult
+    func turn() async -> TimeInterval {
+        let t = now()
+        let (schedule, current) = state.withLock { ($0.schedule, $0.current) }
+        guard let schedule else { return 1 }
+        let (choice, wait) = Self.decide(schedule, current: current, at: t)
+        if let choice { await apply(choice, schedule: schedule, at: t) }
+        return wait
+    }
+
+    private func apply(_ choice: Schedule.Choice, schedule: Schedule, at t: Date) async {
+        state.withLock { $0.current = choice.rule }
+        let items = choice.playlist.isEmpty ? fallback : choice.playlist
+        let next = schedule.changes(from: t, count: 1).first
+        let repeatMode = self.repeatMode
+        _ = try? await player.perform { e in
+            if !items.isEmpty, items != e.playlist || [.idle, .stopped, .ended, .error].contains(e.state) {
+                e.setRepeat(repeatMode)
+                do { try e.load(items, autoplay: true) } catch { e.reportWarning("schedule: \(choice.rule) cannot play: \(error)") }
+            }
+            e.report(.scheduleChanged(rule: choice.rule.kind, id: choice.rule.id, next: next?.at, nextRule: next?.rule.kind))
+            return 0
+        }
+    }
+
+    /// Turns until the task is cancelled.
+    func run() async {
+        while !Task.isCancelled {
+            let wait = await turn()
+            try? await Task.sleep(for: .milliseconds(Int64((wait * 1000).rounded(.up))))
+        }
+    }
+}
