@@ -35,12 +35,17 @@ public protocol Display: AnyObject {
     /// called before the first frame of a timeline is aimed, so that the cost of a renderer's
     /// first draw of a kind of frame does not make that frame late. The default does nothing.
     func warmUp(for frame: VideoFrame, layout: FrameLayout)
+    /// What is on the output now, as drawn (overlay and subtitles included); nil when nothing
+    /// has been shown, or the output cannot be read back. Called on the playback loop's thread.
+    /// The default reads nothing.
+    func snapshot() throws -> RGBImage?
 }
 
 extension Display {
     public var acceptsGPUFrames: Bool { false }
     public func countTransfers(in transfers: FrameTransfers?) {}
     public func warmUp(for frame: VideoFrame, layout: FrameLayout) {}
+    public func snapshot() throws -> RGBImage? { nil }
     public var overlay: Overlay? {
         get { nil }
         set {}

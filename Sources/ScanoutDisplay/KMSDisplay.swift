@@ -146,6 +146,12 @@ public final class KMSDisplay: Display {
         return o.buffers[i]
     }
 
+    /// The first output's buffer last committed, read back (`GET /snapshot`).
+    public func snapshot() throws -> RGBImage? {
+        guard let name = outputs.first?.name, let buffer = shownBuffer(named: name) else { return nil }
+        return try renderer.read(buffer)
+    }
+
     /// The outputs being driven: connector name and mode.
     public var outputSummary: [(name: String, mode: KMSMode)] { outputs.map { ($0.name, $0.mode) } }
 

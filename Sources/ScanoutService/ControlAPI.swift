@@ -113,6 +113,7 @@ public final class ControlAPI: Sendable {
     /// What plays when (config `schedule`, `PUT /schedule`), and whether its loop runs.
     let scheduler: ScheduleRunner
     let scheduleTask = Mutex(false)
+    let snapshotBucket = Mutex(SnapshotBucket())
     public let metrics: PlayerMetrics
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
@@ -161,7 +162,7 @@ public final class ControlAPI: Sendable {
     /// answers and their `Allow`, `routes`) is read from these: routes are declared nowhere else.
     func routeCollections() -> [RouteCollection<ServiceRequestContext>] {
         [statusRoutes(), eventRoutes(), playbackRoutes(), playlistRoutes(), subtitleRoutes(), channelRoutes(),
-         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes()]
+         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes(), snapshotRoutes()]
     }
 
     /// Method and path of every route (paths with parameters as `/downloads/{id}`).

@@ -1,0 +1,59 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import ScanoutCore
+import ScanoutDemux
+import ScanoutDecode
+@testable import ScanoutService
+import ScanoutTestSupport
+import Testing
+
+/// `GET /snapshot`: what is on screen as a PNG, shrunk, never showing content that denies
+/// capture, at most two a second.
+@Suite("snapshots of the screen", .serialized)
+struct SnapshotTests {
+    /// The PNG's size and its brightest byte (of its first plane: RGB packed), decoded by libavcodec.
+    static func decode(_ png: [UInt8]) throws -> (width: Int, height: Int, brightest: UInt8) {
+        let scratch = try Scratch()
+        let path = scratch.path("snapshot.png")
+        try Data(png).write(to: URL(fileURLWithPath: path))
+        let reader = try FrameReader(input: path)
+        let frame = VideoFrame()
+        guard try reader.next(into: frame) else { throw SupportError("the PNG holds no picture") }
+        var brightest: UInt8 = 0
+        for plane in 0..<1 { frame.withPlaneRows(plane) { row in brightest = max(brightest, row.max() ?? 0) } }
+        return (frame.width, frame.height, brightest)
+    }
+
+    @Test("nothing shown: 404; then a PNG of the screen shrunk to 160 wide; a bad width named; content that denies capture black with Scanout-Censored; past two a second, 429")
+    func snapshots() async throws {
+        let publisher = try await TokenPublisher()
+        let clip = try Fixtures.path("counter.mp4")
+        let noCapture = try await publisher.token(capture: "deny")
+        let service = try await InProcessService(keys: publisher.keyFile)
+        defer { service.player.shutdown() }
+        try await Application(router: service.api.router()).test(.router) { client in
+            #expect(try await client.execute(uri: "/snapshot", method: .get).status == .notFound)
+            #expect(try await service.request(client, .post, "/load", ["source": clip, "autoplay": true]).status == 200)
+            try await service.wait { service.player.snapshot.framesPresented >= 3 }
+            let shot = try await client.execute(uri: "/snapshot?width=160", method: .get)
+            #expect(shot.status == .ok && shot.headers[.contentType] == "image/png" && shot.headers[HTTPField.Name("Scanout-Censored")!] == nil)
+            let picture = try Self.decode(Array(buffer: shot.body))
+            #expect(picture.width == 160 && picture.height == 120 && picture.brightest > 100, "\(picture)")
+            let bad = refusal(try await client.execute(uri: "/snapshot?width=5", method: .get))
+            #expect(bad.status == 400 && bad.field == "width")
+            try await Task.sleep(for: .seconds(2))   // the bucket refills
+            #expect(try await service.request(client, .post, "/load", ["source": clip, "token": noCapture, "autoplay": true]).status == 200)
+            try await service.wait { service.player.snapshot.framesPresented >= 3 && service.player.snapshot.playlist.first?.token == noCapture }
+            let censored = try await client.execute(uri: "/snapshot", method: .get)
+            #expect(censored.status == .ok)
+            #expect(censored.headers[HTTPField.Name("Scanout-Censored")!] == "the content policy denies capture")
+            #expect(try Self.decode(Array(buffer: censored.body)).brightest == 0)
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<8 { statuses.append(try await client.execute(uri: "/snapshot?width=64", method: .get).status) }
+            #expect(statuses.contains(.tooManyRequests) && statuses.contains(.ok))
+        }
+    }
+}
