@@ -39,6 +39,9 @@ public protocol Display: AnyObject {
     /// has been shown, or the output cannot be read back. Called on the playback loop's thread.
     /// The default reads nothing.
     func snapshot() throws -> RGBImage?
+    /// Switches the screens off (DPMS off: nothing is shown, nothing may be presented until they
+    /// are on again) or back on. The default (no screen) only keeps nothing to do.
+    func setPower(on: Bool) throws
 }
 
 extension Display {
@@ -46,6 +49,7 @@ extension Display {
     public func countTransfers(in transfers: FrameTransfers?) {}
     public func warmUp(for frame: VideoFrame, layout: FrameLayout) {}
     public func snapshot() throws -> RGBImage? { nil }
+    public func setPower(on: Bool) throws {}
     public var overlay: Overlay? {
         get { nil }
         set {}

@@ -146,6 +146,31 @@ public final class KMSDisplay: Display {
         return o.buffers[i]
     }
 
+    /// Off: every output's CRTC `ACTIVE` 0 in one commit (DPMS off; the mode, the connector's route
+    /// and the planes stay), so the screens go dark and standby; nothing may be presented until
+    /// they are on again. On: the next present lights them with its frame (a modeset, as at the
+    /// start).
+    public func setPower(on: Bool) throws {
+        if on {
+            for o in outputs { o.needsModeset = true }
+            return
+        }
+        var request = AtomicRequest()
+        let lit = outputs.filter { !$0.needsModeset }
+        for o in lit { request.set(o.crtcID, "ACTIVE", 0) }
+        guard !lit.isEmpty else { return }
+        do {
+            try device.atomicCommit(request, flags: [.testOnly, .allowModeset])
+            try device.atomicCommit(request, flags: [.allowModeset])
+        } catch let e as KMSError {
+            throw KMSDisplayError.commitRejected(path: device.path, outputs: lit.map(\.name), error: e)
+        }
+        for o in outputs {
+            o.needsModeset = true
+            o.queued = nil
+        }
+    }
+
     /// The first output's buffer last committed, read back (`GET /snapshot`).
     public func snapshot() throws -> RGBImage? {
         guard let name = outputs.first?.name, let buffer = shownBuffer(named: name) else { return nil }

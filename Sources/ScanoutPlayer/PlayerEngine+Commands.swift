@@ -48,6 +48,11 @@ extension PlayerEngine {
     }
 
     public func play(userInitiated: Bool = true) throws {
+        // The screens are off: playback starts when they are on again.
+        if !displayOn, [.ready, .paused, .ended, .stopped].contains(state) {
+            resumeOnPower = true
+            return
+        }
         switch phase {
         case .playing, .buffering:
             return
@@ -79,6 +84,27 @@ extension PlayerEngine {
             emit(.pause(userInitiated: userInitiated))
         default:
             throw PlayerError.invalidState(command: "pause", state: state)
+        }
+    }
+
+    /// Switches the screens off (playing pauses, and goes on when they are on again: nothing is
+    /// decoded meanwhile) or on. `displayPower` says so.
+    public func setDisplayPower(on: Bool) throws {
+        guard on != displayOn else { return }
+        if on {
+            try display.setPower(on: true)
+            displayOn = true
+            emit(.displayPower(on: true))
+            if resumeOnPower {
+                resumeOnPower = false
+                try play(userInitiated: false)
+            }
+        } else {
+            resumeOnPower = isRunning
+            if isRunning { try pause(userInitiated: false) }
+            try display.setPower(on: false)
+            displayOn = false
+            emit(.displayPower(on: false))
         }
     }
 

@@ -98,6 +98,9 @@ public final class PlayerEngine {
     public let audio = PlayerAudio()
     /// Decoder fallbacks posted from the thread that decodes, turned into events by `tick`.
     let fallbackInbox = FallbackInbox()
+    /// Whether the screens are on (`setDisplayPower`), and whether playback goes on when they are.
+    public internal(set) var displayOn = true
+    var resumeOnPower = false
     /// The sync group this player is a member of (`attach`); nil: none.
     public internal(set) var sync: GroupPlayback?
 
@@ -165,6 +168,7 @@ public final class PlayerEngine {
         s.rate = rate
         s.repeatMode = repeatMode
         s.output = display.description
+        s.displayOn = displayOn
         s.reasons = reasons
         let st = session.currentStats()
         s.framesDecoded = st.framesDecoded

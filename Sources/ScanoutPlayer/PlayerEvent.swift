@@ -103,6 +103,8 @@ public enum PlayerEvent: Equatable, Sendable {
     /// its playlist plays; `next`: when the next change comes (and its rule), nil: none within
     /// a week.
     case scheduleChanged(rule: String, id: String?, next: Date?, nextRule: String?)
+    /// The screens were switched off or on (`POST /display`, the schedule).
+    case displayPower(on: Bool)
 
     /// The event's name on the wire (SSE `event:` field).
     public var name: String {
@@ -145,6 +147,7 @@ public enum PlayerEvent: Equatable, Sendable {
         case .syncLost: return "syncLost"
         case .leaderChanged: return "leaderChanged"
         case .scheduleChanged: return "scheduleChanged"
+        case .displayPower: return "displayPower"
         }
     }
 }

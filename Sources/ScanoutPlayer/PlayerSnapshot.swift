@@ -65,6 +65,8 @@ public struct PlayerSnapshot: Sendable {
     public var rate: Double = 1
     public var repeatMode: RepeatMode = .none
     public var output = ""
+    /// Whether the screens are on (`setDisplayPower`).
+    public var displayOn = true
     public var reasons: ServiceReasons = [.noSource]
     public var framesDecoded = 0
     public var framesPresented = 0

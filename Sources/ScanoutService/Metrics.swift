@@ -27,6 +27,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
     let renderTime: DurationHistogram
     let serviceUp: Gauge
     let playing: Gauge
+    let displayOn: Gauge
     let variantSwitches: Counter
     let segmentsAbandoned: Counter
     let variantBitrate: Gauge
@@ -56,6 +57,8 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
                                                                  helpText: "1 while the service shows what it should, 0 while it is down (boolean)."))
         playing = r.makeGauge(descriptor: MetricNameDescriptor(namespace: "scanout", metricName: "playing", unitName: "",
                                                                helpText: "1 while playing or buffering, else 0 (boolean)."))
+        displayOn = r.makeGauge(descriptor: MetricNameDescriptor(namespace: "scanout", metricName: "display_on", unitName: "",
+                                                                 helpText: "1 while the screens are on, 0 while switched off (boolean)."))
         r.makeGauge(descriptor: MetricNameDescriptor(namespace: "scanout", metricName: "build_info", unitName: "",
                                                      helpText: "The running build: its version and the libavcodec it links (always 1)."),
                     labels: [("version", ScanoutVersion.string), ("libavcodec", libavcodecVersion)]).set(to: 1)
@@ -77,6 +80,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         process = ProcessMetrics(registry: r)
         serviceUp.set(to: 0)
         playing.set(to: 0)
+        displayOn.set(to: 1)
     }
 
     public func frameDecoded(seconds: Double, bytes: Int) {
@@ -120,6 +124,7 @@ public final class PlayerMetrics: PlaybackObserver, Sendable {
         case .decoderFallback: fallbacks.increment()
         case .error(_, .some, _): itemsFailed.increment()
         case .serviceState(let up, _): serviceUp.set(to: up ? 1 : 0)
+        case .displayPower(let on): displayOn.set(to: on ? 1 : 0)
         case .stateChanged(_, let to): playing.set(to: to == .playing || to == .buffering ? 1 : 0)
         case .discontinuity(let source, _, let cc, let disc, let lost, _): countTransport(source: source, cc: cc, discontinuities: disc, lost: lost)
         case .variantSwitch(_, let from, let to, _, let reason, _, _):

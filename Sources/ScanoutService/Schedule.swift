@@ -25,11 +25,13 @@ public struct Schedule: Sendable, Equatable {
         public var from: DateComponents?
         public var until: DateComponents?
         public var playlist: [PlaylistItem]
+        /// False: the screens are switched off for the window (`power: "off"`).
+        public var power = true
 
         public init(id: String, days: Set<Int> = Set(1...7), start: Int, end: Int, from: DateComponents? = nil, until: DateComponents? = nil,
-                    playlist: [PlaylistItem]) {
+                    playlist: [PlaylistItem], power: Bool = true) {
             self.id = id; self.days = days; self.start = start; self.end = end; self.from = from; self.until = until
-            self.playlist = playlist
+            self.playlist = playlist; self.power = power
         }
     }
 
@@ -39,9 +41,10 @@ public struct Schedule: Sendable, Equatable {
         public var start: Date
         public var end: Date
         public var playlist: [PlaylistItem]
+        public var power = true
 
-        public init(id: String, start: Date, end: Date, playlist: [PlaylistItem]) {
-            self.id = id; self.start = start; self.end = end; self.playlist = playlist
+        public init(id: String, start: Date, end: Date, playlist: [PlaylistItem], power: Bool = true) {
+            self.id = id; self.start = start; self.end = end; self.playlist = playlist; self.power = power
         }
     }
 
@@ -73,6 +76,8 @@ public struct Schedule: Sendable, Equatable {
         public var playlist: [PlaylistItem]
         public var since: Date?
         public var until: Date?
+        /// False: the screens are off while it holds.
+        public var power = true
     }
 
     public var timeZone: TimeZone
@@ -131,12 +136,12 @@ public struct Schedule: Sendable, Equatable {
     /// What plays at `t`.
     public func choice(at t: Date) -> Choice {
         if let e = events.first(where: { $0.start <= t && t < $0.end }) {
-            return Choice(rule: .event(e.id), playlist: e.playlist, since: e.start, until: e.end)
+            return Choice(rule: .event(e.id), playlist: e.playlist, since: e.start, until: e.end, power: e.power)
         }
         let yesterday = calendar.date(byAdding: .day, value: -1, to: calendar.startOfDay(for: t)) ?? t
         for slot in slots {
             if let w = windows(of: slot, from: yesterday, days: 2).first(where: { $0.start <= t && t < $0.end }) {
-                return Choice(rule: .slot(slot.id), playlist: slot.playlist, since: w.start, until: w.end)
+                return Choice(rule: .slot(slot.id), playlist: slot.playlist, since: w.start, until: w.end, power: slot.power)
             }
         }
         return Choice(rule: .default, playlist: defaultPlaylist, since: nil, until: nil)

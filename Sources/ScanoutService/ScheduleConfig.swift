@@ -44,7 +44,7 @@ extension Wire {
     }
 
     struct SlotRequest: Decodable {
-        enum Field: String, CodingKey, CaseIterable { case id, days, start, end, from, until, playlist }
+        enum Field: String, CodingKey, CaseIterable { case id, days, start, end, from, until, playlist, power }
         static let dayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
         var slot: Schedule.Slot
 
@@ -66,15 +66,17 @@ extension Wire {
             }
             let start = try Self.time(c, .start), end = try Self.time(c, .end)
             guard start != end else { throw APIError.badRequest(c.name(.end), "must differ from start (a whole day: 00:00 to 24:00)") }
-            guard let playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item), !playlist.isEmpty else {
-                throw APIError.badRequest(c.name(.playlist), "is required: the items the slot plays")
+            let power = try c.decodeIfPresent(String.self, forKey: .power, oneOf: ["on", "off"]) != "off"
+            let playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item) ?? []
+            guard !playlist.isEmpty || !power else {
+                throw APIError.badRequest(c.name(.playlist), "is required: the items the slot plays (or \"power\": \"off\")")
             }
             let from = try Self.day(c, .from), until = try Self.day(c, .until)
             if let from, let until, (from.year!, from.month!, from.day!) > (until.year!, until.month!, until.day!) {
                 throw APIError.badRequest(c.name(.until), "must not be before from")
             }
             slot = Schedule.Slot(id: id, days: days, start: start, end: end == 0 && start > 0 ? 86_400 : end, from: from, until: until,
-                                 playlist: playlist)
+                                 playlist: playlist, power: power)
         }
 
         /// `HH:MM` or `HH:MM:SS` (24:00 for the end of a day), as seconds from midnight.
@@ -106,8 +108,9 @@ extension Wire {
     }
 
     struct EventRequest: Decodable {
-        enum Field: String, CodingKey, CaseIterable { case id, start, end, playlist }
+        enum Field: String, CodingKey, CaseIterable { case id, start, end, playlist, power }
         var id: String
+        var power: Bool
         var start: String
         var end: String
         var playlist: [PlaylistItem]
@@ -126,17 +129,18 @@ extension Wire {
             start = try c.decode(String.self, forKey: .start)
             end = try c.decode(String.self, forKey: .end)
             (startField, endField) = (c.name(.start), c.name(.end))
-            guard let playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item), !playlist.isEmpty else {
-                throw APIError.badRequest(c.name(.playlist), "is required: the items the event plays")
+            power = try c.decodeIfPresent(String.self, forKey: .power, oneOf: ["on", "off"]) != "off"
+            playlist = try c.decodeIfPresent([ItemRequest].self, forKey: .playlist)?.map(\.item) ?? []
+            guard !playlist.isEmpty || !power else {
+                throw APIError.badRequest(c.name(.playlist), "is required: the items the event plays (or \"power\": \"off\")")
             }
-            self.playlist = playlist
         }
 
         /// The event, its times read in `zone` when they carry no offset.
         func event(in zone: TimeZone, field: String) throws -> Schedule.Event {
             let s = try Self.instant(start, field: startField, zone: zone), e = try Self.instant(end, field: endField, zone: zone)
             guard e > s else { throw APIError.badRequest(endField, "must be after start") }
-            return Schedule.Event(id: id, start: s, end: e, playlist: playlist)
+            return Schedule.Event(id: id, start: s, end: e, playlist: playlist, power: power)
         }
 
         /// ISO 8601 (`2026-12-05T18:00:00+01:00`, `...Z`); without an offset, in `zone`.
@@ -171,14 +175,14 @@ extension Wire {
                 try o.encode(slot.days.sorted().map { SlotRequest.dayNames[$0 - 1] }, forKey: "days")
                 try o.encode(Self.clock(slot.start), forKey: "start"); try o.encode(Self.clock(slot.end), forKey: "end")
                 try o.encodeNullable(slot.from.map(Self.day), forKey: "from"); try o.encodeNullable(slot.until.map(Self.day), forKey: "until")
-                try o.encode(slot.playlist.map(Item.init), forKey: "playlist")
+                try o.encode(slot.playlist.map(Item.init), forKey: "playlist"); try o.encode(slot.power ? "on" : "off", forKey: "power")
             }
             var events = c.nestedUnkeyedContainer(forKey: "events")
             for e in s.events {
                 var o = events.nestedContainer(keyedBy: WireKey.self)
                 try o.encode(e.id, forKey: "id")
                 try o.encode(Self.iso(e.start, s.timeZone), forKey: "start"); try o.encode(Self.iso(e.end, s.timeZone), forKey: "end")
-                try o.encode(e.playlist.map(Item.init), forKey: "playlist")
+                try o.encode(e.playlist.map(Item.init), forKey: "playlist"); try o.encode(e.power ? "on" : "off", forKey: "power")
             }
         }
 
@@ -203,6 +207,8 @@ extension Wire {
         var playlist: [Item]
         var since: String?
         var until: String?
+        /// "off" while the rule switches the screens off.
+        var power: String
         var next: String?
         var nextRule: String?
     }

@@ -25,6 +25,7 @@ extension ControlAPI {
             return jsonResponse(Wire.ScheduleNow(
                 rule: choice.rule.kind, id: choice.rule.id, playlist: (choice.playlist.isEmpty ? fallback : choice.playlist).map(Wire.Item.init),
                 since: choice.since.map { Wire.ScheduleShown.iso($0, s.timeZone) }, until: choice.until.map { Wire.ScheduleShown.iso($0, s.timeZone) },
+                power: choice.power ? "on" : "off",
                 next: next.map { Wire.ScheduleShown.iso($0.at, s.timeZone) }, nextRule: next?.rule.kind))
         }
         return routes

@@ -71,10 +71,16 @@ final class ScheduleRunner: Sendable {
         let items = choice.playlist.isEmpty ? fallback : choice.playlist
         let next = schedule.changes(from: t, count: 1).first
         let repeatMode = self.repeatMode
+        let power = choice.power
         _ = try? await player.perform { e in
-            if !items.isEmpty, items != e.playlist || [.idle, .stopped, .ended, .error].contains(e.state) {
-                e.setRepeat(repeatMode)
-                do { try e.load(items, autoplay: true) } catch { e.reportWarning("schedule: \(choice.rule) cannot play: \(error)") }
+            if !power {
+                do { try e.setDisplayPower(on: false) } catch { e.reportWarning("schedule: \(choice.rule): the screens cannot be switched off: \(error)") }
+            } else {
+                do { try e.setDisplayPower(on: true) } catch { e.reportWarning("schedule: \(choice.rule): the screens cannot be switched on: \(error)") }
+                if !items.isEmpty, items != e.playlist || [.idle, .stopped, .ended, .error].contains(e.state) {
+                    e.setRepeat(repeatMode)
+                    do { try e.load(items, autoplay: true) } catch { e.reportWarning("schedule: \(choice.rule) cannot play: \(error)") }
+                }
             }
             e.report(.scheduleChanged(rule: choice.rule.kind, id: choice.rule.id, next: next?.at, nextRule: next?.rule.kind))
             return 0

@@ -108,7 +108,10 @@ struct ScheduleTests {
         let seen = Events()
         player.events.addListener { n in seen.lock.withLock { seen.all.append(n.event) } }
         let clock = Mutex(Self.local(2026, 12, 1, 8, 59, 59))
-        let s = Schedule(timeZone: Self.berlin, slots: [Schedule.Slot(id: "day", start: 9 * 3600, end: 17 * 3600, playlist: [PlaylistItem(source: other)])])
+        let s = Schedule(timeZone: Self.berlin, slots: [
+            Schedule.Slot(id: "day", start: 9 * 3600, end: 17 * 3600, playlist: [PlaylistItem(source: other)]),
+            Schedule.Slot(id: "night", start: 22 * 3600, end: 6 * 3600, playlist: [], power: false),
+        ])
         let runner = ScheduleRunner(schedule: s, player: player, fallback: [PlaylistItem(source: clip)], repeatMode: .all, now: { clock.withLock { $0 } })
         #expect(await runner.turn() == 1)
         #expect(player.snapshot.playlist.map(\.source) == [clip] && player.snapshot.state == .playing)
@@ -116,10 +119,17 @@ struct ScheduleTests {
         await runner.turn()
         #expect(player.snapshot.playlist.map(\.source) == [other] && player.snapshot.state == .playing)
         await runner.turn()   // nothing changed: no load
+        // At night the screens are off, and playback waits for them.
+        clock.withLock { $0 = Self.local(2026, 12, 1, 22) }
+        await runner.turn()
+        #expect(!player.snapshot.displayOn && player.snapshot.state == .paused)
+        clock.withLock { $0 = Self.local(2026, 12, 2, 6) }
+        await runner.turn()
+        #expect(player.snapshot.displayOn && player.snapshot.state == .playing && player.snapshot.playlist.map(\.source) == [clip])
         let changes = seen.lock.withLock { seen.all.compactMap { e -> String? in
             if case .scheduleChanged(let rule, let id, _, _) = e { return id.map { "\(rule) \($0)" } ?? rule } else { return nil }
         } }
-        #expect(changes == ["default", "slot day"])
+        #expect(changes == ["default", "slot day", "slot night", "default"])
     }
 
     @Test("PUT /schedule: every mistake refused naming its field, nothing changed; then set, shown, and what plays now said")

@@ -112,6 +112,8 @@ extension Wire {
                 try c.encode(rule, forKey: "rule"); try c.encodeNullable(id, forKey: "id")
                 try c.encodeNullable(next.map { Wire.ScheduleShown.iso($0, TimeZone(identifier: "UTC")!) }, forKey: "next")
                 try c.encodeNullable(nextRule, forKey: "nextRule")
+            case .displayPower(let on):
+                try c.encode(on ? "on" : "off", forKey: "power")
             }
         }
     }

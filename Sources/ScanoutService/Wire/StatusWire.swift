@@ -34,6 +34,8 @@ extension Wire {
         var rate: Double
         var `repeat`: String
         var output: String
+        /// "on" or "off" (`POST /display`).
+        var display: String
         var serviceUp: Bool
         var reasons: [String]
         @Nullable var bufferingReason: String?
@@ -58,6 +60,7 @@ extension Wire {
             rate = s.rate
             self.repeat = s.repeatMode.rawValue
             output = s.output.redacted
+            display = s.displayOn ? "on" : "off"
             serviceUp = s.reasons.isEmpty
             reasons = s.reasons.names
             bufferingReason = s.bufferingReason?.redacted
