@@ -110,7 +110,7 @@ let package = Package(
         .target(name: "ScanoutTesting", dependencies: ["ScanoutCore", "ScanoutKMS", "ScanoutDecode", "ScanoutRender", "ScanoutDisplay", "ScanoutAudio"]),
         .executableTarget(name: "scanout", dependencies: [
             "ScanoutCore", "ScanoutDemux", "ScanoutDecode", "ScanoutAudio", "ScanoutRender", "ScanoutKMS", "ScanoutDisplay",
-            "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutBench",
+            "ScanoutPlayer", "ScanoutPolicy", "ScanoutPipeline", "ScanoutService", "ScanoutBench", "ScanoutLoopback",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -115,6 +115,21 @@ public final class OfflineStore: Sendable {
             // The key id of a CENC-encrypted MP4's key (null for AES-128 HLS).
             try db.alter(table: "contentKey") { t in t.add(column: "kid", .text) }
         }
+        m.registerMigration("v5") { db in
+            // Proof of play: one row per item played (`PlayRecord`).
+            try db.create(table: "play") { t in
+                t.primaryKey("id", .text)
+                t.column("item", .integer).notNull()
+                t.column("source", .text).notNull()
+                t.column("zone", .text)
+                t.column("start", .double).notNull().indexed()
+                t.column("end", .double).notNull()
+                t.column("seconds", .double).notNull()
+                t.column("outcome", .text).notNull()
+                t.column("framesShown", .integer).notNull()
+                t.column("framesDropped", .integer).notNull()
+            }
+        }
         return m
     }
 

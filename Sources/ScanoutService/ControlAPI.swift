@@ -114,6 +114,8 @@ public final class ControlAPI: Sendable {
     let scheduler: ScheduleRunner
     let scheduleTask = Mutex(false)
     let snapshotBucket = Mutex(SnapshotBucket())
+    /// Every play recorded (`ProofOfPlay`).
+    let proofOfPlay: ProofOfPlay
     public let metrics: PlayerMetrics
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory
@@ -140,7 +142,8 @@ public final class ControlAPI: Sendable {
     public init(player: Player, metrics: PlayerMetrics, config: ServiceConfig, authorizer: ContentAuthorizer = ContentAuthorizer(),
                 logLevel: LogLevelControl, logger: Logger, keepAlive: Duration = .seconds(15),
                 offline: OfflineManager? = nil, offlineOff: String = "no state directory", screen: ScreenPlayer? = nil,
-                sync: SyncMembership? = nil) {
+                sync: SyncMembership? = nil, proofOfPlay: ProofOfPlay? = nil) {
+        self.proofOfPlay = proofOfPlay ?? ProofOfPlay(store: nil, days: config.proofOfPlayDays, logger: logger)
         self.screen = screen
         self.sync = sync
         scheduler = ScheduleRunner(schedule: nil, player: player, fallback: config.playlist, repeatMode: config.repeatMode)
@@ -162,7 +165,7 @@ public final class ControlAPI: Sendable {
     /// answers and their `Allow`, `routes`) is read from these: routes are declared nowhere else.
     func routeCollections() -> [RouteCollection<ServiceRequestContext>] {
         [statusRoutes(), eventRoutes(), playbackRoutes(), playlistRoutes(), subtitleRoutes(), channelRoutes(),
-         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes(), snapshotRoutes(), displayRoutes()]
+         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes(), snapshotRoutes(), displayRoutes(), proofOfPlayRoutes()]
     }
 
     /// Method and path of every route (paths with parameters as `/downloads/{id}`).

@@ -89,8 +89,13 @@ public struct ScanoutServer: Sendable {
         offline?.resumeInterrupted()
         // Ends when the manager goes (it holds the manager weakly).
         _ = offline?.keepClock()
+        let proof = ProofOfPlay(store: offline?.store, days: config.proofOfPlayDays, logger: logger)
+        player.events.addListener { n in
+            // Figures of the main picture (a zone's plays are recorded without its frame counts).
+            proof.observe(n.event, zone: n.zone, snapshot: n.zone == (screen?.layout.mainZone) ? player.snapshot : PlayerSnapshot())
+        }
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
-                             offline: offline, offlineOff: offlineOff, screen: screen, sync: sync)
+                             offline: offline, offlineOff: offlineOff, screen: screen, sync: sync, proofOfPlay: proof)
         if let screen { await startZones(of: screen, api: api) }
         await start(player, api: api, store: store, readiness: readiness)
         return (player, api)

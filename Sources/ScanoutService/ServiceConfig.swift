@@ -21,6 +21,7 @@ import ScanoutSync
 ///     output ("auto" | "kms" | "headless"), outputSize ("WxH")   — the display
 ///     outputRefresh (Hz)                                 — headless: vblanks at that rate (paced as a screen)
 ///     schedule {timeZone, default, slots, events} | null — what plays when (`ScheduleConfig.swift`)
+///     proofOfPlay {days}                                 — how long play records are kept (default 90)
 ///     sync {group, key, role, priority, address, port, interface, sendTo, clock} | null — play in
 ///                                                         lockstep with a group (`SyncConfig.swift`)
 ///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
@@ -78,6 +79,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var sync: SyncSettings?
     /// What plays when; nil: the playlist, always.
     public var schedule: Schedule?
+    /// Days proof-of-play records are kept.
+    public var proofOfPlayDays = 90
     /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
     public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
@@ -196,6 +199,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = body.limits { applyLimits(v) }
         if let v = body.sync { sync = v?.settings }
         if let v = body.schedule { schedule = v?.schedule }
+        if let v = body.proofOfPlay { proofOfPlayDays = v.days }
     }
 
     private mutating func applyService(_ s: Wire.ConfigBody.Service) {

@@ -22,7 +22,7 @@ struct Scanout: ParsableCommand {
         summary printed).
         """,
         version: ScanoutVersion.string,
-        subcommands: [Play.self, Serve.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, ScheduleCommand.self, Selftest.self],
+        subcommands: [Play.self, Serve.self, Decode.self, FrameMD5.self, Render.self, Probe.self, Bench.self, ScheduleCommand.self, SnapshotCommand.self, Selftest.self],
         defaultSubcommand: nil
     )
 

@@ -67,3 +67,25 @@ struct SnapshotTests {
         #expect(later)
     }
 }
+
+@Suite("scanout snapshot", .serialized)
+struct SnapshotCommandTests {
+    @Test("scanout snapshot -o: the running service's screen as a PNG through its socket, 200 wide; nothing running: exit 1 saying so")
+    func command() throws {
+        let server = try ServeProcess(arguments: ["--output", "headless", "--output-size", "320x240", "--repeat", "all", try Fixtures.path("counter.mp4")])
+        let file = server.scratch.path("now.png")
+        var shown = false
+        for _ in 0..<50 where !shown {
+            shown = ((try? server.request("GET", "/stats").json?["framesPresented"] as? Int) ?? 0) >= 3
+            if !shown { usleep(100_000) }
+        }
+        #expect(shown)
+        let r = try Proc.run(try ScanoutBinary.path(), ["snapshot", "--socket", server.socketPath, "--width", "200", "-o", file])
+        #expect(r.status == 0, "\(r.stderrText)")
+        let png = try SnapshotTests.decode(Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        #expect(png.width == 200 && png.height == 150 && png.brightest > 100)
+        _ = server.terminate()
+        let none = try Proc.run(try ScanoutBinary.path(), ["snapshot", "--socket", server.scratch.path("none.sock"), "-o", file])
+        #expect(none.status == 1 && none.stderrText.contains("cannot reach the service"))
+    }
+}

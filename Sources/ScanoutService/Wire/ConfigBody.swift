@@ -31,6 +31,7 @@ extension Wire {
             case layout
             case sync
             case schedule
+            case proofOfPlay
         }
 
         /// The top level's fields, as each section reads them.
@@ -59,6 +60,7 @@ extension Wire {
         var sync: Sync??
         /// What plays when; null: no schedule.
         var schedule: ScheduleRequest??
+        var proofOfPlay: ProofOfPlayRequest?
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
@@ -80,6 +82,7 @@ extension Wire {
             limits = try c.decodeIfPresent(Limits.self, forKey: .limits)
             sync = try c.decodeNullable(Sync.self, forKey: .sync)
             schedule = try c.decodeNullable(ScheduleRequest.self, forKey: .schedule)
+            proofOfPlay = try c.decodeIfPresent(ProofOfPlayRequest.self, forKey: .proofOfPlay)
         }
 
         /// Where the API listens, who may reach it, the output, the playlist and the player's
