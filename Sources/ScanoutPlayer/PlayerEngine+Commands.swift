@@ -20,7 +20,14 @@ extension PlayerEngine {
             // Something is on screen: it stays until an item of the new playlist is ready, and
             // stays for good when none can be opened.
             let attempt = firstPlayable(from: start, count: items.count, next: { ($0 + 1) % items.count }) { i in
-                opened(items[i]).flatMap { PreparedItem.open($0.item, index: i, demuxer: $0.demuxer, decoder: itemDecoderOptions) }
+                opened(items[i]).flatMap { local in
+                    // Prepared ahead (`preload`): its first frame is decoded already.
+                    if preloading, i == start, preparer.index == i, preparer.item == local.item, let r = preparer.take() {
+                        preloading = false
+                        return r
+                    }
+                    return PreparedItem.open(local.item, index: i, demuxer: local.demuxer, decoder: itemDecoderOptions)
+                }
             }
             guard let p = attempt.item else { throw attempt.error(count: items.count)! }
             release()
@@ -35,6 +42,24 @@ extension PlayerEngine {
         playlist = items
         try prepareCurrent(start, userInitiated: true)
         if autoplay { try play(userInitiated: false) }
+    }
+
+    /// The timeline that starts next (a load's first frame) starts `delay` from now, on the first
+    /// vblank at or after that time: a schedule's switch lands on its second, not before.
+    public func delayStart(by delay: Duration) {
+        guard delay > .zero else { return }
+        let half = display.vblankSource.map { Duration.nanoseconds($0.refreshInterval.nanosecondCount / 2 - 1_000_000) } ?? .zero
+        session.delayNextStart(by: delay + max(.zero, half))
+    }
+
+    /// Starts preparing item `start` of a playlist about to be loaded (a schedule's next rule),
+    /// beside what plays: the `load` of that playlist then takes it with its first frame decoded,
+    /// so the switch shows the new item at once. Forgotten when the next item of the current
+    /// playlist needs the preparer.
+    public func preload(_ items: [PlaylistItem], start: Int = 0) {
+        guard items.indices.contains(start), case .success(let local) = opened(items[start]) else { return }
+        preloading = true
+        preparer.start(local.item, index: start, demuxer: local.demuxer, decoder: itemDecoderOptions)
     }
 
     /// Prepares item `i` (or the first playable one after it) as the current item; state ends

@@ -13,6 +13,7 @@ extension PlayerEngine {
     func release() {
         wait = nil
         preparer.cancel()
+        preloading = false
         upcoming = .none
         audio.detach(session: session, flush: true)
         session.clear()
@@ -40,7 +41,8 @@ extension PlayerEngine {
             preparer.cancel()
             return .failure(e)
         }
-        if preparer.index == i, preparer.item == item, let r = preparer.take() { return r }
+        if !preloading, preparer.index == i, preparer.item == item, let r = preparer.take() { return r }
+        preloading = false
         preparer.cancel()
         return PreparedItem.open(item, index: i, demuxer: demuxer, decoder: itemDecoderOptions)
     }
@@ -84,7 +86,8 @@ extension PlayerEngine {
     /// Starts preparing the item that follows the current one, if there is one.
     private func prepareUpcoming() {
         guard let i = index, let n = following(i), case .success(let local) = opened(playlist[n]) else { preparer.cancel(); return }
-        if preparer.index == n, preparer.item == local.item { return }
+        if !preloading, preparer.index == n, preparer.item == local.item { return }
+        preloading = false
         preparer.start(local.item, index: n, demuxer: local.demuxer, decoder: itemDecoderOptions)
     }
 

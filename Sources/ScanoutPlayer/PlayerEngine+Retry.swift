@@ -27,6 +27,7 @@ extension PlayerEngine {
         current = nil
         subtitles.stop(display: display)
         preparer.cancel()
+        preloading = false
         audio.detach(session: session, flush: true)
         session.clear()
         setReasons(reasons.union(.noSource))

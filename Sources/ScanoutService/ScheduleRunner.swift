@@ -12,6 +12,8 @@ final class ScheduleRunner: Sendable {
         var schedule: Schedule?
         /// The rule whose playlist is loaded; nil before the first turn or after a change of schedule.
         var current: Schedule.Rule?
+        /// The change whose playlist is being prepared ahead (`preloadLead`).
+        var preloaded: Date?
     }
 
     let state = Mutex(State())
@@ -29,6 +31,13 @@ final class ScheduleRunner: Sendable {
         self.repeatMode = repeatMode
         self.now = now
     }
+
+    /// How long before a change its playlist's first item starts being prepared, so that the
+    /// switch shows it at once.
+    static let preloadLead: TimeInterval = 2
+    /// How long before a change its playlist is loaded, its first frame held for the change's
+    /// second (the picture before stays on screen meanwhile).
+    static let switchLead: TimeInterval = 0.1
 
     /// What to do at `now` with `current` loaded: the choice to switch to (nil: none), and how
     /// long until the next look (the next change, at most a second away).
@@ -63,15 +72,36 @@ final class ScheduleRunner: Sendable {
         guard let schedule else { return 1 }
         let (choice, wait) = Self.decide(schedule, current: current, at: t)
         if let choice { await apply(choice, schedule: schedule, at: t) }
-        return wait
+        // A change about to come, to a playlist: loaded now, its first frame held for the second.
+        if let next = schedule.changes(from: t, count: 1).first, next.at.timeIntervalSince(t) <= Self.switchLead,
+           state.withLock({ $0.current }) != next.rule {
+            let upcoming = schedule.choice(at: next.at)
+            if upcoming.power {
+                await apply(upcoming, schedule: schedule, at: next.at, startAt: next.at)
+                return max(0.001, next.at.timeIntervalSince(now()) + 0.001)
+            }
+        }
+        guard let next = schedule.changes(from: t, count: 1).first else { return wait }
+        let ahead = next.at.timeIntervalSince(t)
+        if ahead <= Self.preloadLead, state.withLock({ $0.preloaded }) != next.at {
+            state.withLock { $0.preloaded = next.at }
+            let upcoming = schedule.choice(at: next.at)
+            let items = upcoming.playlist.isEmpty ? fallback : upcoming.playlist
+            if upcoming.power { _ = try? await player.perform { e in if items != e.playlist { e.preload(items) }; return 0 } }
+        }
+        // Awake `switchLead` before a change, to load it then.
+        return ahead > Self.switchLead ? min(wait, max(0.001, ahead - Self.switchLead)) : wait
     }
 
-    private func apply(_ choice: Schedule.Choice, schedule: Schedule, at t: Date) async {
+    /// Plays `choice` (at `t`, the schedule's time); `startAt`: its first frame held for that
+    /// instant of the wall clock.
+    private func apply(_ choice: Schedule.Choice, schedule: Schedule, at t: Date, startAt: Date? = nil) async {
         state.withLock { $0.current = choice.rule }
         let items = choice.playlist.isEmpty ? fallback : choice.playlist
         let next = schedule.changes(from: t, count: 1).first
         let repeatMode = self.repeatMode
         let power = choice.power
+        let wall = now
         _ = try? await player.perform { e in
             if !power {
                 do { try e.setDisplayPower(on: false) } catch { e.reportWarning("schedule: \(choice.rule): the screens cannot be switched off: \(error)") }
@@ -79,7 +109,12 @@ final class ScheduleRunner: Sendable {
                 do { try e.setDisplayPower(on: true) } catch { e.reportWarning("schedule: \(choice.rule): the screens cannot be switched on: \(error)") }
                 if !items.isEmpty, items != e.playlist || [.idle, .stopped, .ended, .error].contains(e.state) {
                     e.setRepeat(repeatMode)
-                    do { try e.load(items, autoplay: true) } catch { e.reportWarning("schedule: \(choice.rule) cannot play: \(error)") }
+                    do {
+                        try e.load(items, autoplay: true)
+                        if let startAt { e.delayStart(by: .nanoseconds(Int64(startAt.timeIntervalSince(wall()) * 1e9))) }
+                    } catch {
+                        e.reportWarning("schedule: \(choice.rule) cannot play: \(error)")
+                    }
                 }
             }
             e.report(.scheduleChanged(rule: choice.rule.kind, id: choice.rule.id, next: next?.at, nextRule: next?.rule.kind))

@@ -118,3 +118,31 @@ struct GroupPlaybackTests {
         #expect(GroupPlayback.stretch(forError: -0.5, catchUp: 20) == -1000)
     }
 }
+
+/// A playlist prepared ahead of its load (`preload`: a schedule's next rule).
+@Suite("a playlist prepared ahead of its load")
+struct PreloadTests {
+    @Test("load takes the item prepared ahead, first frame decoded: it plays even though its file went in between; without it, the load fails")
+    func preloaded() throws {
+        let scratch = try Scratch()
+        let a = scratch.path("a.mp4"), b = scratch.path("b.ts"), c = scratch.path("c.ts")
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter.mp4"), toPath: a)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter_open.ts"), toPath: b)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("counter_open.ts"), toPath: c)
+        let h = Harness()
+        try h.engine.load([PlaylistItem(source: a)])
+        try h.engine.play()
+        h.run { (h.display.shown.last?.code ?? 0) >= 10 }
+        h.engine.preload([PlaylistItem(source: b)])
+        try FileManager.default.removeItem(atPath: b)
+        let before = h.display.shown.count
+        try h.engine.load([PlaylistItem(source: b)], autoplay: true)
+        h.run { h.display.shown.count >= before + 5 }
+        #expect(h.engine.state == .playing && h.engine.playlist.map(\.source) == [b])
+        #expect(h.display.shown[before...].prefix(5).map(\.code) == [0, 1, 2, 3, 4])
+        // Not prepared ahead: the file is opened at the load, and is gone.
+        try FileManager.default.removeItem(atPath: c)
+        #expect(throws: (any Error).self) { try h.engine.load([PlaylistItem(source: c)], autoplay: true) }
+        #expect(h.engine.playlist.map(\.source) == [b])
+    }
+}

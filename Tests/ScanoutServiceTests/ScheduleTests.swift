@@ -113,7 +113,8 @@ struct ScheduleTests {
             Schedule.Slot(id: "night", start: 22 * 3600, end: 6 * 3600, playlist: [], power: false),
         ])
         let runner = ScheduleRunner(schedule: s, player: player, fallback: [PlaylistItem(source: clip)], repeatMode: .all, now: { clock.withLock { $0 } })
-        #expect(await runner.turn() == 1)
+        // The next look: `switchLead` before the 09:00 change.
+        #expect(abs(await runner.turn() - (1 - ScheduleRunner.switchLead)) < 1e-6)
         #expect(player.snapshot.playlist.map(\.source) == [clip] && player.snapshot.state == .playing)
         clock.withLock { $0 = Self.local(2026, 12, 1, 9) }
         await runner.turn()
