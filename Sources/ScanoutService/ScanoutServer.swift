@@ -135,8 +135,9 @@ public struct ScanoutServer: Sendable {
         if let schedule = config.schedule, zone == nil {
             // The schedule says what plays, from now on.
             do {
-                let checked = try await api.authorize(schedule) { field, error in logger.error("schedule.\(field): \(error); the item is left out") }
-                api.scheduler.replace(checked)
+                let refused: (String, any Error) -> Void = { field, error in logger.error("schedule.\(field): \(error); the item is left out") }
+                let checked = try await api.authorize(schedule, onRefused: refused)
+                api.scheduler.replace(checked, fallback: try await api.authorize(playlist, field: "playlist", onRefused: refused))
                 await api.scheduler.turn()
                 api.startSchedule()
             } catch {

@@ -21,7 +21,7 @@ extension ControlAPI {
         }
         routes.get("/schedule/now") { [self] _, _ in
             guard let (choice, next) = scheduler.now(), let s = scheduler.schedule else { throw Self.noSchedule }
-            let fallback = config.withLock { $0.playlist }
+            let fallback = scheduler.fallback
             return jsonResponse(Wire.ScheduleNow(
                 rule: choice.rule.kind, id: choice.rule.id, playlist: (choice.playlist.isEmpty ? fallback : choice.playlist).map(Wire.Item.init),
                 since: choice.since.map { Wire.ScheduleShown.iso($0, s.timeZone) }, until: choice.until.map { Wire.ScheduleShown.iso($0, s.timeZone) },

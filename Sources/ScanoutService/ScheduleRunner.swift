@@ -14,20 +14,20 @@ final class ScheduleRunner: Sendable {
         var current: Schedule.Rule?
         /// The change whose playlist is being prepared ahead (`preloadLead`).
         var preloaded: Date?
+        /// The config's playlist: the default's when it names none.
+        var fallback: [PlaylistItem] = []
     }
 
     let state = Mutex(State())
     private let player: Player
-    /// The config's playlist (the default's when it names none) and repeat mode.
-    private let fallback: [PlaylistItem]
+    /// The repeat mode the rules' playlists play with.
     private let repeatMode: RepeatMode
     private let now: @Sendable () -> Date
 
     /// `schedule`'s playlists have been checked (content tokens) by whoever sets it.
     init(schedule: Schedule?, player: Player, fallback: [PlaylistItem], repeatMode: RepeatMode, now: @escaping @Sendable () -> Date = { Date() }) {
-        state.withLock { $0.schedule = schedule }
+        state.withLock { $0.schedule = schedule; $0.fallback = fallback }
         self.player = player
-        self.fallback = fallback
         self.repeatMode = repeatMode
         self.now = now
     }
@@ -47,13 +47,18 @@ final class ScheduleRunner: Sendable {
         return (choice.rule == current ? nil : choice, max(0.001, min(1, next)))
     }
 
-    /// Replaces the schedule (`PUT /schedule`); the next turn applies it.
-    func replace(_ schedule: Schedule?) {
+    /// Replaces the schedule (`PUT /schedule`, a reload), and the config's playlist when given;
+    /// the next turn applies it.
+    func replace(_ schedule: Schedule?, fallback: [PlaylistItem]? = nil) {
         state.withLock {
             $0.schedule = schedule
             $0.current = nil
+            $0.preloaded = nil
+            if let fallback { $0.fallback = fallback }
         }
     }
+
+    var fallback: [PlaylistItem] { state.withLock { $0.fallback } }
 
     var schedule: Schedule? { state.withLock { $0.schedule } }
 
@@ -86,7 +91,7 @@ final class ScheduleRunner: Sendable {
         if ahead <= Self.preloadLead, state.withLock({ $0.preloaded }) != next.at {
             state.withLock { $0.preloaded = next.at }
             let upcoming = schedule.choice(at: next.at)
-            let items = upcoming.playlist.isEmpty ? fallback : upcoming.playlist
+            let items = upcoming.playlist.isEmpty ? self.fallback : upcoming.playlist
             if upcoming.power { _ = try? await player.perform { e in if items != e.playlist { e.preload(items) }; return 0 } }
         }
         // Awake `switchLead` before a change, to load it then.
@@ -97,7 +102,7 @@ final class ScheduleRunner: Sendable {
     /// instant of the wall clock.
     private func apply(_ choice: Schedule.Choice, schedule: Schedule, at t: Date, startAt: Date? = nil) async {
         state.withLock { $0.current = choice.rule }
-        let items = choice.playlist.isEmpty ? fallback : choice.playlist
+        let items = choice.playlist.isEmpty ? self.fallback : choice.playlist
         let next = schedule.changes(from: t, count: 1).first
         let repeatMode = self.repeatMode
         let power = choice.power
@@ -128,5 +133,13 @@ final class ScheduleRunner: Sendable {
             let wait = await turn()
             try? await Task.sleep(for: .milliseconds(Int64((wait * 1000).rounded(.up))))
         }
+    }
+}
+
+extension Optional {
+    /// `transform` of the value, awaited; nil stays nil.
+    func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let v = self else { return nil }
+        return try await transform(v)
     }
 }

@@ -163,7 +163,6 @@ final class ConfigReloader: Sendable {
         next.repeatMode = fresh.repeatMode
         next.autoplay = fresh.autoplay
         next.playlist = fresh.playlist
-        let newPlaylist = fresh.playlist != current.playlist && !fresh.playlist.isEmpty
         var needRestart = Self.restartChanges(from: lastRead ?? current, to: fresh)
         // The channel playlist is read again (its file or URL may have changed, or only its
         // content); where SAP is listened to needs a restart.
@@ -182,6 +181,26 @@ final class ConfigReloader: Sendable {
         }
         next.channels.m3u = fresh.channels.m3u
         api.channels.reloadPlaylist(next.channels, timeout: current.timeout)
+        // A schedule says what plays: the file's replaces the running one (its playlists checked
+        // as at start), and the playlist is then its default's; without one any more, the
+        // playlist plays again.
+        let scheduled = fresh.schedule != nil
+        if fresh.schedule != current.schedule || (scheduled && fresh.playlist != current.playlist) {
+            next.schedule = fresh.schedule
+            do {
+                let refused: (String, any Error) -> Void = { [logger] field, error in logger.error("reload: schedule.\(field): \(error); the item is left out") }
+                let checked = try await fresh.schedule.asyncMap { try await api.authorize($0, onRefused: refused) }
+                let fallback = try await api.authorize(fresh.playlist, field: "playlist", onRefused: refused)
+                api.scheduler.replace(checked, fallback: fallback)
+                if checked != nil {
+                    await api.scheduler.turn()
+                    api.startSchedule()
+                }
+            } catch {
+                logger.error("reload: schedule: \(error); the running schedule is kept")
+            }
+        }
+        let newPlaylist = scheduled ? false : (fresh.playlist != current.playlist || current.schedule != nil) && !fresh.playlist.isEmpty
         let updated = next
         do {
             // The new playlist's content tokens are verified as the kiosk config's are at start:

@@ -2,8 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import ScanoutDisplay
+import ScanoutPipeline
 import ScanoutPlayer
 @testable import ScanoutService
 import ScanoutTestSupport
@@ -180,5 +182,32 @@ struct ScheduleTests {
         #expect(r.stdoutText.contains("  2026-11-30T09:00:00+01:00  slot day (2 items)") && r.stdoutText.contains("  2026-11-30T17:00:00+01:00  default"))
         let b = try Proc.run(try ScanoutBinary.path(), ["schedule", "check", bad])
         #expect(b.status == 1 && b.stderrText.contains("bad.json") && b.stderrText.contains("slots[0].start: must be a local time"))
+    }
+}
+
+@Suite("service: a reload of the config file takes its schedule")
+struct ScheduleReloadTests {
+    @Test("SIGHUP's reload: the file's schedule replaces the running one at once; without one any more, the config's playlist plays again")
+    func reloadTakesTheSchedule() async throws {
+        let (a, b, c) = (try Fixtures.path("counter.mp4"), try Fixtures.path("counter_open.ts"), try Fixtures.path("counter_live.ts"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scanout-schedule-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func write(_ schedule: String?) throws {
+            let s = schedule.map { #", "schedule": {"slots": [{"id": "always", "start": "00:00", "end": "24:00", "playlist": ["\#($0)"]}]}"# } ?? ""
+            try #"{"unixSocket": null, "output": "headless", "repeat": "all", "playlist": ["\#(a)"]\#(s)}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        try write(b)
+        let config = try ServiceConfig.load(file: file)
+        let (player, api) = try await ScanoutServer(config: config, logLevel: LogLevelControl(.error), logger: Logger(label: "test"),
+                                                    makePipeline: { PlaybackPipeline(display: HeadlessDisplay()) }).assemble()
+        defer { player.shutdown() }
+        #expect(player.snapshot.playlist.map(\.source) == [b])
+        let reloader = ConfigReloader(api: api, logLevel: LogLevelControl(.error), logger: Logger(label: "test"))
+        try write(c)
+        await reloader.reload()
+        #expect(player.snapshot.playlist.map(\.source) == [c] && api.scheduler.schedule?.slots.first?.playlist.map(\.source) == [c])
+        try write(nil)
+        await reloader.reload()
+        #expect(api.scheduler.schedule == nil && player.snapshot.playlist.map(\.source) == [a])
     }
 }
