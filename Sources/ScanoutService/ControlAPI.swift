@@ -113,7 +113,8 @@ public final class ControlAPI: Sendable {
     /// What plays when (config `schedule`, `PUT /schedule`), and whether its loop runs.
     let scheduler: ScheduleRunner
     let scheduleTask = Mutex(false)
-    let snapshotBucket = Mutex(SnapshotBucket())
+    /// Two snapshots a second, four at once at most (the requests' own bucket, one client).
+    let snapshotLimit = RateLimiter(perSecond: 2, burst: 4)
     /// Every play recorded (`ProofOfPlay`).
     let proofOfPlay: ProofOfPlay
     public let metrics: PlayerMetrics

@@ -6,7 +6,6 @@ import ScanoutDisplay
 import ScanoutPlayer
 import ScanoutPolicy
 import ScanoutRender
-import Synchronization
 
 extension ControlAPI {
     /// `GET /snapshot[?width=W]`: a PNG of what is on screen now, as drawn (every zone, overlay
@@ -23,7 +22,7 @@ extension ControlAPI {
                 }
                 width = v
             }
-            guard snapshotBucket.withLock({ $0.take(at: Date()) }) else {
+            guard snapshotLimit.take("snapshot") == .allowed else {
                 throw APIError(.tooManyRequests, "snapshots: at most 2 a second; ask again shortly", field: nil)
             }
             let (picture, censored) = try await snapshot()
@@ -65,18 +64,5 @@ extension ControlAPI {
     private func denied(_ s: PlayerSnapshot) -> Bool {
         guard let i = s.index, s.playlist.indices.contains(i) else { return false }
         return (try? CaptureGate.check(policy: authorizer.policy(token: s.playlist[i].token), purpose: .snapshot)) == nil
-    }
-}
-
-/// Two snapshots a second, four at once at most.
-struct SnapshotBucket: Sendable {
-    var tokens = 4.0
-    var last: Date?
-    mutating func take(at now: Date) -> Bool {
-        if let last { tokens = min(4, tokens + now.timeIntervalSince(last) * 2) }
-        last = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
     }
 }

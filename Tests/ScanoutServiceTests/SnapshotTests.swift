@@ -56,14 +56,15 @@ struct SnapshotTests {
 
     @Test("two snapshots a second, four at once: the fifth at once refused, one more half a second later")
     func rate() {
-        var bucket = SnapshotBucket()
-        let t = Date(timeIntervalSince1970: 1_000_000)
+        let limit = RateLimiter(perSecond: 2, burst: 4)
+        let t = ClockTime(nanoseconds: 1_000_000_000_000)
+        func take(_ at: ClockTime) -> Bool { limit.take("snapshot", now: at) == .allowed }
         var taken: [Bool] = []
-        for _ in 0..<5 { taken.append(bucket.take(at: t)) }
+        for _ in 0..<5 { taken.append(take(t)) }
         #expect(taken == [true, true, true, true, false])
-        let half = bucket.take(at: t.addingTimeInterval(0.5)), again = bucket.take(at: t.addingTimeInterval(0.5))
+        let half = take(t + .milliseconds(500)), again = take(t + .milliseconds(500))
         #expect(half && !again)
-        let later = bucket.take(at: t.addingTimeInterval(10))
+        let later = take(t + .seconds(10))
         #expect(later)
     }
 }
