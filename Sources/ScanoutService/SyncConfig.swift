@@ -27,8 +27,7 @@ extension Wire.ConfigBody {
             settings = SyncSettings(group: group, role: try c.decodeChoiceIfPresent(SyncNode.Role.self, forKey: .role) ?? .auto, key: Array(key.utf8))
             if let p = try c.decodeIfPresent(Int.self, forKey: .priority, in: 0...1_000_000) { settings.priority = UInt32(p) }
             if let a = try c.decodeIfPresent(String.self, forKey: .address) {
-                var address = in_addr()
-                guard inet_pton(AF_INET, a, &address) == 1, UInt32(bigEndian: address.s_addr) >> 28 == 0xE else {
+                guard MulticastSocket.multicastAddress(a) != nil else {
                     throw APIError.badRequest(c.name(.address), "must be an IPv4 multicast address, 224.0.0.0 to 239.255.255.255 (got \"\(a)\")")
                 }
                 settings.address = a

@@ -15,8 +15,7 @@ public final class MulticastSocket {
     /// addresses (nil: the kernel's choice, by the route to the group); `sendTo`: where datagrams
     /// go instead of the group (a relay, a unicast peer), nil: the group.
     public init(group: String, port: UInt16, interface: String?, sendTo: (host: String, port: UInt16)? = nil) throws {
-        var address = in_addr()
-        guard inet_pton(AF_INET, group, &address) == 1, (UInt32(bigEndian: address.s_addr) >> 28) == 0xE else {
+        guard let address = Self.multicastAddress(group) else {
             throw SyncSocketError("\(group) is not an IPv4 multicast address (224.0.0.0/4)")
         }
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -68,6 +67,13 @@ public final class MulticastSocket {
     }
 
     deinit { close(fd) }
+
+    /// `text` as an IPv4 multicast address (224.0.0.0/4); nil when it is not one.
+    public static func multicastAddress(_ text: String) -> in_addr? {
+        var address = in_addr()
+        guard inet_pton(AF_INET, text, &address) == 1, (UInt32(bigEndian: address.s_addr) >> 28) == 0xE else { return nil }
+        return address
+    }
 
     private func option(_ level: Int32, _ name: Int32, _ value: Int32) throws {
         var v = value
