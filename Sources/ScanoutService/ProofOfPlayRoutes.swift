@@ -31,9 +31,7 @@ extension ControlAPI {
     static func instant(_ text: String?, field: String) throws -> Double? {
         guard let text else { return nil }
         if let s = Double(text), s.isFinite { return s }
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        guard let d = f.date(from: text) else {
+        guard let d = ISOTime.parse(text) else {
             throw APIError.badRequest(field, "must be a date and time (ISO 8601 with its offset, 2026-12-01T00:00:00Z) or seconds since 1970 (got \"\(text)\")")
         }
         return d.timeIntervalSince1970
@@ -65,9 +63,8 @@ extension Wire {
         var framesDropped: Int
 
         init(_ p: PlayRecord) {
-            let utc = TimeZone(identifier: "UTC")!
             id = p.id; item = p.item; source = p.source.redacted; zone = p.zone
-            start = ScheduleShown.iso(Date(timeIntervalSince1970: p.start), utc); end = ScheduleShown.iso(Date(timeIntervalSince1970: p.end), utc)
+            start = ISOTime.format(Date(timeIntervalSince1970: p.start)); end = ISOTime.format(Date(timeIntervalSince1970: p.end))
             seconds = (p.seconds * 1000).rounded() / 1000; outcome = p.outcome.rawValue
             framesShown = p.framesShown; framesDropped = p.framesDropped
         }

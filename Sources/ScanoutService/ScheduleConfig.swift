@@ -145,9 +145,7 @@ extension Wire {
 
         /// ISO 8601 (`2026-12-05T18:00:00+01:00`, `...Z`); without an offset, in `zone`.
         static func instant(_ text: String, field: String, zone: TimeZone) throws -> Date {
-            let withOffset = ISO8601DateFormatter()
-            withOffset.formatOptions = [.withInternetDateTime]
-            if let d = withOffset.date(from: text) { return d }
+            if let d = ISOTime.parse(text) { return d }
             let local = DateFormatter()
             local.locale = Locale(identifier: "en_US_POSIX")
             local.timeZone = zone
@@ -181,7 +179,7 @@ extension Wire {
             for e in s.events {
                 var o = events.nestedContainer(keyedBy: WireKey.self)
                 try o.encode(e.id, forKey: "id")
-                try o.encode(Self.iso(e.start, s.timeZone), forKey: "start"); try o.encode(Self.iso(e.end, s.timeZone), forKey: "end")
+                try o.encode(ISOTime.format(e.start, in: s.timeZone), forKey: "start"); try o.encode(ISOTime.format(e.end, in: s.timeZone), forKey: "end")
                 try o.encode(e.playlist.map(Item.init), forKey: "playlist"); try o.encode(e.power ? "on" : "off", forKey: "power")
             }
         }
@@ -191,12 +189,6 @@ extension Wire {
                 : String(format: "%02d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
         }
         static func day(_ d: DateComponents) -> String { String(format: "%04d-%02d-%02d", d.year ?? 0, d.month ?? 0, d.day ?? 0) }
-        static func iso(_ date: Date, _ zone: TimeZone) -> String {
-            let f = ISO8601DateFormatter()
-            f.timeZone = zone
-            f.formatOptions = [.withInternetDateTime]
-            return f.string(from: date)
-        }
     }
 
     /// `GET /schedule/now`: what plays, which rule chose it, since and until when, and the next
@@ -229,7 +221,7 @@ extension Schedule {
     /// What `scanout schedule check` prints: what holds at `t` and the next `count` changes, in
     /// the schedule's time zone.
     public func report(at t: Date, count: Int) -> [String] {
-        func when(_ d: Date) -> String { Wire.ScheduleShown.iso(d, timeZone) }
+        func when(_ d: Date) -> String { ISOTime.format(d, in: timeZone) }
         func items(_ c: Choice) -> String { c.playlist.isEmpty ? "the config's playlist" : "\(c.playlist.count) item\(c.playlist.count == 1 ? "" : "s")" }
         let now = choice(at: t)
         var lines = ["time zone \(timeZone.identifier); \(slots.count) slot\(slots.count == 1 ? "" : "s"), \(events.count) event\(events.count == 1 ? "" : "s")",

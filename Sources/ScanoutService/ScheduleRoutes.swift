@@ -24,9 +24,9 @@ extension ControlAPI {
             let fallback = scheduler.fallback
             return jsonResponse(Wire.ScheduleNow(
                 rule: choice.rule.kind, id: choice.rule.id, playlist: (choice.playlist.isEmpty ? fallback : choice.playlist).map(Wire.Item.init),
-                since: choice.since.map { Wire.ScheduleShown.iso($0, s.timeZone) }, until: choice.until.map { Wire.ScheduleShown.iso($0, s.timeZone) },
+                since: choice.since.map { ISOTime.format($0, in: s.timeZone) }, until: choice.until.map { ISOTime.format($0, in: s.timeZone) },
                 power: choice.power ? "on" : "off",
-                next: next.map { Wire.ScheduleShown.iso($0.at, s.timeZone) }, nextRule: next?.rule.kind))
+                next: next.map { ISOTime.format($0.at, in: s.timeZone) }, nextRule: next?.rule.kind))
         }
         return routes
     }

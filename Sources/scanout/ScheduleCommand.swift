@@ -26,9 +26,7 @@ struct ScheduleCheck: ParsableCommand {
     func run() throws {
         var t = Date()
         if let at {
-            let f = ISO8601DateFormatter()
-            f.formatOptions = [.withInternetDateTime]
-            guard let d = f.date(from: at) else { throw ValidationError("--at: must be a date and time with its offset, e.g. 2026-12-24T17:00:00+01:00 (got \"\(at)\")") }
+            guard let d = ISOTime.parse(at) else { throw ValidationError("--at: must be a date and time with its offset, e.g. 2026-12-24T17:00:00+01:00 (got \"\(at)\")") }
             t = d
         }
         guard (1...1000).contains(count) else { throw ValidationError("--count: must be 1 to 1000 (got \(count))") }

@@ -110,7 +110,7 @@ extension Wire {
                 try c.encodeNullable(leader, forKey: "leader"); try c.encode(term, forKey: "term"); try c.encode(leading, forKey: "leading")
             case .scheduleChanged(let rule, let id, let next, let nextRule):
                 try c.encode(rule, forKey: "rule"); try c.encodeNullable(id, forKey: "id")
-                try c.encodeNullable(next.map { Wire.ScheduleShown.iso($0, TimeZone(identifier: "UTC")!) }, forKey: "next")
+                try c.encodeNullable(next.map { ISOTime.format($0) }, forKey: "next")
                 try c.encodeNullable(nextRule, forKey: "nextRule")
             case .displayPower(let on):
                 try c.encode(on ? "on" : "off", forKey: "power")
