@@ -1,3 +1,5 @@
+import Foundation
+
 /// A sync group's timeline and clock, as a member has them: what the player follows on a
 /// screen in lockstep with others (`ScanoutSync`'s `SyncService` is one; the player reads it
 /// through `SyncGroup` and never sees the network).
@@ -54,4 +56,9 @@ public struct SyncGroupState: Equatable, Sendable {
     public init(leading: Bool, leader: UInt64?, term: UInt64, locked: Bool) {
         self.leading = leading; self.leader = leader; self.term = term; self.locked = locked
     }
+}
+
+extension SyncGroupState {
+    /// A member's id as `GET /sync` and the events write it: 16 hex digits.
+    public static func name(of member: UInt64) -> String { String(format: "%016llx", member) }
 }

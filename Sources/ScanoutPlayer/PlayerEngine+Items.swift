@@ -95,6 +95,9 @@ extension PlayerEngine {
         FrameLayout(orientation: p.item.orientation(stream: p.video.orientation), scaling: p.item.scaling ?? configuration.scaling)
     }
 
+    /// `p` as the playlist names it (the item opened may be a local copy of it).
+    func listed(_ p: PreparedItem) -> PlaylistItem { playlist.indices.contains(p.index) ? playlist[p.index] : p.item }
+
     /// Makes `p` the current item.
     func become(_ p: PreparedItem, gapless: Bool) {
         let durationBefore = duration
@@ -110,9 +113,8 @@ extension PlayerEngine {
         session.layout = layout(for: p)
         display.overlay = p.item.overlay ?? configuration.overlay
         startSubtitles(p)
-        // As the playlist names it (the item opened may be a local copy of it).
-        let listed = playlist.indices.contains(p.index) ? playlist[p.index] : p.item
-        onItemChanged?(listed)
+        let named = listed(p)
+        onItemChanged?(named)
         if wait?.insideRead == true {
             // The item that stalled is gone (it failed, or another was asked for): its buffering ends.
             wait = nil
@@ -125,8 +127,8 @@ extension PlayerEngine {
                               live: p.timeshift != nil, early: p.takeEarlyAudio()) { emit(e) }
         awaitingFirstFrame = FirstFrameRequest(startedAt: gapless ? nil : (requestStartedAt ?? clock.now()))
         requestStartedAt = nil
-        emit(.itemChanged(index: p.index, source: listed.source))
-        emit(.prepared(item: p.index, source: listed.source, width: p.video.width, height: p.video.height,
+        emit(.itemChanged(index: p.index, source: named.source))
+        emit(.prepared(item: p.index, source: named.source, width: p.video.width, height: p.video.height,
                        codec: p.video.codecName, duration: p.video.durationSeconds))
         if p.video.durationSeconds != durationBefore || !gapless { emit(.durationChanged(p.video.durationSeconds)) }
     }

@@ -114,18 +114,16 @@ extension PlayerEngine {
             return
         }
         session.groupClock = g.clock
-        if let i = index, let p = current { g.clock.bind(epoch: session.groupEpoch, index: Int32(i), item: sourceName(i, p)) }
+        if let p = current { g.clock.bind(epoch: session.groupEpoch, index: Int32(p.index), item: listed(p).source) }
         guard state.locked, let t = g.group.currentTimeline else { return }
         followerTurn(g, t)
     }
 
-    /// The source as the playlist names it (the group's timeline names items so).
-    private func sourceName(_ i: Int, _ p: PreparedItem) -> String { playlist.indices.contains(i) ? playlist[i].source : p.item.source }
 
     private func reportGroupChanges(_ g: GroupPlayback, _ s: SyncGroupState) {
         let before = g.reported
         g.reported = s
-        func id(_ v: UInt64?) -> String? { v.map { String(format: "%016llx", $0) } }
+        func id(_ v: UInt64?) -> String? { v.map(SyncGroupState.name) }
         if before?.leader != s.leader || before?.leading != s.leading {
             emit(.leaderChanged(leader: id(s.leader), term: s.term, leading: s.leading))
         }
@@ -146,13 +144,13 @@ extension PlayerEngine {
         let media = Int64((position * 1e9).rounded())
         if let t = g.group.currentTimeline, t.paused, t.index == Int32(i), t.mediaTime == media { return }
         guard let now = g.group.groupTime(at: clock.now()) else { return }
-        publish(g, SyncTimeline(term: 0, index: Int32(i), item: sourceName(i, p), mediaTime: media, groupTime: now, rate: rate, paused: true))
+        publish(g, SyncTimeline(term: 0, index: Int32(i), item: listed(p).source, mediaTime: media, groupTime: now, rate: rate, paused: true))
     }
 
     /// The leader aimed the frame at `media` for `target`: published when it is off the line.
     func leaderAimed(media: Double, target: ClockTime) {
         guard let g = sync, g.group.isLeading, let i = index, let p = current, let at = g.group.groupTime(at: target) else { return }
-        let point = SyncTimeline(term: 0, index: Int32(i), item: sourceName(i, p), mediaTime: Int64((media * 1e9).rounded()), groupTime: at,
+        let point = SyncTimeline(term: 0, index: Int32(i), item: listed(p).source, mediaTime: Int64((media * 1e9).rounded()), groupTime: at,
                                  rate: rate, paused: false)
         if let t = g.group.currentTimeline, !t.paused, t.index == point.index, t.item == point.item, t.rate == point.rate,
            abs(Double(t.mediaTime(atGroup: at) - point.mediaTime)) <= g.republishError * 1e9 { return }
@@ -228,7 +226,7 @@ extension PlayerEngine {
     /// Plays the timeline's item once this member's has differed from it for `itemSettle`;
     /// false while they differ.
     private func followItem(_ g: GroupPlayback, _ t: SyncTimeline, now: ClockTime) -> Bool {
-        if let i = index, Int32(i) == t.index, let p = current, sourceName(i, p) == t.item {
+        if let i = index, Int32(i) == t.index, let p = current, listed(p).source == t.item {
             g.itemMismatchSince = nil
             return true
         }

@@ -103,13 +103,12 @@ extension Wire {
 
         init(_ s: SyncService, follow f: GroupFollowStats) {
             let (node, timeline, counters, changes) = s.status()
-            func hex(_ v: UInt64) -> String { String(format: "%016llx", v) }
             group = s.settings.group.redacted
-            id = hex(s.id)
+            id = SyncGroupState.name(of: s.id)
             role = s.settings.role.rawValue
             clock = s.settings.clock.rawValue
             leading = node.leading
-            leader = node.leader.map(hex)
+            leader = node.leader.map(SyncGroupState.name)
             term = node.term
             locked = node.locked
             offsetMs = node.offset.map { $0 / 1e6 }
