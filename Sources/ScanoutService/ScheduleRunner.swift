@@ -39,12 +39,14 @@ final class ScheduleRunner: Sendable {
     /// second (the picture before stays on screen meanwhile).
     static let switchLead: TimeInterval = 0.1
 
-    /// What to do at `now` with `current` loaded: the choice to switch to (nil: none), and how
-    /// long until the next look (the next change, at most a second away).
-    static func decide(_ schedule: Schedule, current: Schedule.Rule?, at now: Date) -> (switchTo: Schedule.Choice?, wait: TimeInterval) {
+    /// What to do at `now` with `current` loaded: the choice to switch to (nil: none), how long
+    /// until the next look (the next change, at most a second away), and that next change.
+    static func decide(_ schedule: Schedule, current: Schedule.Rule?, at now: Date)
+        -> (switchTo: Schedule.Choice?, wait: TimeInterval, next: (at: Date, rule: Schedule.Rule)?) {
         let choice = schedule.choice(at: now)
-        let next = schedule.nextChange(after: now).map { $0.timeIntervalSince(now) } ?? 1
-        return (choice.rule == current ? nil : choice, max(0.001, min(1, next)))
+        let next = schedule.changes(from: now, count: 1).first
+        let ahead = next.map { $0.at.timeIntervalSince(now) } ?? 1
+        return (choice.rule == current ? nil : choice, max(0.001, min(1, ahead)), next)
     }
 
     /// Replaces the schedule (`PUT /schedule`, a reload), and the config's playlist when given;
@@ -75,19 +77,18 @@ final class ScheduleRunner: Sendable {
         let t = now()
         let (schedule, current) = state.withLock { ($0.schedule, $0.current) }
         guard let schedule else { return 1 }
-        let (choice, wait) = Self.decide(schedule, current: current, at: t)
-        if let choice { await apply(choice, schedule: schedule, at: t) }
+        let (choice, wait, next) = Self.decide(schedule, current: current, at: t)
+        if let choice { await apply(choice, next: next) }
+        guard let next else { return wait }
+        let ahead = next.at.timeIntervalSince(t)
         // A change about to come, to a playlist: loaded now, its first frame held for the second.
-        if let next = schedule.changes(from: t, count: 1).first, next.at.timeIntervalSince(t) <= Self.switchLead,
-           state.withLock({ $0.current }) != next.rule {
+        if ahead <= Self.switchLead, state.withLock({ $0.current }) != next.rule {
             let upcoming = schedule.choice(at: next.at)
             if upcoming.power {
-                await apply(upcoming, schedule: schedule, at: next.at, startAt: next.at)
+                await apply(upcoming, next: schedule.changes(from: next.at, count: 1).first, startAt: next.at)
                 return max(0.001, next.at.timeIntervalSince(now()) + 0.001)
             }
         }
-        guard let next = schedule.changes(from: t, count: 1).first else { return wait }
-        let ahead = next.at.timeIntervalSince(t)
         if ahead <= Self.preloadLead, state.withLock({ $0.preloaded }) != next.at {
             state.withLock { $0.preloaded = next.at }
             let upcoming = schedule.choice(at: next.at)
@@ -98,12 +99,11 @@ final class ScheduleRunner: Sendable {
         return ahead > Self.switchLead ? min(wait, max(0.001, ahead - Self.switchLead)) : wait
     }
 
-    /// Plays `choice` (at `t`, the schedule's time); `startAt`: its first frame held for that
+    /// Plays `choice`, the change after it being `next`; `startAt`: its first frame held for that
     /// instant of the wall clock.
-    private func apply(_ choice: Schedule.Choice, schedule: Schedule, at t: Date, startAt: Date? = nil) async {
+    private func apply(_ choice: Schedule.Choice, next: (at: Date, rule: Schedule.Rule)?, startAt: Date? = nil) async {
         state.withLock { $0.current = choice.rule }
         let items = choice.playlist.isEmpty ? self.fallback : choice.playlist
-        let next = schedule.changes(from: t, count: 1).first
         let repeatMode = self.repeatMode
         let power = choice.power
         let wall = now
