@@ -183,7 +183,8 @@ struct ChannelTests {
         var state: [String: Any] = [:]
         #expect(try s.wait(seconds: 3) {
             state = try s.get("/state").json ?? [:]
-            return state["state"] as? String == "stopped"
+            // The stop comes first, the service going down just after it (the events' order).
+            return state["state"] as? String == "stopped" && state["serviceUp"] as? Bool == false
         }, "\(state); \(s.announcerLog)")
         #expect(state["serviceUp"] as? Bool == false && state["reasons"] as? [String] == ["channelInvalid"], "\(state)")
         #expect(try s.channels().map { $0["id"] as? String } == [ids[0]])
