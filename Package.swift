@@ -49,6 +49,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // Subtitle rendering (fonts through fontconfig).
         .systemLibrary(name: "CASS", pkgConfig: "libass", providers: [.apt(["libass-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The little real C that is needed (the va_list log callback).
         .target(name: "CScanoutShims", dependencies: ["CFFmpeg"]),
 
@@ -93,7 +94,10 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             "ScanoutSync",
+            "ScanoutMQTT",
         ]),
+        // A fleet through an MQTT broker: libmosquitto's client behind a typed wrapper.
+        .target(name: "ScanoutMQTT", dependencies: ["CMosquitto"]),
         // Screens in lockstep across devices: the group's clock, the sync messages and their keys.
         .target(name: "ScanoutSync", dependencies: [
             "ScanoutCore",
@@ -128,6 +132,7 @@ let package = Package(
             "ScanoutAudio", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
         ]),
         .testTarget(name: "ScanoutSyncTests", dependencies: ["ScanoutSync", "ScanoutCore"]),
+        .testTarget(name: "ScanoutMQTTTests", dependencies: ["ScanoutMQTT", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutKMSTests", dependencies: ["ScanoutKMS", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport"]),
         .testTarget(name: "ScanoutDisplayTests", dependencies: [
             "ScanoutDisplay", "ScanoutKMS", "ScanoutRender", "ScanoutDecode", "ScanoutDemux", "ScanoutCore", "ScanoutTesting", "ScanoutTestSupport",
