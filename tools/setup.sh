@@ -15,6 +15,7 @@ PKGS=(
   libsqlite3-dev                                                       # the offline store (GRDB)
   python3-venv                                                         # tools/api-fuzz.sh: schemathesis in a venv of its own
   iproute2                                                             # network namespaces of the multicast and sync tests
+  libmosquitto-dev mosquitto mosquitto-clients                         # the fleet through MQTT: the client; a broker and its clients in the tests
 )
 PKGS+=("$@")
 missing=()

@@ -247,8 +247,11 @@ public final class MQTTClient: Sendable {
             return !s.closed
         }
         guard wasOpen else { return }
+        // Connected, the thread writes what is queued (a last message, the goodbye) and ends;
+        // otherwise it may be waiting to connect again, and is stopped.
+        let connected = isConnected
         mosquitto_disconnect(handle.mosq)
-        mosquitto_loop_stop(handle.mosq, true)
+        mosquitto_loop_stop(handle.mosq, !connected)
         state.withLock { _ in mosquitto_destroy(handle.mosq) }
     }
 

@@ -39,12 +39,27 @@ public struct PlayRecord: Codable, FetchableRecord, PersistableRecord, Sendable,
 
 extension OfflineStore {
     /// Writes `play`, in place of the record with its id when there is one (a play recorded as it
-    /// starts, and again as it goes on and ends).
-    public func record(_ play: PlayRecord) throws(OfflineError) {
+    /// starts, and again as it goes on and ends). A play that ends (`closed`) may take a message
+    /// for the fleet's broker with it, in the same transaction: it is in the outbox if and only
+    /// if the record is written.
+    public func record(_ play: PlayRecord, closed: Bool = true, forward: OutboxMessage.Draft? = nil) throws(OfflineError) {
         do {
-            try db.write { db in try play.insert(db, onConflict: .replace) }
+            try db.write { db in
+                try play.insert(db, onConflict: .replace)
+                try db.execute(sql: "UPDATE play SET closed = ? WHERE id = ?", arguments: [closed, play.id])
+                if let forward { try forward.insert(db) }
+            }
         } catch {
             throw .store("recording a play: \(error)")
+        }
+    }
+
+    /// The plays recorded as going on: at a start, those a crash cut off.
+    public func openPlays() throws(OfflineError) -> [PlayRecord] {
+        do {
+            return try db.read { db in try PlayRecord.filter(sql: "closed = 0").order(Column("start")).fetchAll(db) }
+        } catch {
+            throw .store("reading open plays: \(error)")
         }
     }
 

@@ -130,6 +130,17 @@ public final class OfflineStore: Sendable {
                 t.column("framesDropped", .integer).notNull()
             }
         }
+        m.registerMigration("v6") { db in
+            // Whether a play has ended (a play still open at a start was cut off by a crash), and
+            // the messages waiting for the fleet's broker (`OutboxMessage`).
+            try db.alter(table: "play") { t in t.add(column: "closed", .boolean).notNull().defaults(to: true) }
+            try db.create(table: "outbox") { t in
+                t.autoIncrementedPrimaryKey("seq")
+                t.column("topic", .text).notNull()
+                t.column("payload", .blob).notNull()
+                t.column("created", .double).notNull()
+            }
+        }
         return m
     }
 

@@ -117,6 +117,8 @@ public final class ControlAPI: Sendable {
     let snapshotLimit = RateLimiter(perSecond: 2, burst: 4)
     /// Every play recorded (`ProofOfPlay`).
     let proofOfPlay: ProofOfPlay
+    /// The fleet's broker (config `mqtt`), once connected from `ScanoutServer`.
+    let fleet = Mutex<FleetLink?>(nil)
     public let metrics: PlayerMetrics
     /// The channel list (`/channels`, `/channel`).
     public let channels: ChannelDirectory

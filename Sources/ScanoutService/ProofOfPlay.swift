@@ -9,8 +9,16 @@ import Synchronization
 /// store as it starts, every 10 s while it plays and when it ends, so that a restart, even a
 /// SIGKILL, loses at most the last 10 s of one: what played, from when to when, the seconds it
 /// was on screen (paused time left out), how it ended, its frames. Kept `days` days. Without a
-/// state directory the records are kept in memory (the newest 10,000), and say so.
+/// state directory the records are kept in memory (the newest 10,000), and say so. With a
+/// fleet's broker (`forward`), each play that ends is queued for it with its record, in the same
+/// transaction; a play a crash cut off is closed and queued at the next start.
 public final class ProofOfPlay: Sendable {
+    /// Where ended plays go on to, and as what message.
+    struct Forwarding: Sendable {
+        let queue: FleetQueue
+        let message: @Sendable (PlayRecord) -> OutboxMessage.Draft
+    }
+
     struct Open: Sendable {
         var record: PlayRecord
         var framesShownBefore: Int
@@ -29,12 +37,24 @@ public final class ProofOfPlay: Sendable {
     let days: Int
     private let now: @Sendable () -> Date
     private let logger: Logger
+    let forwarding: Forwarding?
 
-    init(store: OfflineStore?, days: Int, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(store: OfflineStore?, days: Int, logger: Logger, forwarding: Forwarding? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.days = days
         self.logger = logger
+        self.forwarding = forwarding
         self.now = now
+    }
+
+    /// Closes the plays a crash left open (as recorded last, at most 10 s short), and queues them.
+    func closeInterrupted() {
+        guard let store else { return }
+        do {
+            for r in try store.openPlays() { write(r, closed: true) }
+        } catch {
+            logger.error("proof of play: \(error)")
+        }
     }
 
     /// Takes an event of zone `zone`'s player (nil: the main picture) whose figures are `s`.
@@ -53,7 +73,7 @@ public final class ProofOfPlay: Sendable {
             let o = Open(record: record, framesShownBefore: max(0, s.framesPresented - 1), framesDroppedBefore: s.framesDropped,
                          playingSince: t, shown: 0, lastWrite: t)
             open.withLock { $0[key] = o }
-            write(o.record)
+            write(o.record, closed: false)
         case .ended, .stop:
             close(key, outcome: event == .ended ? .completed : .skipped, at: t, snapshot: s)
         case .error(_, .some, true):
@@ -77,7 +97,7 @@ public final class ProofOfPlay: Sendable {
                 all[key] = o
                 return Self.finished(o, outcome: .skipped, at: t, snapshot: s)
             }
-            if let due { write(due) }
+            if let due { write(due, closed: false) }
         default:
             break
         }
@@ -96,19 +116,23 @@ public final class ProofOfPlay: Sendable {
 
     private func close(_ key: String, outcome: PlayRecord.Outcome, at t: Date, snapshot s: PlayerSnapshot) {
         guard let o = open.withLock({ $0.removeValue(forKey: key) }) else { return }
-        write(Self.finished(o, outcome: outcome, at: t, snapshot: s))
+        write(Self.finished(o, outcome: outcome, at: t, snapshot: s), closed: true)
     }
 
-    private func write(_ r: PlayRecord) {
+    /// Writes `r`; an ended play (`closed`) goes on to the fleet's queue with it.
+    private func write(_ r: PlayRecord, closed: Bool) {
+        let forward = closed ? forwarding.map { $0.message(r) } : nil
         guard let store else {
             memory.withLock { m in
                 if let i = m.lastIndex(where: { $0.id == r.id }) { m[i] = r } else { m.append(r) }
                 if m.count > 10_000 { m.removeFirst(m.count - 10_000) }
             }
+            if let forward { forwarding?.queue.enqueue(forward) }
             return
         }
         do {
-            try store.record(r)
+            try store.record(r, closed: closed, forward: forward)
+            if forward != nil { forwarding?.queue.stored() }
             prune()
         } catch {
             logger.error("proof of play: \(error)")

@@ -89,13 +89,25 @@ public struct ScanoutServer: Sendable {
         offline?.resumeInterrupted()
         // Ends when the manager goes (it holds the manager weakly).
         _ = offline?.keepClock()
-        let proof = ProofOfPlay(store: offline?.store, days: config.proofOfPlayDays, logger: logger)
+        let queue = config.mqtt.map { _ in FleetQueue(store: offline?.store, logger: logger) }
+        if config.mqtt != nil && offline == nil { logger.notice("mqtt: proof of play and stats wait for the broker in memory: \(offlineOff)") }
+        var forwarding: ProofOfPlay.Forwarding?
+        if let settings = config.mqtt, let queue {
+            forwarding = ProofOfPlay.Forwarding(queue: queue) { FleetLink.message(for: $0, settings: settings) }
+        }
+        let proof = ProofOfPlay(store: offline?.store, days: config.proofOfPlayDays, logger: logger, forwarding: forwarding)
+        proof.closeInterrupted()
         player.events.addListener { n in
             // Figures of the main picture (a zone's plays are recorded without its frame counts).
             proof.observe(n.event, zone: n.zone, snapshot: n.zone == (screen?.layout.mainZone) ? player.snapshot : PlayerSnapshot())
         }
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
                              offline: offline, offlineOff: offlineOff, screen: screen, sync: sync, proofOfPlay: proof)
+        if let settings = config.mqtt, let queue {
+            let link = try FleetLink(settings: settings, api: api, queue: queue, logger: logger)
+            try link.start(player: player)
+            api.fleet.withLock { $0 = link }
+        }
         if let screen { await startZones(of: screen, api: api) }
         await start(player, api: api, store: store, readiness: readiness)
         return (player, api)
@@ -302,7 +314,7 @@ public struct ScanoutServer: Sendable {
         }
         // Shut down first (services stop in reverse order): ends the event streams, which would
         // otherwise keep their connections, and the listeners' graceful shutdown, open.
-        services.append(EventStreamCloser(player: player))
+        services.append(EventStreamCloser(player: player, api: api))
         if let notifier { services.append(StoppingNotice(notifier: notifier, logger: logger)) }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
@@ -368,11 +380,13 @@ struct PlayerService: Service {
     }
 }
 
-/// Ends every event stream when shutdown begins.
+/// Ends every event stream when shutdown begins, and says goodbye to the fleet's broker.
 struct EventStreamCloser: Service {
     let player: Player
+    let api: ControlAPI
     func run() async throws {
         try? await gracefulShutdown()
+        api.fleet.withLock { $0 }?.close()
         player.events.finish()
     }
 }

@@ -24,6 +24,8 @@ import ScanoutSync
 ///     proofOfPlay {days}                                 — how long play records are kept (default 90)
 ///     sync {group, key, role, priority, address, port, interface, sendTo, clock} | null — play in
 ///                                                         lockstep with a group (`SyncConfig.swift`)
+///     mqtt {url, clientId, groups, topicPrefix, username, password, tls, statsInterval} | null —
+///                                                         one of a fleet through a broker (`MQTTConfig.swift`)
 ///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
 ///     capture (a directory)                              — KMS: every frame shown, through the
 ///                                                         writeback connector, as capture-NNNNNN.png;
@@ -81,6 +83,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var schedule: Schedule?
     /// Days proof-of-play records are kept.
     public var proofOfPlayDays = 90
+    /// The fleet's broker (`FleetLink`); nil: none.
+    public var mqtt: FleetSettings?
     /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
     public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
@@ -200,6 +204,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = body.sync { sync = v?.settings }
         if let v = body.schedule { schedule = v?.schedule }
         if let v = body.proofOfPlay { proofOfPlayDays = v.days }
+        if let v = body.mqtt { mqtt = v?.settings }
     }
 
     private mutating func applyService(_ s: Wire.ConfigBody.Service) {

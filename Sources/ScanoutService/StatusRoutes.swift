@@ -33,6 +33,11 @@ extension ControlAPI {
             stats.screen = Wire.ScreenStats(width: canvas.width, height: canvas.height, composed: screen.screen.composed)
             stats.zones = screen.placements().map { Wire.ZoneStats(id: $0.id, stats: Wire.Stats($0.player.snapshot), picture: Wire.Picture(screen.watch(zone: $0.id))) }
         }
+        if let fleet = fleet.withLock({ $0 }) {
+            let c = fleet.counts
+            stats.mqtt = Wire.FleetStats(connected: fleet.isConnected, connections: c.connections, commands: c.commands, forwarded: c.forwarded,
+                                         acknowledged: c.acknowledged, queued: fleet.queue.count, stored: fleet.queue.store != nil)
+        }
         return stats
     }
 }

@@ -32,6 +32,7 @@ extension Wire {
             case sync
             case schedule
             case proofOfPlay
+            case mqtt
         }
 
         /// The top level's fields, as each section reads them.
@@ -61,6 +62,8 @@ extension Wire {
         /// What plays when; null: no schedule.
         var schedule: ScheduleRequest??
         var proofOfPlay: ProofOfPlayRequest?
+        /// The fleet's broker; null: none.
+        var mqtt: MQTT??
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
@@ -83,6 +86,7 @@ extension Wire {
             sync = try c.decodeNullable(Sync.self, forKey: .sync)
             schedule = try c.decodeNullable(ScheduleRequest.self, forKey: .schedule)
             proofOfPlay = try c.decodeIfPresent(ProofOfPlayRequest.self, forKey: .proofOfPlay)
+            mqtt = try c.decodeNullable(MQTT.self, forKey: .mqtt)
         }
 
         /// Where the API listens, who may reach it, the output, the playlist and the player's

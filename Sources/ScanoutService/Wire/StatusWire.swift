@@ -184,6 +184,8 @@ extension Wire {
         /// above are the main zone's); absent on a screen of one picture.
         var screen: ScreenStats?
         var zones: [ZoneStats]?
+        /// The fleet's broker (config `mqtt`); left out without one.
+        var mqtt: FleetStats?
 
         init(_ s: PlayerSnapshot) {
             framesDecoded = s.framesDecoded
@@ -300,5 +302,21 @@ extension Wire {
             width = v.width
             height = v.height
         }
+    }
+}
+
+extension Wire {
+    /// `/stats`' `mqtt`: the link to the fleet's broker.
+    struct FleetStats: Encodable, Sendable {
+        var connected: Bool
+        /// Connections made (the first and each after a loss).
+        var connections: Int
+        var commands: Int
+        /// Messages of the queue sent (a resend counts again), acknowledged, and waiting.
+        var forwarded: Int
+        var acknowledged: Int
+        var queued: Int
+        /// Whether the queue is in the store (false: in memory, lost at a restart).
+        var stored: Bool
     }
 }
