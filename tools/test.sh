@@ -6,7 +6,8 @@
 # under a real systemd;
 # SCANOUT_SKIP_VM=1 skips it), run every Swift test, run four `serve` members of a sync group in a
 # network namespace for 30 s (lock, a rejoin, a failover under jitter and loss;
-# SCANOUT_SKIP_SYNC=1 skips it), fuzz the control API of a live `scanout serve`
+# SCANOUT_SKIP_SYNC=1 skips it), send 5 group commands through a mosquitto broker to 10 `serve`
+# boxes, each of which must switch (tools/fleet-bench.py; SCANOUT_SKIP_FLEET=1 skips it), fuzz the control API of a live `scanout serve`
 # with schemathesis for about 2.5 minutes (tools/api-fuzz.sh: no 5xx the API document does not
 # list, no answer outside it; SCANOUT_SKIP_FUZZ=1 skips it), then soak the service for 5 minutes
 # (tools/soak.sh: 20 API clients and 5 event streams against `scanout serve`; no request may
@@ -31,6 +32,10 @@ if [[ ${SCANOUT_SKIP_SYNC:-0} != 1 ]]; then
   # 1 % loss; a restart at 10 s, the leader killed at 20 s (tools/sync-bench.py --check).
   python3 tools/sync-bench.py --scanout .build/debug/scanout --members 4 --seconds 30 --delay-ms 5 --jitter-ms 2 --loss 0.01 \
     --rejoin 2@10 --failover-at 20 --check
+fi
+if [[ ${SCANOUT_SKIP_FLEET:-0} != 1 ]]; then
+  # A fleet through MQTT: 10 boxes and a mosquitto broker; 5 group commands, each box must switch.
+  python3 tools/fleet-bench.py --scanout .build/debug/scanout --boxes 10 --rounds 5 --all-switch
 fi
 if [[ ${SCANOUT_SKIP_FUZZ:-0} != 1 ]]; then
   tools/api-fuzz.sh

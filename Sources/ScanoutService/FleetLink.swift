@@ -45,6 +45,7 @@ final class FleetLink: Sendable {
 
     private let sending = Mutex(Sending())
     private let pumpSignal = Mutex<AsyncStream<Void>.Continuation?>(nil)
+    private let commandQueue = Mutex<AsyncStream<MQTTMessage>.Continuation?>(nil)
     private let requests: InProcessRequests
     private let api: ControlAPI
     static let maxInflight = 20
@@ -74,6 +75,9 @@ final class FleetLink: Sendable {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         pumpSignal.withLock { $0 = continuation }
         queue.onQueued { continuation.yield() }
+        let (commands, commandsIn) = AsyncStream<MQTTMessage>.makeStream(bufferingPolicy: .bufferingOldest(1000))
+        commandQueue.withLock { $0 = commandsIn }
+        Task { [weak self] in await self?.answerCommands(commands) }
         Task { [weak self] in
             for await _ in stream { self?.pump() }
         }
@@ -99,6 +103,7 @@ final class FleetLink: Sendable {
     func close() {
         guard !closed.withLock({ c in defer { c = true }; return c }) else { return }
         pumpSignal.withLock { $0?.finish() }
+        commandQueue.withLock { $0?.finish() }
         try? client.publish(settings.topic("status"), Array("offline".utf8), qos: 1, retain: true)
         relay.link.withLock { $0 = nil }
         client.close()
@@ -128,9 +133,15 @@ final class FleetLink: Sendable {
         pumpSignal.withLock { $0 }?.yield()
     }
 
+    /// Commands are carried out one after the other, in the order they arrived (as MQTT keeps
+    /// them): a `load` then a `seek` is never a seek first.
     private func received(_ m: MQTTMessage) {
         sending.withLock { $0.counts.commands += 1 }
-        Task { [self] in
+        commandQueue.withLock { $0 }?.yield(m)
+    }
+
+    private func answerCommands(_ stream: AsyncStream<MQTTMessage>) async {
+        for await m in stream {
             let reply = await FleetCommand.answer(m.payload, requests: requests)
             do {
                 try client.publish(settings.topic("reply"), reply, qos: 1)

@@ -1,7 +1,9 @@
 import Foundation
 
-/// A real `mosquitto` broker on 127.0.0.1 (a free port, no persistence), started by the test,
-/// stopped for an outage and started again on the same port, killed when released.
+/// A real `mosquitto` broker on 127.0.0.1 (a free port), started by the test, stopped for an
+/// outage and started again on the same port, killed when released. Its sessions persist across
+/// the outage, as a production broker's do: a receiver with a persistent session misses nothing
+/// sent while it was reconnecting.
 public final class MosquittoBroker: @unchecked Sendable {
     public let port: UInt16
     public var url: String { "mqtt://127.0.0.1:\(port)" }
@@ -13,7 +15,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         scratch = try Scratch()
         port = try refusedLoopbackPort()
         conf = scratch.path("mosquitto.conf")
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\nmax_queued_messages 100000\n"
+        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location \(scratch.path(""))/\nlog_dest stderr\nmax_queued_messages 100000\n"
             .write(toFile: conf, atomically: true, encoding: .utf8)
         try start()
     }
@@ -37,10 +39,13 @@ public final class MosquittoBroker: @unchecked Sendable {
         throw SupportError("mosquitto did not listen on \(port) within 10 s")
     }
 
-    /// Stops the broker (SIGKILL: no goodbye to anyone).
+    /// Stops the broker (SIGTERM: it saves its sessions, and says goodbye to no client).
     public func stop() {
         guard let p = process else { return }
-        kill(p.processIdentifier, SIGKILL)
+        kill(p.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(5)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         process = nil
     }
