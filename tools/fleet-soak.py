@@ -12,7 +12,8 @@ have reached the receiver; duplicates are counted (a resend after a crash) and d
 """
 import argparse, json, os, shutil, socket, sqlite3, subprocess, sys, tempfile, time
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "..", "Tests", "Fixtures", "counter.mp4")
+# Generated before the tests (tools/make-fixtures.sh .fixtures, which tools/test.sh runs).
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".fixtures", "counter.mp4")
 
 
 def free_port():
@@ -42,6 +43,8 @@ def main():
     ap.add_argument("--outage", type=float, default=600, help="seconds the broker is away")
     ap.add_argument("--before", type=float, default=30, help="seconds played before the outage")
     o = ap.parse_args()
+    if not os.path.exists(FIXTURE):
+        sys.exit(f"fleet-soak: {FIXTURE} is missing (tools/test.sh generates the fixtures)")
     work = tempfile.mkdtemp(prefix="fleet-soak-")
     port = free_port()
     with open(f"{work}/mosquitto.conf", "w") as f:

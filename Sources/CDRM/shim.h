@@ -17,4 +17,12 @@ static const uint32_t SCANOUT_GBM_FORMAT_R8 = GBM_FORMAT_R8;
 static const uint32_t SCANOUT_GBM_FORMAT_GR88 = GBM_FORMAT_GR88;
 static const uint32_t SCANOUT_GBM_FORMAT_R16 = GBM_FORMAT_R16;
 static const uint32_t SCANOUT_GBM_FORMAT_GR1616 = GBM_FORMAT_GR1616;
+// HDMI-CEC through the kernel's CEC API (/dev/cecN): its ioctl numbers are function-like macros.
+#include <linux/cec.h>
+#include <sys/ioctl.h>
+static const unsigned long SCANOUT_CEC_ADAP_G_CAPS = CEC_ADAP_G_CAPS;
+static const unsigned long SCANOUT_CEC_ADAP_G_PHYS_ADDR = CEC_ADAP_G_PHYS_ADDR;
+static const unsigned long SCANOUT_CEC_ADAP_G_LOG_ADDRS = CEC_ADAP_G_LOG_ADDRS;
+static const unsigned long SCANOUT_CEC_ADAP_S_LOG_ADDRS = CEC_ADAP_S_LOG_ADDRS;
+static const unsigned long SCANOUT_CEC_TRANSMIT = CEC_TRANSMIT;
 #endif

@@ -117,6 +117,7 @@ extension PlayerEngine {
     public func setDisplayPower(on: Bool) throws {
         guard on != displayOn else { return }
         if on {
+            switchScreens(on: true)
             try display.setPower(on: true)
             displayOn = true
             emit(.displayPower(on: true))
@@ -128,8 +129,17 @@ extension PlayerEngine {
             resumeOnPower = isRunning
             if isRunning { try pause(userInitiated: false) }
             try display.setPower(on: false)
+            switchScreens(on: false)
             displayOn = false
             emit(.displayPower(on: false))
+        }
+    }
+
+    /// The screens beside the display: one that does not answer (a TV off the CEC bus) is a
+    /// warning, never a failure of the command; the display's own power is what holds.
+    private func switchScreens(on: Bool) {
+        for s in screenPower {
+            do { try s.setPower(on: on) } catch { emit(.warning("\(s.name): the screen was not switched \(on ? "on" : "off"): \(error)")) }
         }
     }
 

@@ -101,6 +101,8 @@ public final class PlayerEngine {
     /// Whether the screens are on (`setDisplayPower`), and whether playback goes on when they are.
     public internal(set) var displayOn = true
     var resumeOnPower = false
+    /// Screens switched beside the display (HDMI-CEC): off after it, on before it.
+    public var screenPower: [any ScreenPowerSwitch] = []
     /// The preparer holds a playlist's item about to be loaded (`preload`), not the next one.
     var preloading = false
     /// The sync group this player is a member of (`attach`); nil: none.

@@ -84,6 +84,7 @@ public struct ScanoutServer: Sendable {
             if let store { Self.keepPosition(of: engine, in: store) }
             if let offline { Self.keepOffline(engine, offline) }
             if let sync { engine.attach(sync.playback()) }
+            engine.screenPower = config.cec.switches(logger: log)
             return 0
         }
         offline?.resumeInterrupted()

@@ -24,6 +24,7 @@ import ScanoutSync
 ///     proofOfPlay {days}                                 — how long play records are kept (default 90)
 ///     sync {group, key, role, priority, address, port, interface, sendTo, clock} | null — play in
 ///                                                         lockstep with a group (`SyncConfig.swift`)
+///     cec ("auto" | "off" | "/dev/cecN" | [paths])       — TVs switched through HDMI-CEC with the screens
 ///     mqtt {url, clientId, groups, topicPrefix, username, password, tls, statsInterval} | null —
 ///                                                         one of a fleet through a broker (`MQTTConfig.swift`)
 ///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
@@ -85,6 +86,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var proofOfPlayDays = 90
     /// The fleet's broker (`FleetLink`); nil: none.
     public var mqtt: FleetSettings?
+    /// The TVs switched through HDMI-CEC with the screens.
+    public var cec: CECSetting = .auto
     /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
     public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
@@ -205,6 +208,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = body.schedule { schedule = v?.schedule }
         if let v = body.proofOfPlay { proofOfPlayDays = v.days }
         if let v = body.mqtt { mqtt = v?.settings }
+        if let v = body.cec { cec = v }
     }
 
     private mutating func applyService(_ s: Wire.ConfigBody.Service) {

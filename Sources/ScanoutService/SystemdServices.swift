@@ -135,6 +135,7 @@ final class ConfigReloader: Sendable {
             "threads": old.threads != new.threads, "timeout": old.timeout != new.timeout,
             "playerType": old.playerType != new.playerType, "hwBackend": old.hwBackend != new.hwBackend,
             "outputRefresh": old.outputRefresh != new.outputRefresh, "sync": old.sync != new.sync,
+            "mqtt": old.mqtt != new.mqtt, "cec": old.cec != new.cec,
         ]
         return differs.filter(\.value).map(\.key)
     }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import ScanoutDisplay
+import ScanoutKMS
 import ScanoutPlayer
 import ScanoutTesting
 @testable import ScanoutService
@@ -50,6 +51,31 @@ struct DisplayPowerTests {
             #expect(service.player.snapshot.state == .playing)
             let powers = service.events.compactMap { e -> Bool? in if case .displayPower(let on) = e { return on } else { return nil } }
             #expect(powers == [false, true])
+        }
+    }
+
+    @Test("HDMI-CEC beside KMS: off sends Standby to the TV after the CRTCs; on sends Image View On and Active Source first; a TV off the bus is a warning, the command still done")
+    func cec() async throws {
+        let service = try await InProcessService(keys: nil)
+        defer { service.player.shutdown() }
+        let bus = FakeCECBus()
+        _ = try await service.player.perform { e in e.screenPower = [CECPowerSwitch(bus: bus)]; return 0 }
+        let clip = try Fixtures.path("counter_live.ts")
+        try await Application(router: service.api.router()).test(.router) { client in
+            #expect(try await service.request(client, .post, "/load", ["source": clip, "autoplay": true]).status == 200)
+            try await service.wait { service.player.snapshot.framesPresented >= 3 }
+            #expect(try await service.request(client, .post, "/display", ["power": "off"]).status == 200)
+            #expect(bus.sent.map(\.description) == ["40:36"])
+            #expect(try await service.request(client, .post, "/display", ["power": "on"]).status == 200)
+            #expect(bus.sent.map(\.description) == ["40:36", "40:04", "4f:82:10:00"])
+            #expect(bus.claims == 1)
+
+            bus.tvPresent = false
+            let off = try await service.request(client, .post, "/display", ["power": "off"])
+            #expect(off.status == 200 && off.json["power"] as? String == "off")
+            #expect(try await Self.crtcs(service).active == [0, 0])
+            let warnings = service.events.compactMap { e -> String? in if case .warning(let m) = e { return m } else { return nil } }
+            #expect(warnings.contains { $0.hasPrefix("HDMI-CEC on /dev/cec-fake: the screen was not switched off: HDMI-CEC: the TV did not acknowledge opcode 0x36") }, "\(warnings)")
         }
     }
 }

@@ -33,6 +33,7 @@ extension Wire {
             case schedule
             case proofOfPlay
             case mqtt
+            case cec
         }
 
         /// The top level's fields, as each section reads them.
@@ -64,6 +65,8 @@ extension Wire {
         var proofOfPlay: ProofOfPlayRequest?
         /// The fleet's broker; null: none.
         var mqtt: MQTT??
+        /// The TVs switched through HDMI-CEC.
+        var cec: CECSetting?
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
@@ -87,6 +90,7 @@ extension Wire {
             schedule = try c.decodeNullable(ScheduleRequest.self, forKey: .schedule)
             proofOfPlay = try c.decodeIfPresent(ProofOfPlayRequest.self, forKey: .proofOfPlay)
             mqtt = try c.decodeNullable(MQTT.self, forKey: .mqtt)
+            cec = try Self.cec(c)
         }
 
         /// Where the API listens, who may reach it, the output, the playlist and the player's
