@@ -19,24 +19,8 @@ public final class PNGEncoder {
     /// The PNG file bytes of `image`.
     public func encode(_ image: RGBImage) throws -> [UInt8] {
         let ctx = try openContext(for: image)
-        let f = frame.pointer
-        av_frame_unref(f)
-        f.pointee.format = image.layout.pixelFormat.rawValue
-        f.pointee.width = Int32(image.width)
-        f.pointee.height = Int32(image.height)
-        try check(av_frame_get_buffer(f, 0), "av_frame_get_buffer")
-        let stride = frame.lineSize(0)
-        guard let dst = frame.planeData(0) else { throw MediaError.ffmpeg(call: "av_frame_get_buffer", code: -1, message: "no plane") }
-        image.bytes.withUnsafeBytes { src in
-            for y in 0..<image.height {
-                (dst + y * stride).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * image.rowBytes, count: image.rowBytes)
-            }
-        }
-        try check(avcodec_send_frame(ctx, f), "avcodec_send_frame (png)")
-        av_packet_unref(packet.pointer)
-        try check(avcodec_receive_packet(ctx, packet.pointer), "avcodec_receive_packet (png)")
-        let p = packet.pointer.pointee
-        return Array(UnsafeBufferPointer(start: p.data, count: Int(p.size)))
+        try frame.fill(with: image)
+        return try encodeOne(frame, with: ctx, packet: packet, codec: "png")
     }
 
     /// Encodes `image` and writes it to `path`.
@@ -75,4 +59,32 @@ public func writeFile(_ path: String, bytes: [UInt8]) throws {
     let out = try RawBytesWriter(path: path)
     try out.write(bytes)
     try out.close()
+}
+
+extension VideoFrame {
+    /// This frame as a copy of `image` (its layout's packed pixel format), in buffers of its own.
+    func fill(with image: RGBImage) throws {
+        let f = pointer
+        av_frame_unref(f)
+        f.pointee.format = image.layout.pixelFormat.rawValue
+        f.pointee.width = Int32(image.width)
+        f.pointee.height = Int32(image.height)
+        try check(av_frame_get_buffer(f, 0), "av_frame_get_buffer")
+        let stride = lineSize(0)
+        guard let dst = planeData(0) else { throw MediaError.ffmpeg(call: "av_frame_get_buffer", code: -1, message: "no plane") }
+        image.bytes.withUnsafeBytes { src in
+            for y in 0..<image.height {
+                (dst + y * stride).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * image.rowBytes, count: image.rowBytes)
+            }
+        }
+    }
+}
+
+/// One frame through an image encoder (PNG, JPEG): the packet's bytes.
+func encodeOne(_ frame: VideoFrame, with ctx: UnsafeMutablePointer<AVCodecContext>, packet: Packet, codec: String) throws -> [UInt8] {
+    try check(avcodec_send_frame(ctx, frame.pointer), "avcodec_send_frame (\(codec))")
+    av_packet_unref(packet.pointer)
+    try check(avcodec_receive_packet(ctx, packet.pointer), "avcodec_receive_packet (\(codec))")
+    let p = packet.pointer.pointee
+    return Array(UnsafeBufferPointer(start: p.data, count: Int(p.size)))
 }

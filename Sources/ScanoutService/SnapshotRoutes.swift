@@ -8,8 +8,8 @@ import ScanoutPolicy
 import ScanoutRender
 
 extension ControlAPI {
-    /// `GET /snapshot[?width=W]`: a PNG of what is on screen now, as drawn (every zone, overlay
-    /// and subtitles), shrunk to `W` pixels wide. Content whose policy denies capture is never in
+    /// `GET /snapshot[?width=W][&format=png|jpeg]`: a PNG (or a JPEG) of what is on screen now, as
+    /// drawn (every zone, overlay and subtitles), shrunk to `W` pixels wide. Content whose policy denies capture is never in
     /// it: its area is black, and `Scanout-Censored` says why. At most two a second (429 past
     /// that).
     func snapshotRoutes() -> RouteCollection<ServiceRequestContext> {
@@ -22,19 +22,27 @@ extension ControlAPI {
                 }
                 width = v
             }
+            let format = request.uri.queryParameters["format"].map(String.init) ?? "png"
+            guard ["png", "jpeg", "jpg"].contains(format) else {
+                throw APIError.badRequest("format", "must be png or jpeg (got \"\(format)\")")
+            }
             guard snapshotLimit.take("snapshot") == .allowed else {
                 throw APIError(.tooManyRequests, "snapshots: at most 2 a second; ask again shortly", field: nil)
             }
             let (picture, censored) = try await snapshot()
             guard var image = picture else { throw APIError(.notFound, "nothing is on screen yet, or this output cannot be read back", field: nil) }
             if let width { image = image.shrunk(toWidth: width) }
-            let png: [UInt8]
-            do { png = try PNGEncoder().encode(image) } catch { throw APIError(.internalServerError, "snapshot: \(error)", field: nil) }
+            let bytes: [UInt8]
+            do {
+                bytes = format == "png" ? try PNGEncoder().encode(image) : try JPEGEncoder().encode(image)
+            } catch {
+                throw APIError(.internalServerError, "snapshot: \(error)", field: nil)
+            }
             var headers = HTTPFields()
-            headers[.contentType] = "image/png"
+            headers[.contentType] = format == "png" ? "image/png" : "image/jpeg"
             headers[.cacheControl] = "no-store"
             if !censored.isEmpty { headers[HTTPField.Name("Scanout-Censored")!] = censored.joined(separator: "; ") }
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
         return routes
     }

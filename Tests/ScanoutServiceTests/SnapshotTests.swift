@@ -15,9 +15,9 @@ import Testing
 @Suite("snapshots of the screen", .serialized)
 struct SnapshotTests {
     /// The PNG's size and its brightest byte (of its first plane: RGB packed), decoded by libavcodec.
-    static func decode(_ png: [UInt8]) throws -> (width: Int, height: Int, brightest: UInt8) {
+    static func decode(_ png: [UInt8], name: String = "snapshot.png") throws -> (width: Int, height: Int, brightest: UInt8) {
         let scratch = try Scratch()
-        let path = scratch.path("snapshot.png")
+        let path = scratch.path(name)
         try Data(png).write(to: URL(fileURLWithPath: path))
         let reader = try FrameReader(input: path)
         let frame = VideoFrame()
@@ -44,7 +44,14 @@ struct SnapshotTests {
             #expect(picture.width == 160 && picture.height == 120 && picture.brightest > 100, "\(picture)")
             let bad = refusal(try await client.execute(uri: "/snapshot?width=5", method: .get))
             #expect(bad.status == 400 && bad.field == "width")
-            try await Task.sleep(for: .seconds(2))   // the bucket refills
+            let jpeg = try await client.execute(uri: "/snapshot?width=160&format=jpeg", method: .get)
+            let jpegBytes = Array(buffer: jpeg.body)
+            #expect(jpeg.status == .ok && jpeg.headers[.contentType] == "image/jpeg" && jpegBytes.starts(with: [0xff, 0xd8, 0xff]))
+            let asJPEG = try Self.decode(jpegBytes, name: "snapshot.jpg")
+            #expect(asJPEG.width == 160 && asJPEG.height == 120 && asJPEG.brightest > 100, "\(asJPEG)")
+            #expect(jpegBytes.count < Array(buffer: shot.body).count, "\(jpegBytes.count) bytes of JPEG")
+            #expect(refusal(try await client.execute(uri: "/snapshot?format=gif", method: .get)).field == "format")
+            try await Task.sleep(for: .seconds(3))   // the bucket refills
             #expect(try await service.request(client, .post, "/load", ["source": clip, "token": noCapture, "autoplay": true]).status == 200)
             try await service.wait { service.player.snapshot.framesPresented >= 3 && service.player.snapshot.playlist.first?.token == noCapture }
             let censored = try await client.execute(uri: "/snapshot", method: .get)
