@@ -93,6 +93,9 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             "ScanoutSync",
+        ], resources: [
+            // The management page (`GET /`): its HTML, CSS and scripts as byte arrays in the binary.
+            .embedInCode("Page"),
         ]),
         // Screens in lockstep across devices: the group's clock, the sync messages and their keys.
         .target(name: "ScanoutSync", dependencies: [
