@@ -5,12 +5,15 @@ tools/page-test.py [--scanout .build/debug/scanout] [--fixtures .fixtures] [--sc
                    [--load-limit-ms 300] [--keep]
 
 Starts `scanout serve` headless on a free loopback port (no Unix socket, a scratch state
-directory) playing .fixtures/counter.mp4 in a loop, opens http://127.0.0.1:PORT/ in Chromium at
+directory) playing .fixtures/counter.mp4 in a loop (a schedule's default, with an event years
+away that plays counter_open_long.ts), opens http://127.0.0.1:PORT/ in Chromium at
 1280x800, and fails unless:
   - the first load is under --load-limit-ms (Navigation Timing: the load event's end, from the
     navigation's start; every phase is printed);
   - the page shows what GET /state says (state, current item, repeat, output);
   - the event stream is read (an event is listed in the page's log);
+  - the schedule is shown (the rule playing; the schedule in its editor), and saved back unchanged
+    it is the same (GET /schedule);
   - the snapshot the page shows changes between two reads a second and a half apart (the clip
     moves), and has a text alternative;
   - a playlist replaced through the page's form takes effect: GET /state plays the new clip, and
@@ -66,11 +69,16 @@ def wait(what, predicate, timeout=10.0, every=0.1):
 class Serve:
     """`scanout serve` headless on a free loopback port, stopped (SIGTERM) by close()."""
 
-    def __init__(self, exe, clip, work, host="127.0.0.1", token=None):
+    def __init__(self, exe, clip, work, host="127.0.0.1", token=None, config=None):
         name = "serve" if token is None else "serve-token"
         self.log = os.path.join(work, f"{name}.log")
         args = [exe, "serve", "--host", host, "--port", "0", "--no-socket", "--output", "headless",
                 "--state-dir", os.path.join(work, name), "--repeat", "all", clip]
+        if config is not None:
+            path = os.path.join(work, f"{name}.json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            args[2:2] = ["--config", path]
         env = dict(os.environ)
         env.pop("SCANOUT_TOKEN", None)
         if token:
@@ -154,6 +162,26 @@ return [img.src, img.alt, c.toDataURL('image/png')];
 """
 
 
+def schedule(clip, other):
+    """A schedule whose default is `clip`, and a one-off event, years away, playing `other`."""
+    return {"timeZone": "UTC", "default": [clip],
+            "events": [{"id": "launch", "start": "2036-01-01T10:00:00", "end": "2036-01-01T11:00:00",
+                        "playlist": [{"source": other, "scaling": "fill"}]}]}
+
+
+def schedule_round_trip(browser, serve, clip, other):
+    wait("the schedule's rule on the page", lambda: browser.text("#schedule-now").startswith("Playing the default"))
+    shown = json.loads(wait("the schedule in its editor", lambda: browser.driver.find_element(By.ID, "schedule-json").get_attribute("value")))
+    check(shown["default"] == [clip] and shown["events"][0]["id"] == "launch", "the page shows GET /schedule in the form PUT takes")
+    before = serve.get("/schedule")
+    browser.driver.find_element(By.CSS_SELECTOR, "#schedule-form button[type=submit]").click()
+    wait("the schedule saved", lambda: browser.text("#status") == "Schedule saved.")
+    after = serve.get("/schedule")
+    check(after == before and after["events"][0]["playlist"][0]["source"] == other and after["events"][0]["playlist"][0]["scaling"] == "fill",
+          "the schedule saved back from the page unchanged is the same schedule (GET /schedule)")
+    wait("the default playing again", lambda: serve.get("/state")["state"] == "playing")
+
+
 def snapshot_changes(browser):
     first = wait("a snapshot on the page", lambda: browser.driver.execute_script(SNAPSHOT_PIXELS))
     time.sleep(1.5)
@@ -224,7 +252,7 @@ def non_loopback_address():
     return m.group(1) if m else None
 
 
-def token_asked(browser, exe, clip, work):
+def token_asked(browser, exe, clip, work, config):
     """From another machine's view (this one's non-loopback address): the page loads without the
     token, asks for it when the API refuses, and with it shows the state. The one console error
     allowed is that refusal (401)."""
@@ -234,7 +262,7 @@ def token_asked(browser, exe, clip, work):
         return
     browser.drain()
     before = len(browser.log)
-    serve = Serve(exe, clip, work, host="0.0.0.0", token="page-test-token")
+    serve = Serve(exe, clip, work, host="0.0.0.0", token="page-test-token", config=config)
     try:
         browser.driver.get(f"http://{address}:{serve.port}/")
         wait("the token form", lambda: browser.driver.find_element(By.ID, "token-form").is_displayed())
@@ -269,12 +297,13 @@ def main():
     work = tempfile.mkdtemp(prefix="scanout-page-")
     serve = browser = None
     try:
-        serve = Serve(os.path.abspath(o.scanout), clip, work)
+        serve = Serve(os.path.abspath(o.scanout), clip, work, config={"schedule": schedule(clip, other)})
         wait("the clip playing", lambda: serve.get("/state")["state"] == "playing")
         browser = Browser()
         first_load(browser, serve.base + "/", o.load_limit_ms)
         shows_state(browser, serve)
         events_listed(browser)
+        schedule_round_trip(browser, serve, clip, other)
         snapshot_changes(browser)
         playlist_edit(browser, serve, other)
         shows_state(browser, serve)
@@ -286,7 +315,7 @@ def main():
         for script in axe_scripts():
             accessibility(browser, script)
         console_clean(browser)
-        token_asked(browser, os.path.abspath(o.scanout), clip, work)
+        token_asked(browser, os.path.abspath(o.scanout), clip, work, {"schedule": schedule(clip, other)})
         print("page-test: passed")
     except Failed as e:
         print(f"page-test: FAILED: {e}", file=sys.stderr)

@@ -7,8 +7,8 @@ import * as view from "./views.js";
 
 const { $ } = view;
 const page = {
-  config: null, state: null, running: false, events: null, snapshotBusy: false, snapshotURL: null,
-  schedule: false, main: null, timers: [], pending: new Map(), dirty: new Set(),
+  config: null, state: null, zones: null, running: false, events: null, snapshotBusy: false, snapshotURL: null,
+  timers: [], pending: new Map(), dirty: new Set(),
 };
 const rates = new Rates();
 let plots = null;
@@ -42,9 +42,8 @@ async function refreshState() {
   if (!page.dirty.has("playlist-sources")) $("playlist-sources").value = state.playlist.map((item) => item.source).join("\n");
   if (!page.dirty.has("playlist-repeat")) $("playlist-repeat").value = state.repeat;
   if (page.config.layout) {
-    const zones = await get("/zones");
-    page.main = zones.main;
-    view.showZones(zones);
+    page.zones = await get("/zones");
+    view.showZones(page.zones);
   }
 }
 
@@ -77,11 +76,14 @@ async function refreshSnapshot() {
 }
 
 async function refreshSchedule() {
-  if (!page.schedule) {
+  let schedule;
+  try {
+    schedule = await get("/schedule");
+  } catch (error) {
+    if (!(error instanceof APIError) || error.status !== 404) throw error;
     $("schedule-now").textContent = "No schedule is set: the playlist plays. Saving one starts it.";
     return;
   }
-  const schedule = await get("/schedule");
   if (!page.dirty.has("schedule-json")) $("schedule-json").value = JSON.stringify(view.scheduleRequest(schedule), null, 2);
   view.showScheduleNow(await get("/schedule/now"));
 }
@@ -100,14 +102,19 @@ const refreshPlays = async () => view.showPlays(await get("/proof-of-play"));
 
 function onEvent(type, data) {
   if (type === "position") {
-    if (page.state && (!data.zone || data.zone === page.main)) {
+    const zone = page.zones && data.zone ? page.zones.zones.find((z) => z.id === data.zone) : null;
+    if (zone) {
+      zone.state.position = data.position;
+      view.showZones(page.zones);
+    }
+    if (page.state && (!data.zone || data.zone === (page.zones && page.zones.main))) {
       page.state.position = data.position;
       view.showNow(page.state);
     }
     return;
   }
   view.logEvent(type, data);
-  if (type === "scheduleChanged") { page.schedule = true; soon("schedule", refreshSchedule); }
+  if (type === "scheduleChanged") soon("schedule", refreshSchedule);
   else if (type === "channelChanged" || type === "channelsChanged") soon("channels", refreshChannels);
   else if (type === "downloadProgress" || type === "downloadState") soon("downloads", refreshDownloads, 500);
   if (type !== "downloadProgress") soon("state", refreshState);
@@ -126,7 +133,6 @@ async function start() {
 
 async function connect() {
   page.config = await get("/config");
-  page.schedule = page.config.schedule !== null;
   const version = await get("/version");
   $("version").textContent = `${version.name} ${version.version}`;
   await refreshState();
@@ -193,7 +199,6 @@ function wireForms() {
     }
     attempt(async () => {
       await call("PUT", "/schedule", schedule);
-      page.schedule = true;
       page.dirty.delete("schedule-json");
       await refreshSchedule();
     }, "Schedule saved.");
