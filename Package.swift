@@ -95,6 +95,9 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             "ScanoutSync",
             "ScanoutMQTT",
+        ], resources: [
+            // The management page (`GET /`): its HTML, CSS and scripts as byte arrays in the binary.
+            .embedInCode("Page"),
         ]),
         // A fleet through an MQTT broker: libmosquitto's client behind a typed wrapper.
         .target(name: "ScanoutMQTT", dependencies: ["CMosquitto"]),

@@ -13,7 +13,8 @@ PKGS=(
   libasound2-dev libavfilter-dev libswresample-dev alsa-utils        # audio: ALSA output, resample, atempo
   libass-dev fonts-dejavu-core                                         # subtitles: libass, default font
   libsqlite3-dev                                                       # the offline store (GRDB)
-  python3-venv                                                         # tools/api-fuzz.sh: schemathesis in a venv of its own
+  python3-venv                                                         # tools/api-fuzz.sh, tools/page-test.py: venvs of their own
+  chromium chromium-driver                                             # tools/page-test.py: the management page in a headless browser
   iproute2                                                             # network namespaces of the multicast and sync tests
   libmosquitto-dev mosquitto mosquitto-clients                         # the fleet through MQTT: the client; a broker and its clients in the tests
 )

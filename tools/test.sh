@@ -7,11 +7,14 @@
 # SCANOUT_SKIP_VM=1 skips it), run every Swift test, run four `serve` members of a sync group in a
 # network namespace for 30 s (lock, a rejoin, a failover under jitter and loss;
 # SCANOUT_SKIP_SYNC=1 skips it), send 5 group commands through a mosquitto broker to 10 `serve`
-# boxes, each of which must switch (tools/fleet-bench.py; SCANOUT_SKIP_FLEET=1 skips it), fuzz the control API of a live `scanout serve`
-# with schemathesis for about 2.5 minutes (tools/api-fuzz.sh: no 5xx the API document does not
-# list, no answer outside it; SCANOUT_SKIP_FUZZ=1 skips it), then soak the service for 5 minutes
-# (tools/soak.sh: 20 API clients and 5 event streams against `scanout serve`; no request may
-# fail, no event be lost, fds and RSS may not grow; SCANOUT_SKIP_SOAK=1 skips it).
+# boxes, each of which must switch (tools/fleet-bench.py; SCANOUT_SKIP_FLEET=1 skips it), drive
+# the management page in headless Chromium (tools/page-test.py: no console error, a first load
+# under 300 ms, a playlist edit plays, the snapshot moves, no serious accessibility violation;
+# SCANOUT_SKIP_PAGE=1 skips it), fuzz the control API of a live `scanout serve` with schemathesis
+# for about 2.5 minutes (tools/api-fuzz.sh: no 5xx the API document does not list, no answer
+# outside it; SCANOUT_SKIP_FUZZ=1 skips it), then soak the service for 5 minutes (tools/soak.sh:
+# 20 API clients and 5 event streams against `scanout serve`; no request may fail, no event be
+# lost, fds and RSS may not grow; SCANOUT_SKIP_SOAK=1 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -36,6 +39,11 @@ fi
 if [[ ${SCANOUT_SKIP_FLEET:-0} != 1 ]]; then
   # A fleet through MQTT: 10 boxes and a mosquitto broker; 5 group commands, each box must switch.
   python3 tools/fleet-bench.py --scanout .build/debug/scanout --boxes 10 --rounds 5 --all-switch
+fi
+if [[ ${SCANOUT_SKIP_PAGE:-0} != 1 ]]; then
+  # The management page (GET /) in headless Chromium through selenium, axe-core's rules included.
+  page_venv=$(tools/setup-page-test.sh)
+  "$page_venv/bin/python" tools/page-test.py --scanout .build/debug/scanout --fixtures .fixtures
 fi
 if [[ ${SCANOUT_SKIP_FUZZ:-0} != 1 ]]; then
   tools/api-fuzz.sh

@@ -28,13 +28,17 @@ public struct ServiceRequestContext: RequestContext {
 }
 
 /// Requests from other machines need `Authorization: Bearer <token>`; requests over loopback or
-/// the Unix socket do not. With no token configured, only local requests are served.
+/// the Unix socket do not. With no token configured, only local requests are served. A GET of
+/// one of `publicPaths` (the management page's static files, which hold no data) needs none:
+/// the page asks for the token when its first API call is refused.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
     let token: String?
+    var publicPaths: Set<String> = []
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if Self.isLocal(context.remoteAddress) { return try await next(request, context) }
+        if request.method == .get, publicPaths.contains(request.uri.path) { return try await next(request, context) }
         let who = context.remoteAddress?.ipAddress ?? "a remote address"
         guard let token else {
             throw APIError(.forbidden, "Authorization: requests from \(who) are refused (no token is configured; only local clients are served)", field: "Authorization")
@@ -168,7 +172,8 @@ public final class ControlAPI: Sendable {
     /// answers and their `Allow`, `routes`) is read from these: routes are declared nowhere else.
     func routeCollections() -> [RouteCollection<ServiceRequestContext>] {
         [statusRoutes(), eventRoutes(), playbackRoutes(), playlistRoutes(), subtitleRoutes(), channelRoutes(),
-         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes(), snapshotRoutes(), displayRoutes(), proofOfPlayRoutes()]
+         downloadRoutes(), assetRoutes(), licenceRoutes(), configRoutes(), zoneRoutes(), syncRoutes(), scheduleRoutes(), snapshotRoutes(), displayRoutes(), proofOfPlayRoutes(),
+         pageRoutes()]
     }
 
     /// Method and path of every route (paths with parameters as `/downloads/{id}`).
@@ -180,7 +185,7 @@ public final class ControlAPI: Sendable {
         let settings = config.withLock { $0 }
         router.add(middleware: RequestGuard(hosts: HostAllowList(allowed: settings.allowedHosts, listeningHost: settings.host),
                                             limiter: rateLimiter, maxBodyBytes: Self.maxBodyBytes))
-        router.add(middleware: AuthMiddleware(token: settings.token))
+        router.add(middleware: AuthMiddleware(token: settings.token, publicPaths: ManagementPage.publicPaths))
         router.add(middleware: MethodMiddleware(table: RouteTable(groups)))
         router.add(middleware: EventStreamLimit(slots: eventStreams))
         for group in groups { router.addRoutes(group) }
