@@ -99,8 +99,10 @@ public struct ScanoutServer: Sendable {
         let proof = ProofOfPlay(store: offline?.store, days: config.proofOfPlayDays, logger: logger, forwarding: forwarding)
         proof.closeInterrupted()
         player.events.addListener { n in
-            // Figures of the main picture (a zone's plays are recorded without its frame counts).
-            proof.observe(n.event, zone: n.zone, snapshot: n.zone == (screen?.layout.mainZone) ? player.snapshot : PlayerSnapshot())
+            // Each zone's plays with that zone's own figures (its player's copy, refreshed before
+            // the event went out).
+            let source = n.zone.flatMap { screen?.player(zone: $0) } ?? player
+            proof.observe(n.event, zone: n.zone, snapshot: source.snapshot)
         }
         let api = ControlAPI(player: player, metrics: metrics, config: config, authorizer: authorizer, logLevel: logLevel, logger: logger,
                              offline: offline, offlineOff: offlineOff, screen: screen, sync: sync, proofOfPlay: proof)

@@ -202,6 +202,22 @@ struct ServiceLayoutTests {
         }
     }
 
+    @Test("proof of play per zone: a zone's play to its end is recorded with that zone's own frame counts")
+    func proofOfPlayPerZone() async throws {
+        let layout = ScreenLayout(width: 320, height: 240, zones: [ScreenLayout.Zone(id: "main"),
+                                                                   ScreenLayout.Zone(id: "pip", x: .fraction(0.5), width: .fraction(0.5), height: .fraction(0.5), z: 1)])
+        let service = try await LayoutService(layout: layout)
+        defer { service.shutdown() }
+        let clip = try Fixtures.path("counter.mp4")
+        try await Application(router: service.api.router()).test(.router) { client in
+            #expect(try await service.request(client, .post, "/zones/pip/load", ["source": clip, "autoplay": true]).status == 200)
+            try await service.wait(seconds: 15) { service.events(of: "pip").contains(.ended) }
+            let plays = try await service.request(client, .get, "/proof-of-play").json["plays"] as? [[String: Any]] ?? []
+            let pip = plays.filter { $0["zone"] as? String == "pip" }
+            #expect(pip.count == 1 && pip.first?["outcome"] as? String == "completed" && pip.first?["framesShown"] as? Int == 96, "\(plays)")
+        }
+    }
+
     @Test("a zone's text set and cleared by PUT and DELETE /zones/{id}/text is drawn over the zone, and only there")
     func zoneText() async throws {
         let layout = ScreenLayout(width: 320, height: 240, zones: [ScreenLayout.Zone(id: "main"),
