@@ -48,12 +48,7 @@ public final class JPEGEncoder {
         ctx.pointee.color_range = AVCOL_RANGE_JPEG
         ctx.pointee.time_base = AVRational(num: 1, den: 25)
         ctx.pointee.flags |= AV_CODEC_FLAG_QSCALE
-        let r = avcodec_open2(ctx, codec, nil)
-        if r < 0 {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
-            try check(r, "avcodec_open2 (mjpeg)")
-        }
+        try openEncoder(ctx, codec, "mjpeg")
         context = ctx
         contextSize = (width, height)
         return ctx

@@ -42,12 +42,7 @@ public final class PNGEncoder {
         ctx.pointee.pix_fmt = image.layout.pixelFormat.av
         ctx.pointee.time_base = AVRational(num: 1, den: 25)
         ctx.pointee.sample_aspect_ratio = image.sampleAspectRatio.av
-        let r = avcodec_open2(ctx, codec, nil)
-        if r < 0 {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
-            try check(r, "avcodec_open2 (png)")
-        }
+        try openEncoder(ctx, codec, "png")
         context = ctx
         contextKey = (image.width, image.height, image.layout, image.sampleAspectRatio)
         return ctx
@@ -78,6 +73,15 @@ extension VideoFrame {
             }
         }
     }
+}
+
+/// Opens `ctx` with `codec`; frees it when that fails.
+func openEncoder(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ codec: UnsafePointer<AVCodec>, _ name: String) throws {
+    let r = avcodec_open2(ctx, codec, nil)
+    guard r < 0 else { return }
+    var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+    avcodec_free_context(&c)
+    try check(r, "avcodec_open2 (\(name))")
 }
 
 /// One frame through an image encoder (PNG, JPEG): the packet's bytes.
