@@ -122,12 +122,8 @@ public final class MQTTClient: Sendable {
             throw .setting("clientId", "libmosquitto could not make a client for \"\(settings.clientId)\" (\(String(cString: strerror(errno))))")
         }
         handle = Handle(mosq)
-        do throws(MQTTError) {
-            try configure(mosq, settings)
-        } catch {
-            mosquitto_destroy(mosq)
-            throw error
-        }
+        // A setting refused here throws with the handle owned: the deinit (`close`) frees it, once.
+        try configure(mosq, settings)
         mosquitto_connect_callback_set(mosq) { _, obj, rc in
             let box = Unmanaged<Box>.fromOpaque(obj!).takeUnretainedValue()
             if rc == 0 {
