@@ -46,6 +46,8 @@ def main():
     if not os.path.exists(FIXTURE):
         sys.exit(f"fleet-soak: {FIXTURE} is missing (tools/test.sh generates the fixtures)")
     work = tempfile.mkdtemp(prefix="fleet-soak-")
+    # mosquitto started as root runs as the user mosquitto: its sessions are saved here.
+    os.chmod(work, 0o777)
     port = free_port()
     with open(f"{work}/mosquitto.conf", "w") as f:
         # Sessions persist across the outage, as a production broker's do (the receiver's among them).

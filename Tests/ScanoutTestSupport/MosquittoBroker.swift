@@ -15,6 +15,8 @@ public final class MosquittoBroker: @unchecked Sendable {
         scratch = try Scratch()
         port = try refusedLoopbackPort()
         conf = scratch.path("mosquitto.conf")
+        // mosquitto started as root runs as the user mosquitto: it saves its sessions here.
+        chmod(scratch.url.path, 0o777)
         try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location \(scratch.path(""))/\nlog_dest stderr\nmax_queued_messages 100000\n"
             .write(toFile: conf, atomically: true, encoding: .utf8)
         try start()
