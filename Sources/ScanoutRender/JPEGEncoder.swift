@@ -4,8 +4,8 @@ import ScanoutDecode
 import ScanoutDemux
 
 /// Encodes 8-bit `RGBImage`s as baseline JPEG (full-range 4:2:0, JFIF) with libavcodec's MJPEG
-/// encoder, the picture converted by libswscale (`Scaler`). A snapshot a tenth the size of its
-/// PNG, for a page that polls one a second. Owns its contexts (freed once); one owner at a time.
+/// encoder, the picture converted by libswscale (`Scaler`): a snapshot smaller than its PNG, for
+/// a page that polls one a second. Owns its contexts (freed once); one owner at a time.
 public final class JPEGEncoder {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var contextSize: (Int, Int)?
