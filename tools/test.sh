@@ -2,8 +2,8 @@
 # The test command from a clean clone: install what is needed, generate the fixtures, build, run
 # Scanout against the real vkms KMS driver in a QEMU guest (tools/vm: DRM discovery, DMA-BUF
 # frames from GBM buffers through EGL on GBM, presentation, layouts composed on the screen, the
-# hardware path with no CPU copy, the kiosk service's content policy and overlay, the systemd unit
-# under a real systemd;
+# hardware path with no CPU copy, the kiosk service's content policy and overlay, HDMI-CEC standby
+# and wake on vivid's emulated CEC bus, the systemd unit under a real systemd;
 # SCANOUT_SKIP_VM=1 skips it), run every Swift test, run four `serve` members of a sync group in a
 # network namespace for 30 s (lock, a rejoin, a failover under jitter and loss;
 # SCANOUT_SKIP_SYNC=1 skips it), send 5 group commands through a mosquitto broker to 10 `serve`
@@ -22,7 +22,7 @@ tools/make-fixtures.sh .fixtures
 swift build --build-tests
 if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   vm_start=$SECONDS
-  for step in selftest test-scanout test-dmabuf test-present test-layout test-zero-copy test-serve-policy test-systemd; do
+  for step in selftest test-scanout test-dmabuf test-present test-layout test-zero-copy test-serve-policy test-cec test-systemd; do
     step_start=$SECONDS
     tools/vm/$step.sh
     echo "vm step $step: $((SECONDS - step_start)) s"

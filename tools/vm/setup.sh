@@ -116,10 +116,13 @@ depmod -b "$WORK/image" "$KVER"
 #   vkms                the driver under test (pulls drm, drm_kms_helper, drm_shmem_helper, ...)
 #   snd-aloop           ALSA's loopback card (pulls soundcore, snd, snd-timer, snd-pcm): what is
 #                       played on hw:Loopback,0,0 is captured on hw:Loopback,1,0 (lip sync)
+#   vivid               the V4L2 test driver, for its emulated CEC bus (pulls cec, videodev,
+#                       videobuf2...): an HDMI input that acts as the TV and an HDMI output that
+#                       the player sends from (HDMI-CEC standby and wake, test-cec.sh)
 INITRD=$WORK/initramfs
 mkdir -p "$INITRD"/{bin,dev,proc,sys,lib/modules}
 : > "$INITRD/modules.list"
-for m in virtio_pci 9pnet_virtio 9p overlay virtio_console vkms snd-aloop; do
+for m in virtio_pci 9pnet_virtio 9p overlay virtio_console vkms snd-aloop vivid; do
   modprobe -d "$WORK/image" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
   cp "$ko" "$INITRD/lib/modules/"   # modprobe -d prints the path including the -d base
