@@ -16,7 +16,7 @@ PKGS=(
   python3-venv                                                         # tools/api-fuzz.sh, tools/page-test.py: venvs of their own
   chromium chromium-driver                                             # tools/page-test.py: the management page in a headless browser
   iproute2                                                             # network namespaces of the multicast and sync tests
-  libmosquitto-dev mosquitto mosquitto-clients                         # the fleet through MQTT: the client; a broker and its clients in the tests
+  libmosquitto-dev mosquitto mosquitto-clients openssl                 # the fleet through MQTT: the client; a broker, its clients and a TLS certificate in the tests
 )
 PKGS+=("$@")
 missing=()

@@ -78,6 +78,9 @@ public struct MQTTCallbacks: Sendable {
     public var message: @Sendable (MQTTMessage) -> Void = { _ in }
     /// The broker acknowledged the QoS 1 message with this id.
     public var acknowledged: @Sendable (Int32) -> Void = { _ in }
+    /// An error libmosquitto met on its thread (a TLS handshake refused, a name that does not
+    /// resolve): what it logged.
+    public var error: @Sendable (String) -> Void = { _ in }
 
     public init() {}
 }
@@ -141,6 +144,10 @@ public final class MQTTClient: Sendable {
         mosquitto_publish_callback_set(mosq) { _, obj, mid in
             Unmanaged<Box>.fromOpaque(obj!).takeUnretainedValue().callbacks.acknowledged(mid)
         }
+        mosquitto_log_callback_set(mosq) { _, obj, level, text in
+            guard level & MOSQ_LOG_ERR != 0, let text else { return }
+            Unmanaged<Box>.fromOpaque(obj!).takeUnretainedValue().callbacks.error(String(cString: text))
+        }
         mosquitto_message_callback_set(mosq) { _, obj, m in
             guard let m = m?.pointee, let topic = m.topic else { return }
             let payload = m.payloadlen > 0 && m.payload != nil
@@ -188,8 +195,13 @@ public final class MQTTClient: Sendable {
         let loop = mosquitto_loop_start(handle.mosq)
         guard loop == MOSQ_ERR_SUCCESS.rawValue else { throw .call("starting the network thread", String(cString: mosquitto_strerror(loop))) }
         let rc = mosquitto_connect_async(handle.mosq, settings.host, Int32(settings.port), Int32(settings.keepAlive))
-        if rc != MOSQ_ERR_SUCCESS.rawValue && rc != MOSQ_ERR_ERRNO.rawValue {
+        if rc == MOSQ_ERR_INVAL.rawValue {
             throw .call("connecting to \(settings.host):\(settings.port)", String(cString: mosquitto_strerror(rc)))
+        }
+        // A broker away, a name that does not resolve yet, a TLS handshake refused: said, and
+        // tried again (what plays never waits for the broker).
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            callbacks.callbacks.disconnected("the first connection to \(settings.host):\(settings.port) failed (\(String(cString: mosquitto_strerror(rc))))")
         }
         let thread = Thread { [weak self] in self?.untilFirstConnection() }
         thread.name = "mqtt-first-connect"

@@ -61,6 +61,7 @@ final class FleetLink: Sendable {
         var c = MQTTCallbacks()
         c.connected = { relay.link.withLock { $0 }?.connected() }
         c.disconnected = { why in relay.link.withLock { $0 }?.logger.warning("mqtt: \(why); trying again") }
+        c.error = { text in relay.link.withLock { $0 }?.logger.warning("mqtt: \(text)") }
         c.message = { m in relay.link.withLock { $0 }?.received(m) }
         c.acknowledged = { mid in relay.link.withLock { $0 }?.acknowledged(mid) }
         client = try MQTTClient(settings: settings.client, callbacks: c)

@@ -16,6 +16,7 @@ final class Heard: Sendable {
         c.disconnected = { [self] why in log.withLock { $0.append("disconnected: \(why)") } }
         c.message = { [self] m in messages.withLock { $0.append(m) } }
         c.acknowledged = { [self] mid in acks.withLock { $0.append(mid) } }
+        c.error = { [self] text in log.withLock { $0.append("error: \(text)") } }
         return c
     }
 
@@ -77,6 +78,29 @@ struct MQTTClientTests {
         try broker.start()
         #expect(heard.wait(seconds: 40) { $0.connections == 2 }, "\(heard.log.withLock { $0 })")
         #expect(heard.log.withLock { $0 }.contains { $0.hasPrefix("disconnected: the connection was lost") })
+    }
+
+    @Test("TLS: a broker whose certificate the CA signed is connected to; with another CA, the handshake fails, is said, and start does not throw")
+    func tls() throws {
+        let broker = try MosquittoBroker(tls: true)
+        let ca = try #require(broker.caFile)
+        let heard = Heard()
+        let client = try MQTTClient(settings: MQTTSettings(host: "127.0.0.1", port: Int(broker.port), clientId: "tls-\(UUID().uuidString.prefix(8))",
+                                                           tls: MQTTSettings.TLS(caFile: ca)), callbacks: heard.callbacks)
+        defer { client.close() }
+        try client.start()
+        #expect(heard.wait { $0.connections == 1 })
+        let mid = try client.publish("t/x", [1], qos: 1)
+        #expect(heard.wait { $0.acks.withLock { $0.contains(mid) } })
+
+        let wrong = Heard()
+        let other = (ca as NSString).deletingLastPathComponent + "/other-ca.pem"
+        let refused = try MQTTClient(settings: MQTTSettings(host: "127.0.0.1", port: Int(broker.port), clientId: "bad-\(UUID().uuidString.prefix(8))",
+                                                            tls: MQTTSettings.TLS(caFile: other)), callbacks: wrong.callbacks)
+        defer { refused.close() }
+        try refused.start()
+        #expect(wrong.wait(seconds: 10) { $0.log.withLock { $0 }.contains { $0.contains("certificate verify failed") } }, "\(wrong.log.withLock { $0 })")
+        #expect(!refused.isConnected && wrong.connections == 0)
     }
 
     @Test("settings libmosquitto cannot use are refused with the field named")

@@ -11,15 +11,45 @@ public final class MosquittoBroker: @unchecked Sendable {
     private let conf: String
     private var process: Process?
 
-    public init() throws {
+    /// The certificate authority of a TLS broker (`tls: true`), a PEM file.
+    public private(set) var caFile: String?
+
+    /// `tls`: the listener speaks TLS only, with a certificate for 127.0.0.1 from a CA made here
+    /// (`openssl`), which `caFile` names.
+    public init(tls: Bool = false) throws {
         scratch = try Scratch()
         port = try refusedLoopbackPort()
         conf = scratch.path("mosquitto.conf")
-        // mosquitto started as root runs as the user mosquitto: it saves its sessions here.
+        // mosquitto started as root runs as the user mosquitto: it saves its sessions here, and
+        // reads its key.
         chmod(scratch.url.path, 0o777)
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location \(scratch.path(""))/\nlog_dest stderr\nmax_queued_messages 100000\n"
-            .write(toFile: conf, atomically: true, encoding: .utf8)
+        var text = "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location \(scratch.path(""))/\nlog_dest stderr\nmax_queued_messages 100000\n"
+        if tls {
+            let ca = try Self.makeCertificates(in: scratch)
+            caFile = ca
+            text += "cafile \(ca)\ncertfile \(scratch.path("server.pem"))\nkeyfile \(scratch.path("server.key"))\n"
+        }
+        try text.write(toFile: conf, atomically: true, encoding: .utf8)
         try start()
+    }
+
+    /// A CA (ca.pem) and a server certificate for IP 127.0.0.1 signed by it; another CA
+    /// (other-ca.pem) that did not sign it. Returns ca.pem's path.
+    static func makeCertificates(in scratch: Scratch) throws -> String {
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", scratch.path("ca.key"), "-out", scratch.path("ca.pem"), "-days", "2", "-subj", "/CN=scanout-test-ca"],
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", scratch.path("other-ca.key"), "-out", scratch.path("other-ca.pem"), "-days", "2", "-subj", "/CN=another-ca"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", scratch.path("server.key"), "-out", scratch.path("server.csr"), "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", scratch.path("server.csr"), "-CA", scratch.path("ca.pem"), "-CAkey", scratch.path("ca.key"), "-CAcreateserial",
+             "-out", scratch.path("server.pem"), "-days", "2", "-extfile", scratch.path("san.cnf")],
+        ]
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: scratch.path("san.cnf"), atomically: true, encoding: .utf8)
+        for args in steps {
+            let r = try Proc.run("openssl", args, timeout: 60)
+            guard r.status == 0 else { throw SupportError("openssl \(args[0]): \(r.stderrText)") }
+        }
+        chmod(scratch.path("server.key"), 0o644)
+        return scratch.path("ca.pem")
     }
 
     /// Starts the broker (again) and waits until it takes connections.
