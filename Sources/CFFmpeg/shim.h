@@ -19,6 +19,7 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/samplefmt.h>
 #include <libavutil/encryption_info.h>
+#include <libavutil/mastering_display_metadata.h>
 
 static inline int scanout_averror(int e) { return AVERROR(e); }
 static const int SCANOUT_AVERROR_EOF = AVERROR_EOF;

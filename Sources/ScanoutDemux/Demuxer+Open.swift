@@ -305,7 +305,7 @@ extension Demuxer {
         let sar = av_guess_sample_aspect_ratio(context, st, nil)
         let range: ColorRange = par.pointee.color_range == AVCOL_RANGE_JPEG ? .full
             : (par.pointee.color_range == AVCOL_RANGE_MPEG ? .limited : .unspecified)
-        return VideoStreamInfo(
+        var info = VideoStreamInfo(
             index: Int(st.pointee.index),
             codecName: codecName,
             codecLongName: longName,
@@ -324,5 +324,10 @@ extension Demuxer {
             colorRange: range,
             bitRate: par.pointee.bit_rate
         )
+        info.colorPrimaries = ColorPrimaries(rawValue: par.pointee.color_primaries.rawValue)
+        info.colorTransfer = ColorTransfer(rawValue: par.pointee.color_trc.rawValue)
+        info.masteringDisplay = MasteringDisplay.of(stream: st)
+        info.contentLightLevel = ContentLightLevel.of(stream: st)
+        return info
     }
 }

@@ -57,6 +57,12 @@ public struct VideoStreamInfo: Sendable {
     public var colorSpace: ColorSpace
     public var colorRange: ColorRange
     public var bitRate: Int64
+    public var colorPrimaries: ColorPrimaries = .unspecified
+    public var colorTransfer: ColorTransfer = .unspecified
+    /// The mastering display and the light levels the container states (HDR10's static
+    /// metadata); nil when it states none.
+    public var masteringDisplay: MasteringDisplay?
+    public var contentLightLevel: ContentLightLevel?
 
     public var durationSeconds: Double? { duration.map { Double($0) * timeBase.doubleValue } }
 }

@@ -26,7 +26,11 @@ struct Probe: ParsableCommand {
             let d = try input.map { try Demuxer(input: mediaInput($0), options: demuxerOptions) }
             let verdicts = DecoderSelector.verdicts(environment: environment, demuxer: d)
             machine.playerTypes = verdicts.map { .init(type: $0.type.rawValue, available: $0.available, reason: $0.reason.description) }
-            if let input, let d { machine.input = MachineReport.Input(input: input, demuxer: d) }
+            if let input, let d {
+                var described = MachineReport.Input(input: input, demuxer: d)
+                described.takeFrameMetadata(from: input, options: demuxerOptions)
+                machine.input = described
+            }
             if json {
                 print(try MachineProbe.json(machine))
                 return

@@ -87,6 +87,31 @@ struct MachineReport: Codable {
         var declaredFrameCount: Int?
         var colorSpace: String
         var colorRange: String
+        var colorPrimaries: String
+        var colorTransfer: String
+        /// "sdr", "pq" (HDR10) or "hlg", by the transfer.
+        var dynamicRange: String
+        /// HDR10's static metadata as the container states it; nil when it states none.
+        var masteringDisplay: Mastering?
+        var contentLightLevel: LightLevel?
+
+        struct Mastering: Codable {
+            /// [x, y] of each primary and of the white point; nil when not stated.
+            var red, green, blue, white: [Double]?
+            /// cd/m².
+            var minLuminance, maxLuminance: Double?
+
+            init(_ m: MasteringDisplay) {
+                func xy(_ c: Chromaticity?) -> [Double]? { c.map { [$0.x, $0.y] } }
+                red = xy(m.red); green = xy(m.green); blue = xy(m.blue); white = xy(m.white)
+                minLuminance = m.minLuminance; maxLuminance = m.maxLuminance
+            }
+        }
+
+        struct LightLevel: Codable {
+            var maxCLL: Int
+            var maxFALL: Int
+        }
         /// The YUV→RGB matrix rendering uses (the stream's, or BT.601/BT.709 by size when unstated).
         var matrixUsed: String
         var sampleAspectRatio: String
@@ -116,12 +141,44 @@ struct MachineReport: Codable {
             declaredFrameCount = v.declaredFrameCount
             colorSpace = v.colorSpace.description
             colorRange = v.colorRange.rawValue
+            colorPrimaries = v.colorPrimaries.description
+            colorTransfer = v.colorTransfer.description
+            dynamicRange = v.colorTransfer.dynamicRange.rawValue
+            masteringDisplay = v.masteringDisplay.map(Mastering.init)
+            contentLightLevel = v.contentLightLevel.map { LightLevel(maxCLL: $0.maxCLL, maxFALL: $0.maxFALL) }
             matrixUsed = ColorSpace(rawValue: UInt32(Scaler.effectiveMatrix(for: v.colorSpace))).description
             sampleAspectRatio = v.sampleAspectRatio.isValid ? v.sampleAspectRatio.description : "1/1"
             rotation = v.orientation.rotation
             mirrored = v.orientation.mirrored
             tracks = ProbeTrack.list(d.tracks)
             audioOnly = d.audioOnly
+        }
+
+        /// An HDR stream's static metadata from its first frame where the container states none
+        /// (HEVC in MPEG-TS carries it in SEI only). Not for standard input, read once.
+        mutating func takeFrameMetadata(from input: String, options: DemuxerOptions) {
+            guard dynamicRange != "sdr", input != "-", masteringDisplay == nil || contentLightLevel == nil,
+                  let reader = try? FrameReader(input: input, demuxerOptions: options) else { return }
+            let frame = VideoFrame()
+            guard (try? reader.next(into: frame)) == true else { return }
+            if masteringDisplay == nil, let m = frame.masteringDisplay { masteringDisplay = Mastering(m) }
+            if contentLightLevel == nil, let c = frame.contentLightLevel { contentLightLevel = LightLevel(maxCLL: c.maxCLL, maxFALL: c.maxFALL) }
+        }
+
+        /// "SDR", or the HDR kind with its static metadata, on one line.
+        var hdrSummary: String {
+            guard dynamicRange != "sdr" else { return "SDR" }
+            var parts = [dynamicRange == "pq" ? "HDR (PQ)" : "HDR (HLG)"]
+            if let m = masteringDisplay {
+                func xy(_ p: [Double]?) -> String { p.map { String(format: "%.4f,%.4f", $0[0], $0[1]) } ?? "?" }
+                var text = "mastered on R \(xy(m.red)) G \(xy(m.green)) B \(xy(m.blue)) W \(xy(m.white))"
+                if let lo = m.minLuminance, let hi = m.maxLuminance { text += String(format: ", %.4f to %.0f cd/m²", lo, hi) }
+                parts.append(text)
+            } else {
+                parts.append("no mastering display stated")
+            }
+            parts.append(contentLightLevel.map { "MaxCLL \($0.maxCLL), MaxFALL \($0.maxFALL) cd/m²" } ?? "no light levels stated")
+            return parts.joined(separator: "; ")
         }
 
         /// The lines of the human table.
@@ -139,6 +196,7 @@ struct MachineReport: Codable {
                 "  rate:      \(frameRate.map { "\($0) (\(format2(framesPerSecond ?? 0)) fps)" } ?? "unknown"), time base \(timeBase)",
                 "  duration:  \(durationSeconds.map { format2($0) + " s" } ?? "unknown"), \(declaredFrameCount.map { "\($0) frames declared" } ?? "frame count not declared")",
                 "  colour:    \(colorSpace), \(colorRange) range; matrix used: \(matrixUsed)",
+                "  transfer:  \(colorTransfer), primaries \(colorPrimaries): \(hdrSummary)",
                 "  shape:     sample aspect \(sampleAspectRatio), \(Orientation(rotation: rotation, mirrored: mirrored))",
             ] + tracks.filter { $0.kind == "audio" || $0.kind == "subtitle" }.map(\.line)
         }
