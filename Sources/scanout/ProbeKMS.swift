@@ -20,6 +20,9 @@ struct MachineReport: Codable {
         var properties: [String: UInt64]
         /// "Undesired", "Desired", "Enabled", or nil when the connector has no such property.
         var contentProtection: String?
+        /// What its EDID says of HDR (the CTA-861 HDR Static Metadata and Colorimetry blocks);
+        /// nil when it has no EDID or neither block.
+        var hdr: DisplayHDRCapability?
     }
     struct Plane: Codable {
         var id: UInt32
@@ -204,6 +207,16 @@ struct MachineReport: Codable {
 }
 
 enum MachineProbe {
+    /// A screen's HDR capability on one line: its EOTFs, luminance and colorimetry.
+    static func hdrLine(_ h: DisplayHDRCapability) -> String {
+        var parts = [h.eotfs.isEmpty ? "no HDR static metadata block" : "EOTFs " + h.eotfs.map(\.rawValue).joined(separator: ", ")]
+        if let max = h.maxLuminance { parts.append(String(format: "max %.0f cd/m²", max)) }
+        if let avg = h.maxFrameAverageLuminance { parts.append(String(format: "frame-average %.0f cd/m²", avg)) }
+        if let min = h.minLuminance { parts.append(String(format: "min %.4f cd/m²", min)) }
+        parts.append(h.colorimetry.isEmpty ? "no colorimetry block" : "colorimetry " + h.colorimetry.joined(separator: ", "))
+        return parts.joined(separator: "; ")
+    }
+
     static func report() -> MachineReport {
         let choice = OutputSelector.choose()
         var cards: [MachineReport.Card] = []
@@ -216,9 +229,11 @@ enum MachineProbe {
                 card.crtcs = res.crtcs.map(\.id)
                 card.connectors = res.connectors.map { c in
                     let cp = c.properties["Content Protection"].map { ["Undesired", "Desired", "Enabled"][Int(min($0, 2))] }
+                    let edid = c.properties["EDID"].flatMap { $0 == 0 ? nil : try? device.propertyBlob(UInt32(truncatingIfNeeded: $0)) }
                     return MachineReport.Connector(name: c.name, id: c.id, type: c.typeName, status: c.connection.rawValue,
                                                    modes: c.modes.map { .init(name: $0.description, preferred: $0.preferred) },
-                                                   properties: c.properties, contentProtection: cp)
+                                                   properties: c.properties, contentProtection: cp,
+                                                   hdr: edid.flatMap { DisplayHDRCapability.parse(edid: $0) })
                 }
                 card.planes = res.planes.map { p in
                     var mods: [String: [String]] = [:]
@@ -285,6 +300,7 @@ enum MachineProbe {
                 let more = c.modes.count > 6 ? " (+\(c.modes.count - 6))" : ""
                 lines.append("    connector \(c.name) [\(c.id)] \(c.status)\(modes.isEmpty ? "" : ": \(modes)\(more)")")
                 lines.append("      content protection: \(c.contentProtection ?? "not supported (no property)")")
+                lines.append("      hdr: \(c.hdr.map(Self.hdrLine) ?? "none stated (no EDID, or no HDR or colorimetry block)")")
             }
             for p in card.planes {
                 let mods = p.modifiers.isEmpty ? "" : "; modifiers for \(p.modifiers.keys.sorted().joined(separator: ", "))"
