@@ -59,17 +59,28 @@ public enum DynamicRange: String, Sendable {
     case sdr, pq, hlg
 }
 
-/// A point of the CIE 1931 chromaticity diagram.
-public struct Chromaticity: Sendable, Equatable, CustomStringConvertible {
+/// A point of the CIE 1931 chromaticity diagram; in JSON, `[x, y]`.
+public struct Chromaticity: Sendable, Equatable, Codable {
     public var x: Double
     public var y: Double
     public init(x: Double, y: Double) { self.x = x; self.y = y }
-    public var description: String { String(format: "(%.4f, %.4f)", x, y) }
+
+    public init(from decoder: any Decoder) throws {
+        var c = try decoder.unkeyedContainer()
+        x = try c.decode(Double.self)
+        y = try c.decode(Double.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.unkeyedContainer()
+        try c.encode(x)
+        try c.encode(y)
+    }
 }
 
 /// The display the content was mastered on (SMPTE ST 2086): its primaries and white point, and
 /// its luminance range in cd/m². Either half may be missing from a stream.
-public struct MasteringDisplay: Sendable, Equatable {
+public struct MasteringDisplay: Sendable, Equatable, Codable {
     public var red, green, blue, white: Chromaticity?
     public var minLuminance, maxLuminance: Double?
 
@@ -95,7 +106,7 @@ public struct MasteringDisplay: Sendable, Equatable {
 
 /// The content's light levels (CTA-861.3): its brightest pixel and its brightest frame's average,
 /// in cd/m².
-public struct ContentLightLevel: Sendable, Equatable {
+public struct ContentLightLevel: Sendable, Equatable, Codable {
     public var maxCLL: Int
     public var maxFALL: Int
     public init(maxCLL: Int, maxFALL: Int) { self.maxCLL = maxCLL; self.maxFALL = maxFALL }

@@ -103,6 +103,9 @@ public struct PlayerSnapshot: Sendable {
     public var adaptive: AdaptiveStatus?
     /// The current item's tracks (video, audio, subtitles); empty with no item.
     public var tracks: [TrackInfo] = []
+    /// The current item's video stream as opened (its colour: matrix, range, primaries,
+    /// transfer, HDR10's static metadata); nil with no item.
+    public var video: VideoStreamInfo?
     /// Stream indices of the tracks playing now (the subtitle track shown, the audio played).
     public var selectedTracks: Set<Int> = []
     /// The current item's subtitles; nil with no item.

@@ -95,26 +95,8 @@ struct MachineReport: Codable {
         /// "sdr", "pq" (HDR10) or "hlg", by the transfer.
         var dynamicRange: String
         /// HDR10's static metadata as the container states it; nil when it states none.
-        var masteringDisplay: Mastering?
-        var contentLightLevel: LightLevel?
-
-        struct Mastering: Codable {
-            /// [x, y] of each primary and of the white point; nil when not stated.
-            var red, green, blue, white: [Double]?
-            /// cd/m².
-            var minLuminance, maxLuminance: Double?
-
-            init(_ m: MasteringDisplay) {
-                func xy(_ c: Chromaticity?) -> [Double]? { c.map { [$0.x, $0.y] } }
-                red = xy(m.red); green = xy(m.green); blue = xy(m.blue); white = xy(m.white)
-                minLuminance = m.minLuminance; maxLuminance = m.maxLuminance
-            }
-        }
-
-        struct LightLevel: Codable {
-            var maxCLL: Int
-            var maxFALL: Int
-        }
+        var masteringDisplay: MasteringDisplay?
+        var contentLightLevel: ContentLightLevel?
         /// The YUV→RGB matrix rendering uses (the stream's, or BT.601/BT.709 by size when unstated).
         var matrixUsed: String
         var sampleAspectRatio: String
@@ -147,8 +129,8 @@ struct MachineReport: Codable {
             colorPrimaries = v.colorPrimaries.description
             colorTransfer = v.colorTransfer.description
             dynamicRange = v.colorTransfer.dynamicRange.rawValue
-            masteringDisplay = v.masteringDisplay.map(Mastering.init)
-            contentLightLevel = v.contentLightLevel.map { LightLevel(maxCLL: $0.maxCLL, maxFALL: $0.maxFALL) }
+            masteringDisplay = v.masteringDisplay
+            contentLightLevel = v.contentLightLevel
             matrixUsed = ColorSpace(rawValue: UInt32(Scaler.effectiveMatrix(for: v.colorSpace))).description
             sampleAspectRatio = v.sampleAspectRatio.isValid ? v.sampleAspectRatio.description : "1/1"
             rotation = v.orientation.rotation
@@ -164,8 +146,8 @@ struct MachineReport: Codable {
                   let reader = try? FrameReader(input: input, demuxerOptions: options) else { return }
             let frame = VideoFrame()
             guard (try? reader.next(into: frame)) == true else { return }
-            if masteringDisplay == nil, let m = frame.masteringDisplay { masteringDisplay = Mastering(m) }
-            if contentLightLevel == nil, let c = frame.contentLightLevel { contentLightLevel = LightLevel(maxCLL: c.maxCLL, maxFALL: c.maxFALL) }
+            masteringDisplay = masteringDisplay ?? frame.masteringDisplay
+            contentLightLevel = contentLightLevel ?? frame.contentLightLevel
         }
 
         /// "SDR", or the HDR kind with its static metadata, on one line.
@@ -173,7 +155,7 @@ struct MachineReport: Codable {
             guard dynamicRange != "sdr" else { return "SDR" }
             var parts = [dynamicRange == "pq" ? "HDR (PQ)" : "HDR (HLG)"]
             if let m = masteringDisplay {
-                func xy(_ p: [Double]?) -> String { p.map { String(format: "%.4f,%.4f", $0[0], $0[1]) } ?? "?" }
+                func xy(_ p: Chromaticity?) -> String { p.map { String(format: "%.4f,%.4f", $0.x, $0.y) } ?? "?" }
                 var text = "mastered on R \(xy(m.red)) G \(xy(m.green)) B \(xy(m.blue)) W \(xy(m.white))"
                 if let lo = m.minLuminance, let hi = m.maxLuminance { text += String(format: ", %.4f to %.0f cd/m²", lo, hi) }
                 parts.append(text)

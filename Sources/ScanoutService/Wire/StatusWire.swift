@@ -47,6 +47,8 @@ extension Wire {
         @Nullable var buffer: Buffer?
         @Nullable var subtitles: SubtitleStatus?
         var tracks: [Track]
+        /// The current item's video colour; null with no item (or an audio-only one).
+        @Nullable var colour: Colour?
         /// The channel tuned, in the answers of the channel commands only.
         var channel: Channel?
         /// In the answer of `PUT /rate` above 2x only.
@@ -72,6 +74,7 @@ extension Wire {
             buffer = s.buffer.map(Buffer.init)
             subtitles = s.subtitles.map(SubtitleStatus.init)
             tracks = s.tracks.filter { $0.kind == .audio || $0.kind == .subtitle }.map { Track($0, selected: s.selectedTracks.contains($0.index)) }
+            colour = s.video.flatMap { $0.width > 0 ? Colour($0) : nil }
         }
     }
 
@@ -318,5 +321,29 @@ extension Wire {
         var queued: Int
         /// Whether the queue is in the store (false: in memory, lost at a restart).
         var stored: Bool
+    }
+}
+
+extension Wire {
+    /// `/state`'s `colour`: the current item's video colour as its stream states it.
+    struct Colour: Encodable, Sendable {
+        var matrix: String
+        var range: String
+        var primaries: String
+        var transfer: String
+        /// "sdr", "pq" (HDR10) or "hlg".
+        var dynamicRange: String
+        @Nullable var masteringDisplay: MasteringDisplay?
+        @Nullable var contentLightLevel: ContentLightLevel?
+
+        init(_ v: VideoStreamInfo) {
+            matrix = v.colorSpace.description
+            range = v.colorRange.rawValue
+            primaries = v.colorPrimaries.description
+            transfer = v.colorTransfer.description
+            dynamicRange = v.colorTransfer.dynamicRange.rawValue
+            masteringDisplay = v.masteringDisplay
+            contentLightLevel = v.contentLightLevel
+        }
     }
 }
