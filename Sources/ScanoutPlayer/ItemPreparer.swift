@@ -15,7 +15,17 @@ public final class PreparedItem {
     public let firstFrame: VideoFrame
     /// Timestamp of the item's first frame (its media time 0).
     public let originPts: Int64?
-    public var video: VideoStreamInfo { reader.video }
+    /// The video stream as opened, with HDR10's static metadata from the first frame (its SEI)
+    /// where the container states none.
+    public var video: VideoStreamInfo {
+        var v = reader.video
+        v.masteringDisplay = v.masteringDisplay ?? firstMastering
+        v.contentLightLevel = v.contentLightLevel ?? firstLightLevel
+        return v
+    }
+    /// The first frame's static metadata, read once (the frame's buffers are reused later).
+    private let firstMastering: MasteringDisplay?
+    private let firstLightLevel: ContentLightLevel?
     /// How long each step of preparing it took.
     public let stages: PreparationStages
     /// Built on the first exact seek (it indexes the whole input).
@@ -34,6 +44,8 @@ public final class PreparedItem {
         self.reader = reader
         self.firstFrame = firstFrame
         originPts = firstFrame.pts
+        firstMastering = firstFrame.masteringDisplay
+        firstLightLevel = firstFrame.contentLightLevel
         stages = PreparationStages(open: reader.demuxer.openSeconds, probe: reader.demuxer.probeSeconds,
                                    decoder: reader.decoderOpenSeconds, firstDecode: decodeSeconds)
     }

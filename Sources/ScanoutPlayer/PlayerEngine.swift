@@ -196,7 +196,7 @@ public final class PlayerEngine {
         s.timeshift = timeshiftStatus
         s.adaptive = current.flatMap { AdaptiveStatus($0.reader) }
         s.tracks = current?.reader.demuxer.tracks ?? []
-        s.video = current?.reader.video
+        s.video = current?.video
         s.selectedTracks = Set(current.map { [$0.reader.video.index] } ?? [])
         s.subtitles = current == nil ? nil : subtitles.status
         s.audioOutput = audio.status
