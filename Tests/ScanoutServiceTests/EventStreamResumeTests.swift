@@ -49,7 +49,7 @@ struct EventStreamResumeTests {
         let seen = Int(try #require(a.read(timeout: 20) { $0.event == "state" }.last?.id)) ?? -1
         // Events while the second client is away.
         #expect(try HTTPTestClient.request(endpoint, "POST", "/seek", body: #"{"position": 1.0, "exact": true}"#, timeout: 30).status == 200)
-        #expect(try HTTPTestClient.request(endpoint, "PUT", "/rate", body: #"{"rate": 1.5}"#).status == 200)
+        #expect(try HTTPTestClient.request(endpoint, "PUT", "/rate", body: #"{"rate": 1.5}"#, timeout: 30).status == 200)
         let live = a.read(timeout: 20) { $0.event == "rateChanged" }.filter { $0.event != "position" }
         let b = try SSEReader(endpoint, path: "/events", headers: ["Last-Event-ID": String(seen)])
         let replayed = b.read(timeout: 20) { $0.event == "rateChanged" }.filter { $0.event != "position" }
