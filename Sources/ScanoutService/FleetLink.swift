@@ -200,7 +200,8 @@ final class FleetLink: Sendable {
         guard client.isConnected else { return }
         if case .position = n.event { return }
         try? client.publish(settings.topic("events"), Array(WireJSON.data(Wire.Event(n))), qos: 0)
-        if n.zone == nil { publishState(player.snapshot) }
+        // The state of the main picture (of the whole screen without a layout), as `/state` says it.
+        if n.zone == api.screen?.layout.mainZone { publishState(player.snapshot) }
     }
 
     private func publishState(_ s: PlayerSnapshot) {
