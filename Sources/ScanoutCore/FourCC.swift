@@ -18,6 +18,8 @@ public enum FourCC {
 
     public static let xrgb8888 = code("XR24")
     public static let argb8888 = code("AR24")
+    /// 10 bits a channel, for HDR scanout (`DRM_FORMAT_XRGB2101010`).
+    public static let xrgb2101010 = code("XR30")
     /// Whole surfaces: 8-bit and 10-bit 4:2:0, luma plane then interleaved chroma.
     public static let nv12 = code("NV12")
     public static let p010 = code("P010")

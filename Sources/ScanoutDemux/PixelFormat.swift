@@ -27,6 +27,8 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let rgba = PixelFormat(AV_PIX_FMT_RGBA)
     /// B, G, R, unused byte: DRM's XRGB8888 in memory on little-endian machines.
     public static let bgr0 = PixelFormat(AV_PIX_FMT_BGR0)
+    /// 10-bit R, G, B in a little-endian 32-bit word, 2 bits unused: DRM's XRGB2101010.
+    public static let x2rgb10le = PixelFormat(AV_PIX_FMT_X2RGB10LE)
     public static let yuv444p = PixelFormat(AV_PIX_FMT_YUV444P)
     public static let yuvj420p = PixelFormat(AV_PIX_FMT_YUVJ420P)
     /// A VA-API surface (`AVFrame.data[3]` holds its `VASurfaceID`), not CPU planes.

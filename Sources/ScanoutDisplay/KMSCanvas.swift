@@ -22,6 +22,8 @@ extension KMSDisplay: CanvasOutput {
         var request = AtomicRequest()
         var touched: [Output] = []
         for output in outputs {
+            // A screen of zones is drawn in SDR (its HDR zones tone mapped).
+            try prepareColour(output, for: nil)
             var view = try self.view(of: canvas, on: output)
             let rotation = try planeRotation(for: view.turn, on: output)
             if rotation != nil {

@@ -61,6 +61,7 @@ extension KMSDisplay {
         for o in touched {
             o.flipPending = true
             o.needsModeset = false
+            connectorChangesCommitted(o)
         }
         if asked.contains(where: { !$0.changes.isEmpty }) {
             if changesRefused == nil { filterChanges.committed(asked) }

@@ -40,7 +40,10 @@ public final class KMSDisplay: Display {
         /// Capture every committed frame through the writeback connector (`onCapture`).
         public var capture = false
         public var flipTimeoutMs: Int32 = 1000
-        public init(connectors: [String] = [], mode: String? = nil, buffers: Int = 3, capture: Bool = false) {
+        /// HDR content: signalled to screens that take it, tone mapped elsewhere (`HDRSettings`).
+        public var hdr: HDRSettings
+        public init(connectors: [String] = [], mode: String? = nil, buffers: Int = 3, capture: Bool = false, hdr: HDRSettings = HDRSettings()) {
+            self.hdr = hdr
             self.connectors = connectors
             self.mode = mode
             self.buffers = buffers
@@ -106,6 +109,12 @@ public final class KMSDisplay: Display {
     public internal(set) var turnPaths: [String: KMSTurnPath] = [:]
     /// Called once per output and turn when that is decided: the output's name and the path.
     public var onTurnChosen: ((String, KMSTurnPath) -> Void)?
+    /// Called when an output's colour changes (HDR on, off, or tone mapped and why).
+    public var onColourChanged: ((String, OutputColour) -> Void)?
+    /// The last frame's content (its HDR metadata kept while the next frames carry none), and the
+    /// HDR capability of each EDID blob read.
+    var lastContent: HDRContent?
+    var edidCapabilities: [UInt64: DisplayHDRCapability?] = [:]
     /// What `restore()` did, once it ran.
     public internal(set) var restoreReport: String?
 
@@ -208,7 +217,12 @@ public final class KMSDisplay: Display {
     /// DMA-BUF export that a plane accepts, otherwise drawn into a free buffer of every output.
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
         drawStarted = clock.now()
-        if nativePlanes, let surface = frame.surface, let dmabuf = try? DMABufFrame(surface: surface) {
+        if nativePlanes, frame.surface != nil, frame.colorTransfer.dynamicRange != .sdr {
+            // HDR is signalled and drawn through the 10-bit buffers; the plane's own colour
+            // properties are not set for a frame on a plane.
+            counters.nativeRejected += 1
+            lastNativeRejection = "an HDR frame is composited"
+        } else if nativePlanes, let surface = frame.surface, let dmabuf = try? DMABufFrame(surface: surface) {
             try presentNative(dmabuf, keepAlive: surface, orientation: orientation, fallback: { frame })
             return
         }
@@ -269,7 +283,9 @@ public final class KMSDisplay: Display {
     func drawAndCommit(_ frame: VideoFrame, orientation: Orientation, censored: [UInt32: String]) throws {
         var request = AtomicRequest()
         var touched: [Output] = []
+        let content = content(of: frame)
         for output in outputs {
+            try prepareColour(output, for: content)
             try drawIntoFreeBuffer(output, in: &request) { buffer in
                 if let reason = censored[output.connectorID] {
                     try renderer.drawCensored(composition.background, into: buffer)
@@ -326,9 +342,10 @@ public final class KMSDisplay: Display {
 
     func ensureBuffers(_ output: Output) throws {
         guard output.buffers.isEmpty else { return }
-        let modifiers = resources.planes.first { $0.id == output.planeID }?.modifiers[FourCC.xrgb8888] ?? []
+        let format = output.bufferFormat
+        let modifiers = resources.planes.first { $0.id == output.planeID }?.modifiers[format.fourcc] ?? []
         for _ in 0..<max(2, options.buffers) {
-            let b = try renderer.makeBuffer(width: output.mode.width, height: output.mode.height, modifiers: modifiers)
+            let b = try renderer.makeBuffer(width: output.mode.width, height: output.mode.height, format: format, modifiers: modifiers)
             output.buffers.append(b)
             output.framebuffers.append(try KMSFramebuffer(device: device, b.framebuffer))
         }
@@ -363,6 +380,7 @@ public final class KMSDisplay: Display {
     /// `rotation` is nil.
     func setPrimary(_ output: Output, fb: UInt32, source: (Int, Int)? = nil, rotation: KMSRotation? = nil, in request: inout AtomicRequest) {
         if output.needsModeset { setModeset(output, in: &request) }
+        for a in output.pendingConnector { request.set(a.objectID, a.property, a.value) }
         let w = output.mode.width, h = output.mode.height
         setPlane(output.planeID, fb: fb, crtc: output.crtcID, source: source ?? (w, h), rect: PixelRect(x: 0, y: 0, width: w, height: h), in: &request)
         let turned = output.planeRotation.map { $0 != .rotate0 } ?? false

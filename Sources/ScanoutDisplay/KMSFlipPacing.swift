@@ -28,6 +28,7 @@ extension KMSDisplay {
                 counters.flips += 1
                 lastFlipTimestamp = timestamp
                 onFlip?(crtcID, timestamp)
+                if o.retiredCommitted { o.retired = []; o.retiredCommitted = false }
                 if let q = o.queued {
                     o.onScreen = q
                     o.queued = nil

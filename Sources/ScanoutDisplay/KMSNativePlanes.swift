@@ -87,6 +87,7 @@ extension KMSDisplay {
     func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation, censored: [UInt32: String]) -> String? {
         if outputs.count != 1 { return "\(outputs.count) outputs (a plane shows one)" }
         if let reason = censored[outputs[0].connectorID] { return "censored (\(reason))" }
+        if outputs[0].colour.signal != nil { return "the screen leaves HDR through a composited frame" }
         if !orientation.isIdentity { return "rotation needs composition" }
         if composition.overlay != nil { return "an overlay image needs composition" }
         if subtitles?.enabled == true { return "subtitles need composition" }

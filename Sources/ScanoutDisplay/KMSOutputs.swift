@@ -31,6 +31,19 @@ extension KMSDisplay {
         var planeRotation: KMSRotation?
         /// How a turned canvas is shown on this output, once decided (`planeRotation(for:on:)`).
         var turnChoice: (turn: Orientation, path: KMSTurnPath)?
+        /// HDR (`KMSDisplay+HDR`): what the output shows (decided for `colourContent`), the
+        /// format of its buffers, the connector values the next commit carries, the metadata blob
+        /// set (and the one to destroy once replaced), buffers of the previous format kept until
+        /// their last flip is done, and the HDR the driver refused for a content, with why.
+        var colour: OutputColour = .sdr
+        var colourContent: HDRContent?
+        var bufferFormat: CanvasFormat = .xrgb8888
+        var pendingConnector: [AtomicRequest.Assignment] = []
+        var hdrBlob: UInt32 = 0
+        var staleBlob: UInt32 = 0
+        var retired: [AnyObject] = []
+        var retiredCommitted = false
+        var refusedHDR: (content: HDRContent, reason: String)?
         init(connectorID: UInt32, name: String, crtcID: UInt32, planeID: UInt32, mode: KMSMode) {
             self.connectorID = connectorID; self.name = name; self.crtcID = crtcID; self.planeID = planeID; self.mode = mode
         }
@@ -108,6 +121,7 @@ extension KMSDisplay {
             guard c == nil || c!.connection != .connected else { continue }
             var request = AtomicRequest()
             o.switchOff(in: &request, connector: c != nil)
+            if c != nil && o.hdrBlob != 0 { request.add(sdrAssignments(o)) }
             try? waitForFlips([o])
             try? device.atomicCommit(request, flags: [.testOnly, .allowModeset])
             try? device.atomicCommit(request, flags: [.allowModeset])
@@ -130,6 +144,10 @@ extension KMSDisplay {
         releaseNative(o, keepQueued: false)
         o.framebuffers = []
         o.buffers = []
+        o.retired = []
+        for b in [o.hdrBlob, o.staleBlob] where b != 0 { try? device.destroyPropertyBlob(b) }
+        o.hdrBlob = 0
+        o.staleBlob = 0
         if o.modeBlob != 0 { try? device.destroyPropertyBlob(o.modeBlob) }
         o.modeBlob = 0
     }

@@ -63,6 +63,8 @@ extension KMSDisplay {
         }
         try? waitForFlips(outputs)
         var (request, blobs) = restoreState.request(for: outputs, writebackConnector: writeback?.connectorID, device: device)
+        // A screen left in HDR would stay so for what is shown next (the blob 0, values as found).
+        for o in outputs where o.hdrBlob != 0 || o.colour.signal != nil { request.add(sdrAssignments(o)) }
         // What the filter still wants (HDCP released at the end of an item) goes with the restore.
         let changes = outputFilter?.propertyChanges() ?? []
         request.add(changes)

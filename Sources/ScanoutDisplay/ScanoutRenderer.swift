@@ -4,22 +4,31 @@ import ScanoutDemux
 import ScanoutDecode
 import ScanoutRender
 
-/// A buffer a KMS plane scans out: XRGB8888 of one output's mode size, and where its memory lives.
-/// `backing` keeps that memory alive (a `GBMBuffer`, or bytes in memory for tests).
+/// A buffer a KMS plane scans out: XRGB8888 (or XRGB2101010 for HDR) of one output's mode size,
+/// and where its memory lives. `backing` keeps that memory alive (a `GBMBuffer`, or bytes in
+/// memory for tests).
 public final class ScanoutBuffer {
     public let width: Int
     public let height: Int
     public let framebuffer: KMSFramebufferDescription
+    /// What its pixels mean: 8-bit SDR, or a 10-bit HDR signal.
+    public let format: CanvasFormat
     package let backing: AnyObject
     /// What the renderer keeps per buffer (a GL render target).
     var target: AnyObject?
 
-    package init(width: Int, height: Int, framebuffer: KMSFramebufferDescription, backing: AnyObject) {
+    package init(width: Int, height: Int, framebuffer: KMSFramebufferDescription, format: CanvasFormat = .xrgb8888, backing: AnyObject) {
         self.width = width
         self.height = height
         self.framebuffer = framebuffer
+        self.format = format
         self.backing = backing
     }
+}
+
+extension CanvasFormat {
+    /// The DRM fourcc of a buffer of this layout.
+    public var fourcc: UInt32 { self == .xrgb8888 ? FourCC.xrgb8888 : FourCC.xrgb2101010 }
 }
 
 /// How a KMS display gets scanout buffers and draws frames into them: the CPU compositor into
@@ -27,9 +36,12 @@ public final class ScanoutBuffer {
 public protocol ScanoutRenderer: AnyObject {
     /// "cpu", "gl", for logs and counters.
     var name: String { get }
-    /// A scanout buffer; `modifiers` are the layouts the output's primary plane takes for XRGB8888
-    /// (empty when the driver does not say).
-    func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer
+    /// A scanout buffer of `format`; `modifiers` are the layouts the output's primary plane takes
+    /// for it (empty when the driver does not say).
+    func makeBuffer(width: Int, height: Int, format: CanvasFormat, modifiers: [UInt64]) throws -> ScanoutBuffer
+    /// nil when the renderer draws XRGB2101010 buffers with 10 bits kept from the picture; else
+    /// why not (an HDR screen then gets the content tone mapped to SDR).
+    var deepRefusal: String? { get }
     /// A buffer a writeback connector writes into, and that `read` can read.
     func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer
     /// Draws `frame` as `composition` says into `buffer`, filling all of it (the buffer's size is
@@ -52,14 +64,19 @@ public protocol ScanoutRenderer: AnyObject {
 extension ScanoutRenderer {
     public var gbmDevice: GBMDevice? { nil }
 
+    /// An SDR buffer.
+    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
+        try makeBuffer(width: width, height: height, format: .xrgb8888, modifiers: modifiers)
+    }
+
     public var transfers: FrameTransfers? {
         get { nil }
         set {}
     }
 
-    /// Fills XRGB8888 rows with `bg`.
-    package func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with bg: RGBColor) {
-        CPUCompositor.fill(base, stride: stride, width: width, height: height, with: bg)
+    /// Fills rows of `format` with `bg`.
+    package func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with bg: RGBColor, format: CanvasFormat = .xrgb8888) {
+        CPUCompositor.fill(base, stride: stride, width: width, height: height, with: bg, format: format)
     }
 }
 
@@ -72,26 +89,28 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
     public init(gbm: GBMDevice) { self.gbm = gbm }
     public var gbmDevice: GBMDevice? { gbm }
 
+    public var deepRefusal: String? { nil }
+
     /// Mapped by the CPU, so always linear, whatever else the plane takes.
-    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
-        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .cpu))
+    public func makeBuffer(width: Int, height: Int, format: CanvasFormat, modifiers: [UInt64]) throws -> ScanoutBuffer {
+        try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: format.fourcc, usage: .cpu), format: format)
     }
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer {
         try Self.wrap(GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .writeback))
     }
 
-    static func wrap(_ bo: GBMBuffer) -> ScanoutBuffer {
+    static func wrap(_ bo: GBMBuffer, format: CanvasFormat = .xrgb8888) -> ScanoutBuffer {
         ScanoutBuffer(width: bo.width, height: bo.height,
                       framebuffer: KMSFramebufferDescription(width: bo.width, height: bo.height, format: bo.format, modifier: bo.modifier,
                                                              planes: [bo.framebufferPlane]),
-                      backing: bo)
+                      format: format, backing: bo)
     }
 
     public func draw(_ frame: VideoFrame, as composition: Composition, into buffer: ScanoutBuffer) throws {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
         try bo.withMappedPixels(write: true) { base, stride in
-            try cpu.compose(frame, as: composition, into: base, stride: stride, width: bo.width, height: bo.height)
+            try cpu.compose(frame, as: composition, into: base, stride: stride, width: bo.width, height: bo.height, format: buffer.format)
         }
     }
 
@@ -102,7 +121,9 @@ public final class CPUScanoutRenderer: ScanoutRenderer {
 
     public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
         guard let bo = buffer.backing as? GBMBuffer else { throw KMSDisplayError.bufferFailed("not a GBM buffer") }
-        try bo.withMappedPixels(write: true) { base, stride in fill(base, stride: stride, width: bo.width, height: bo.height, with: background) }
+        try bo.withMappedPixels(write: true) { base, stride in
+            fill(base, stride: stride, width: bo.width, height: bo.height, with: background, format: buffer.format)
+        }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
@@ -130,7 +151,10 @@ public final class GLScanoutRenderer: ScanoutRenderer {
         self.gl = gl
     }
 
-    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64]) throws -> ScanoutBuffer {
+    public var deepRefusal: String? { "the GLES renderer draws 8-bit buffers only" }
+
+    public func makeBuffer(width: Int, height: Int, format: CanvasFormat, modifiers: [UInt64]) throws -> ScanoutBuffer {
+        guard format == .xrgb8888 else { throw KMSDisplayError.bufferFailed(deepRefusal ?? "no 10-bit buffers") }
         let bo = try GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .gl, modifiers: modifiers)
         let buffer = CPUScanoutRenderer.wrap(bo)
         buffer.target = try gl.makeTarget(bo.dmabuf)

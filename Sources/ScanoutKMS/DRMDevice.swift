@@ -21,6 +21,9 @@ public final class DRMDevice: KMSDevice {
     private var propertyIDs: [UInt32: [String: UInt32]] = [:]
     /// The values each object's `rotation` property offers, from its enum entries.
     private var rotationEnums: [UInt32: KMSRotation] = [:]
+    /// Each object's enum entries and range bounds, by property name (`KMSConnector.enums`, `ranges`).
+    private var enumEntries: [UInt32: [String: [String: UInt64]]] = [:]
+    private var rangeBounds: [UInt32: [String: ClosedRange<UInt64>]] = [:]
     private let sink = EventSink()
     /// Where the kernel writes writeback out-fences (`WRITEBACK_OUT_FENCE_PTR` is a user pointer).
     private let fenceSlot = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
@@ -107,10 +110,13 @@ public final class DRMDevice: KMSDevice {
             }
             let modes = UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)).map(Self.mode)
             let encoderIDs = Array(UnsafeBufferPointer(start: c.pointee.encoders, count: Int(c.pointee.count_encoders)))
-            connectors.append(KMSConnector(id: id, typeName: typeName, typeID: c.pointee.connector_type_id, connection: state,
-                                           modes: modes, encoderIDs: encoderIDs,
-                                           properties: try objectProperties(id, type: DRM_MODE_OBJECT_CONNECTOR),
-                                           widthMM: Int(c.pointee.mmWidth)))
+            var connector = KMSConnector(id: id, typeName: typeName, typeID: c.pointee.connector_type_id, connection: state,
+                                         modes: modes, encoderIDs: encoderIDs,
+                                         properties: try objectProperties(id, type: DRM_MODE_OBJECT_CONNECTOR),
+                                         widthMM: Int(c.pointee.mmWidth))
+            connector.enums = enumEntries[id] ?? [:]
+            connector.ranges = rangeBounds[id] ?? [:]
+            connectors.append(connector)
         }
         var planes: [KMSPlane] = []
         if let pres = drmModeGetPlaneResources(fd) {
@@ -172,16 +178,39 @@ public final class DRMDevice: KMSDevice {
         defer { drmModeFreeObjectProperties(props) }
         var values: [String: UInt64] = [:]
         var ids: [String: UInt32] = [:]
+        var enums: [String: [String: UInt64]] = [:]
+        var ranges: [String: ClosedRange<UInt64>] = [:]
         for i in 0..<Int(props.pointee.count_props) {
             guard let prop = drmModeGetProperty(fd, props.pointee.props[i]) else { continue }
             let name = withUnsafeBytes(of: prop.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             values[name] = props.pointee.prop_values[i]
             ids[name] = prop.pointee.prop_id
             if name == "rotation" { rotationEnums[id] = Self.bitmaskValues(prop.pointee) }
+            if let entries = Self.enumEntries(prop.pointee) { enums[name] = entries }
+            if let bounds = Self.rangeBounds(prop.pointee) { ranges[name] = bounds }
             drmModeFreeProperty(prop)
         }
         propertyIDs[id] = ids
+        enumEntries[id] = enums
+        rangeBounds[id] = ranges
         return values
+    }
+
+    /// An enum property's entries, name → value; nil for other kinds.
+    private static func enumEntries(_ prop: drmModePropertyRes) -> [String: UInt64]? {
+        guard prop.flags & UInt32(DRM_MODE_PROP_ENUM) != 0, let enums = prop.enums else { return nil }
+        var entries: [String: UInt64] = [:]
+        for e in UnsafeBufferPointer(start: enums, count: Int(prop.count_enums)) {
+            let name = withUnsafeBytes(of: e.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            entries[name] = e.value
+        }
+        return entries
+    }
+
+    /// An unsigned range property's bounds; nil for other kinds.
+    private static func rangeBounds(_ prop: drmModePropertyRes) -> ClosedRange<UInt64>? {
+        guard prop.flags & UInt32(DRM_MODE_PROP_RANGE) != 0, prop.count_values >= 2, let v = prop.values, v[0] <= v[1] else { return nil }
+        return v[0]...v[1]
     }
 
     /// The values a bitmask property offers: each enum entry's `value` is the number of its bit.

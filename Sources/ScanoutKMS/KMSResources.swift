@@ -63,6 +63,11 @@ public struct KMSConnector: Sendable, Equatable {
     public var properties: [String: UInt64]
     /// The screen's width in millimetres, as its EDID says (0: unknown).
     public var widthMM: Int
+    /// The entries of each enum property, by property name then entry name ("Colorspace":
+    /// "BT2020_RGB" → 9): a value is only valid where the driver offers it.
+    public var enums: [String: [String: UInt64]] = [:]
+    /// The bounds of each range property ("max bpc": 6...12).
+    public var ranges: [String: ClosedRange<UInt64>] = [:]
 
     public init(id: UInt32, typeName: String, typeID: UInt32, connection: KMSConnectionState,
                 modes: [KMSMode], encoderIDs: [UInt32] = [], properties: [String: UInt64] = [:], widthMM: Int = 0) {

@@ -23,8 +23,10 @@ public final class CPUCompositor {
 
     /// Draws `frame` as `c` says into the `width`×`height` XRGB8888 canvas at `pixels` (`stride`
     /// bytes per row). The composition's output size is ignored: the canvas is the output.
+    /// With `format` `.xrgb2101010`, the canvas is 10 bits a channel and carries the picture's own
+    /// HDR signal (`CanvasFormat`).
     package func compose(_ frame: VideoFrame, as c: Composition, into pixels: UnsafeMutableRawPointer, stride: Int,
-                         width W: Int, height H: Int) throws {
+                         width W: Int, height H: Int, format: CanvasFormat = .xrgb8888) throws {
         guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
         try frame.makeCPUResident()
         let orientation = c.orientation
@@ -40,7 +42,7 @@ public final class CPUCompositor {
         let sar = frame.sampleAspectRatio.isValid && c.applySampleAspectRatio ? frame.sampleAspectRatio : Rational(1, 1)
         let rect = Composition.destination(sourceWidth: frame.width, sourceHeight: frame.height, sampleAspectRatio: sar,
                                           orientation: orientation, outputWidth: W, outputHeight: H, mode: c.scaling)
-        let bg = UInt32(c.background.r) << 16 | UInt32(c.background.g) << 8 | UInt32(c.background.b)
+        let bg = format.pixel(c.background)
         // The visible part of the picture.
         let x0 = max(rect.x, 0), y0 = max(rect.y, 0)
         let x1 = min(rect.x + rect.width, W), y1 = min(rect.y + rect.height, H)
@@ -52,7 +54,7 @@ public final class CPUCompositor {
             // converters (x86 SIMD) write rows in blocks of 8 pixels, past a zone's right edge, so
             // a picture at its own size goes through `scaled` as before.
             let at = pixels + rect.y * stride + 4 * rect.x
-            try scaler.convert(source, to: .bgr0, width: rect.width, height: rect.height,
+            try scaler.convert(source, to: format.pixelFormat, width: rect.width, height: rect.height,
                                packedInto: UnsafeMutableRawBufferPointer(start: at, count: stride * (rect.height - 1) + 4 * rect.width),
                                rowBytes: stride)
             for y in 0..<H {
@@ -65,7 +67,7 @@ public final class CPUCompositor {
                 }
             }
         } else if x1 > x0 && y1 > y0 {
-            try scaler.convert(source, to: .bgr0, width: rect.width, height: rect.height, into: scaled)
+            try scaler.convert(source, to: format.pixelFormat, width: rect.width, height: rect.height, into: scaled)
             guard let base = scaled.planeData(0) else { throw RenderError.invalidSize("no converted picture") }
             let srcStride = scaled.lineSize(0)
             for y in 0..<H {
@@ -81,8 +83,7 @@ public final class CPUCompositor {
         } else {
             for y in 0..<H { fill(pixels + y * stride, count: W, with: bg) }
         }
-        c.overlay?.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888)
-        c.subtitles?.blend(into: pixels, stride: stride, width: W, height: H, order: .xrgb8888)
+        for layer in [c.overlay, c.subtitles].compactMap({ $0 }) { layer.blend(into: pixels, stride: stride, width: W, height: H, format: format) }
     }
 
     /// Composites into a new packed rgb24 image of `width`×`height` (what `scanout render --size`
@@ -93,10 +94,11 @@ public final class CPUCompositor {
         return RGBImage(xrgb: canvas, width: width, height: height, stride: 4 * width)
     }
 
-    /// `width`×`height` XRGB8888 pixels at `base` (`stride` bytes a row) set to `color`: a
+    /// `width`×`height` pixels of `format` at `base` (`stride` bytes a row) set to `color`: a
     /// background, a censored buffer.
-    package static func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with color: RGBColor) {
-        let value = (UInt32(color.r) << 16 | UInt32(color.g) << 8 | UInt32(color.b)).littleEndian
+    package static func fill(_ base: UnsafeMutableRawPointer, stride: Int, width: Int, height: Int, with color: RGBColor,
+                             format: CanvasFormat = .xrgb8888) {
+        let value = format.pixel(color).littleEndian
         for y in 0..<height { (base + y * stride).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: width) }
     }
 

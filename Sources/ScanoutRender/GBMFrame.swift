@@ -68,7 +68,9 @@ extension GBMBuffer {
     /// The buffer's pixels as packed rgb24 (an XRGB8888 buffer read back, e.g. a writeback capture).
     public func readRGB() throws -> RGBImage {
         try withMappedPixels(write: false) { base, stride in
-            RGBImage(xrgb: UnsafeRawBufferPointer(start: base, count: stride * height), width: width, height: height, stride: stride)
+            let pixels = UnsafeRawBufferPointer(start: base, count: stride * height)
+            return format == FourCC.xrgb2101010 ? RGBImage(xrgb2101010: pixels, width: width, height: height, stride: stride)
+                : RGBImage(xrgb: pixels, width: width, height: height, stride: stride)
         }
     }
 

@@ -32,6 +32,11 @@ public final class FakeKMSDevice: KMSDevice {
         case testOnly
         /// Commits that assign this property of this object (a plane's `rotation`, say).
         case property(UInt32, String)
+        /// Commits that set a connector's `max bpc` above this (a link that cannot carry more).
+        case maxBPCAbove(UInt64)
+        /// Commits that change a connector's `HDR_OUTPUT_METADATA` without `allowModeset` (drivers
+        /// that need a full modeset for it).
+        case hdrMetadataNeedsModeset
     }
 
     /// One call of `atomicCommit`, accepted or not.
@@ -43,7 +48,7 @@ public final class FakeKMSDevice: KMSDevice {
         public var accepted: Bool { error == nil }
     }
 
-    public private(set) var connectors: [KMSConnector]
+    public internal(set) var connectors: [KMSConnector]
     public private(set) var encoders: [KMSEncoder]
     public private(set) var crtcs: [KMSCRTC]
     public private(set) var planes: [KMSPlane]
@@ -308,6 +313,7 @@ public final class FakeKMSDevice: KMSDevice {
                 throw KMSError.unknownProperty(objectID: a.objectID, property: a.property, available: Array(props.keys))
             }
         }
+        try checkPropertyValues(request, flags: flags)
         // Framebuffers on planes, and their formats.
         var formatsShown: [(plane: UInt32, format: UInt32)] = []
         for plane in planes {

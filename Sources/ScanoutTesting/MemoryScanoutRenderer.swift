@@ -26,12 +26,20 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
 
     public init() {}
 
-    public func makeBuffer(width: Int, height: Int, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
+    /// Why 10-bit buffers are refused (nil: made like 8-bit ones), for tests of a renderer that
+    /// cannot draw them.
+    public var deepRefusal: String?
+    /// The formats of the buffers made, in order.
+    public private(set) var formatsMade: [CanvasFormat] = []
+
+    public func makeBuffer(width: Int, height: Int, format: CanvasFormat = .xrgb8888, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
+        if format != .xrgb8888, let deepRefusal { throw KMSDisplayError.bufferFailed(deepRefusal) }
         buffersMade += 1
+        formatsMade.append(format)
         return ScanoutBuffer(width: width, height: height,
-                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: FourCC.xrgb8888,
+                             framebuffer: KMSFramebufferDescription(width: width, height: height, format: format.fourcc,
                                                                     planes: [KMSFramebufferPlane(memory: .gemHandle(UInt32(buffersMade)), pitch: UInt32(4 * width))]),
-                             backing: Memory(4 * width * height))
+                             format: format, backing: Memory(4 * width * height))
     }
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer { try makeBuffer(width: width, height: height) }
@@ -42,7 +50,8 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
         lastComposition = composition
         onDraw?()
         try canvas.bytes.withUnsafeMutableBytes {
-            try cpu.compose(frame, as: composition, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height)
+            try cpu.compose(frame, as: composition, into: $0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height,
+                            format: buffer.format)
         }
     }
 
@@ -57,11 +66,23 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     public func drawCensored(_ background: RGBColor, into buffer: ScanoutBuffer) throws {
         guard let canvas = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
         censoredDrawn += 1
-        canvas.bytes.withUnsafeMutableBytes { fill($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height, with: background) }
+        canvas.bytes.withUnsafeMutableBytes {
+            fill($0.baseAddress!, stride: 4 * buffer.width, width: buffer.width, height: buffer.height, with: background, format: buffer.format)
+        }
     }
 
     public func read(_ buffer: ScanoutBuffer) throws -> RGBImage {
         guard let canvas = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        guard buffer.format == .xrgb8888 else {
+            return canvas.bytes.withUnsafeBytes { RGBImage(xrgb2101010: $0, width: buffer.width, height: buffer.height, stride: 4 * buffer.width) }
+        }
         return RGBImage(xrgb: canvas.bytes, width: buffer.width, height: buffer.height, stride: 4 * buffer.width)
+    }
+
+    /// The 10-bit code values (R, G, B) of the pixel at `x`, `y` of an XRGB2101010 buffer.
+    public func deepPixel(_ buffer: ScanoutBuffer, x: Int, y: Int) throws -> (r: UInt32, g: UInt32, b: UInt32) {
+        guard let canvas = buffer.backing as? Memory else { throw KMSDisplayError.bufferFailed("not a memory buffer") }
+        let v = canvas.bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4 * (y * buffer.width + x), as: UInt32.self)) }
+        return (v >> 20 & 0x3ff, v >> 10 & 0x3ff, v & 0x3ff)
     }
 }

@@ -1,22 +1,12 @@
 import Foundation
 import ScanoutKMS
+import ScanoutTestSupport
 import Testing
 
 /// The CTA-861 HDR Static Metadata and Colorimetry blocks of an EDID, read by `DisplayHDRCapability`.
 @Suite("HDR in an EDID")
 struct EDIDHDRTests {
-    /// A 256-byte EDID: a base block (header only, one extension) and a CTA-861 extension holding
-    /// `blocks` (each a data block with its header byte), then padding.
-    static func edid(_ blocks: [[UInt8]]) -> [UInt8] {
-        var base = [UInt8](repeating: 0, count: 128)
-        base[0..<8] = [0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00]
-        base[126] = 1
-        var cta: [UInt8] = [0x02, 0x03, 0, 0]
-        for b in blocks { cta += b }
-        cta[2] = UInt8(cta.count)
-        cta += [UInt8](repeating: 0, count: 128 - cta.count)
-        return base + cta
-    }
+    static func edid(_ blocks: [[UInt8]]) -> [UInt8] { HDRClips.edid(blocks) }
 
     @Test("an HDR10 and HLG screen: its EOTFs, its luminances from the coded values, BT.2020 colorimetry")
     func hdrScreen() throws {
