@@ -36,6 +36,8 @@ public struct OutputSettings: Sendable {
     public var headlessRefresh: Double?
     /// Where the DRM cards are.
     public var directory: String
+    /// KMS: HDR content signalled to screens that take it, tone mapped elsewhere.
+    public var hdr = HDRSettings()
 
     public init(kind: Kind = .auto, card: String? = nil, connectors: [String] = [], mode: String? = nil,
                 renderer: KMSDisplay.RendererChoice = .auto, eglPlatforms: [HeadlessPlatform] = HeadlessPlatform.allCases,
@@ -116,7 +118,8 @@ public final class PlaybackPipeline {
         do {
             let kms = try KMSDisplay.open(devicePath: settings.card ?? choice.devicePath, renderer: settings.renderer,
                                           composition: settings.composition,
-                                          options: KMSDisplay.Options(connectors: settings.connectors, mode: settings.mode, capture: settings.capture),
+                                          options: KMSDisplay.Options(connectors: settings.connectors, mode: settings.mode, capture: settings.capture,
+                                                                      hdr: settings.hdr),
                                           directory: settings.directory, note: note)
             // The screen is lit (the modeset) before anything plays: the first frame is an
             // ordinary flip, on time, and so is the sound lined up with it.

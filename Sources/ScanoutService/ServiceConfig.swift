@@ -3,6 +3,7 @@ import Logging
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
+import ScanoutDisplay
 import ScanoutAudio
 import ScanoutOffline
 import ScanoutPlayer
@@ -25,6 +26,7 @@ import ScanoutSync
 ///     sync {group, key, role, priority, address, port, interface, sendTo, clock} | null — play in
 ///                                                         lockstep with a group (`SyncConfig.swift`)
 ///     cec ("auto" | "off" | "/dev/cecN" | [paths])       — TVs switched through HDMI-CEC with the screens
+///     hdr {mode, maxBpc, screens, mastering, lightLevel} — HDR content on KMS screens (`HDRConfig.swift`)
 ///     mqtt {url, clientId, groups, topicPrefix, username, password, tls, statsInterval} | null —
 ///                                                         one of a fleet through a broker (`MQTTConfig.swift`)
 ///     mode ("WxH" | "WxH@R")                             — KMS: the screens' mode (default: preferred)
@@ -88,6 +90,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var mqtt: FleetSettings?
     /// The TVs switched through HDMI-CEC with the screens.
     public var cec: CECSetting = .auto
+    /// How HDR content goes to KMS screens (`HDRConfig.swift`).
+    public var hdr = HDRSettings()
     /// KMS: the mode of every screen, `WIDTHxHEIGHT[@REFRESH]`; nil: each screen's preferred one.
     public var mode: String?
     /// KMS: the directory the writeback connector's captures go to; nil: no capture.
@@ -209,6 +213,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let v = body.proofOfPlay { proofOfPlayDays = v.days }
         if let v = body.mqtt { mqtt = v?.settings }
         if let v = body.cec { cec = v }
+        if let v = body.hdr { hdr = v.settings }
     }
 
     private mutating func applyService(_ s: Wire.ConfigBody.Service) {

@@ -14,6 +14,7 @@ import ScanoutBench
 extension HardwareBackend: ExpressibleByArgument {}
 extension PlayerType: ExpressibleByArgument {}
 extension ScalingMode: ExpressibleByArgument {}
+extension HDROutputMode: ExpressibleByArgument {}
 
 /// `--output` of `play`: a screen, none, or the first that works.
 enum OutputOption: String, CaseIterable, ExpressibleByArgument {

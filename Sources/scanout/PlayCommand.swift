@@ -29,6 +29,9 @@ struct Play: ParsableCommand {
     var renderer: RendererOption = .auto
     @Option(help: "Headless GL: the EGL platform: auto (surfaceless, else the EGL device platform, else the default display), surfaceless, device or default.")
     var eglPlatform: EGLPlatformOption = .auto
+    @Option(help: "KMS: HDR content: auto (HDR on a screen whose EDID declares the content's EOTF, tone mapped to SDR elsewhere) or off (always tone mapped).")
+    var hdr: HDROutputMode = .auto
+    @Option(help: "KMS: the most bits a channel asked of the link for HDR, 10...16 (lowered to 10 when the link refuses).") var maxBpc: Int = 10
     @Option(help: "KMS: scaling: fit, fill, stretch or none.") var scale: ScalingMode = .fit
     @Option(help: "KMS: background colour RRGGBB around the picture.") var background: String = "000000"
     @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png). Frames are then shown once each, paced by the display, not the clock.")
@@ -50,14 +53,17 @@ struct Play: ParsableCommand {
         guard (0.25...4).contains(rate) else { throw ValidationError("--rate must be within 0.25...4") }
         guard duration > 0, duration.isFinite else { throw ValidationError("--duration: seconds, more than 0") }
         guard RGBColor(hex: background) != nil else { throw ValidationError("--background: RRGGBB, e.g. 000000") }
+        guard (10...16).contains(maxBpc) else { throw ValidationError("--max-bpc: 10...16") }
         if capture != nil && output == .headless { throw ValidationError("--capture needs a KMS output with a writeback connector") }
     }
 
     /// The output as the options describe it; the pipeline opens it.
     var outputSettings: OutputSettings {
-        OutputSettings(kind: OutputSettings.Kind(rawValue: output.rawValue)!, card: card, connectors: connector, mode: mode,
+        var o = OutputSettings(kind: OutputSettings.Kind(rawValue: output.rawValue)!, card: card, connectors: connector, mode: mode,
                        renderer: renderer.kms, eglPlatforms: eglPlatform.platform.map { [$0] } ?? HeadlessPlatform.allCases,
                        composition: Composition(scaling: scale, background: RGBColor(hex: background)!), capture: capture != nil)
+        o.hdr = HDRSettings(mode: hdr, maxBPC: maxBpc)
+        return o
     }
 
     /// Plays through the player's engine, as `serve` does: the engine opens the item, shows its
@@ -75,6 +81,7 @@ struct Play: ParsableCommand {
             // Read before a screen is taken over, so that a bad image fails with the screen untouched.
             let logo = try overlay.load()
             let pipeline = try PlaybackPipeline.open(outputSettings) { StandardError.write($0 + "\n") }
+            pipeline.kms?.onColourChanged = { StandardError.write("hdr: \($0): \($1)\n") }
             defer { if let report = pipeline.close() { StandardError.write("output: \(report)\n") } }
             let engine = pipeline.engine(configuration: try configuration(pipeline: pipeline, overlay: logo)) { reportPlayerEvent($0) }
             defer { if let line = audioSummary(engine.audio) { print(line) } }

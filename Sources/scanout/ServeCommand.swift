@@ -76,9 +76,11 @@ struct Serve: ParsableCommand {
         let logger = Logger.controlled("scanout", control: control)
         logger.notice("scanout \(ScanoutVersion.string)")
         let w = settings.outputWidth, h = settings.outputHeight
-        let output = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, mode: settings.mode, renderer: renderer.kms,
+        var configured = OutputSettings(kind: OutputSettings.Kind(rawValue: settings.output) ?? .auto, mode: settings.mode, renderer: renderer.kms,
                                     capture: settings.capture != nil, headlessWidth: w, headlessHeight: h,
                                     headlessRefresh: settings.outputRefresh)
+        configured.hdr = settings.hdr
+        let output = configured
         let captureDirectory = settings.capture
         let server = ScanoutServer(config: settings, logLevel: control, logger: logger) {
             // Made on the player's thread, which owns the pipeline from then on. A service keeps
@@ -86,6 +88,7 @@ struct Serve: ParsableCommand {
             do {
                 let pipeline = try PlaybackPipeline.open(output) { logger.notice("\($0)") }
                 pipeline.kms?.onOutputsChanged = { logger.notice("output: \($0)") }
+                pipeline.kms?.onColourChanged = { logger.notice("hdr: \($0): \($1)") }
                 if let captureDirectory {
                     try pipeline.capture(to: captureDirectory)
                     logger.notice("capture: every frame shown goes to \(captureDirectory)")

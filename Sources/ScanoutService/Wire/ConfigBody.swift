@@ -34,6 +34,7 @@ extension Wire {
             case proofOfPlay
             case mqtt
             case cec
+            case hdr
         }
 
         /// The top level's fields, as each section reads them.
@@ -67,6 +68,8 @@ extension Wire {
         var mqtt: MQTT??
         /// The TVs switched through HDMI-CEC.
         var cec: CECSetting?
+        /// How HDR content goes to KMS screens.
+        var hdr: HDR?
 
         init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: Field.self)
@@ -91,6 +94,7 @@ extension Wire {
             proofOfPlay = try c.decodeIfPresent(ProofOfPlayRequest.self, forKey: .proofOfPlay)
             mqtt = try c.decodeNullable(MQTT.self, forKey: .mqtt)
             cec = try Self.cec(c)
+            hdr = try c.decodeIfPresent(HDR.self, forKey: .hdr)
         }
 
         /// Where the API listens, who may reach it, the output, the playlist and the player's

@@ -26,6 +26,7 @@ extension Wire {
             try config.encodeSync(into: &c)
             try config.encodeMQTT(into: &c)
             try config.encodeCEC(into: &c)
+            try config.encodeHDR(into: &c)
             var pop = c.nestedContainer(keyedBy: WireKey.self, forKey: "proofOfPlay")
             try pop.encode(config.proofOfPlayDays, forKey: "days")
             if let s = config.schedule { try c.encode(ScheduleShown(schedule: s), forKey: "schedule") } else { try c.encodeNil(forKey: "schedule") }
