@@ -120,6 +120,22 @@ struct CPUToneMapperTests {
         }
     }
 
+    @Test("PQ without metadata peaks at 10000 cd/m²; given 1000 (the filter's fallback behind zscale) it is the chain's picture")
+    func peakWithoutMetadata() throws {
+        let scratch = try Scratch()
+        let clip = scratch.path("bare.mkv")
+        try HDRChart.make(clip, transfer: .pq, pixelFormat: "yuv444p10le", metadata: false)
+        let (frame, _) = try decodeFrame(0, of: clip)
+        #expect(frame.contentLightLevel == nil && frame.masteringDisplay == nil)
+        let reference = try HDRChart.reference(clip, curve: "hable")
+        let given = try CPURenderer().render(frame, toneMapping: ToneMapping(curve: .hable, peak: 1000))
+        let own = try CPURenderer().render(frame, toneMapping: ToneMapping(curve: .hable))
+        let d = ColourDifference.Summary(ColourDifference.perPixel(given.bytes, reference))
+        #expect(d.mean < 0.5 && d.p99 < 1 && d.max < 2, "\(d)")
+        // From 10000 cd/m² the same code values come out darker.
+        #expect(own.bytes.reduce(0) { $0 + Int($1) } < given.bytes.reduce(0) { $0 + Int($1) })
+    }
+
     @Test("without tone mapping an HDR frame is ffmpeg's plain rgb24 conversion, byte for byte")
     func untouchedWithoutMapping() throws {
         let scratch = try Scratch()

@@ -13,8 +13,9 @@ public enum HDRChart {
 
     /// Writes a `frames`-frame 320×180 chart to `path` (.mkv) with 4:2:0 (`yuv420p10le`) or
     /// 4:4:4 (`yuv444p10le`) chroma.
+    /// `metadata: false` leaves out the PQ chart's mastering display and light levels.
     public static func make(_ path: String, transfer: Transfer, pixelFormat: String = "yuv420p10le", frames: Int = 2,
-                            width: Int = 320, height: Int = 180) throws {
+                            width: Int = 320, height: Int = 180, metadata: Bool = true) throws {
         let top = transfer == .pq ? 0.9026 : 1.0
         // Per band, the share of the ramp each channel gets; the last band sweeps the hue.
         let bands: [[Double]] = [[1, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 1, 1], [1, 0, 1], [1, 1, 0], [1, 0.7, 0.4]]
@@ -25,7 +26,7 @@ public enum HDRChart {
         }
         let geq = "geq=r='\(channel(0, phase: 0))':g='\(channel(1, phase: 2.094))':b='\(channel(2, phase: 4.189))'"
         var params = "lossless=1:pools=1:frame-threads=1:log-level=error:colorprim=bt2020:transfer=\(transfer.rawValue):colormatrix=bt2020nc"
-        if transfer == .pq {
+        if transfer == .pq && metadata {
             params += ":master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(40000000,50):max-cll=4000,400"
         }
         _ = try Proc.ffmpeg([
