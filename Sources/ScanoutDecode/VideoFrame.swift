@@ -101,6 +101,10 @@ public final class VideoFrame {
 
     public var sampleAspectRatio: Rational { Rational(pointer.pointee.sample_aspect_ratio) }
     public var colorSpace: ColorSpace { ColorSpace(rawValue: pointer.pointee.colorspace.rawValue) }
+    /// The transfer the frame is tagged with (`color_trc`): SDR's, PQ or HLG.
+    public var colorTransfer: ColorTransfer { ColorTransfer(rawValue: pointer.pointee.color_trc.rawValue) }
+    /// The primaries the frame is tagged with (`color_primaries`).
+    public var colorPrimaries: ColorPrimaries { ColorPrimaries(rawValue: pointer.pointee.color_primaries.rawValue) }
     public var colorRange: ColorRange {
         pointer.pointee.color_range == AVCOL_RANGE_JPEG ? .full
             : (pointer.pointee.color_range == AVCOL_RANGE_MPEG ? .limited : .unspecified)

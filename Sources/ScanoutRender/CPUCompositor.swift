@@ -18,6 +18,8 @@ public final class CPUCompositor {
     /// A compositor of its own for each zone of a canvas (its conversion context and buffers
     /// kept from frame to frame, and zones side by side drawn at once).
     var zoneCompositors: [CPUCompositor] = []
+    /// Brings HDR frames to SDR first when the composition asks for it.
+    private lazy var toneMapper = CPUToneMapper()
 
     public init() {}
 
@@ -29,6 +31,7 @@ public final class CPUCompositor {
                          width W: Int, height H: Int, format: CanvasFormat = .xrgb8888) throws {
         guard W > 0, H > 0, stride >= 4 * W else { throw RenderError.invalidSize("canvas \(W)x\(H), stride \(stride)") }
         try frame.makeCPUResident()
+        let frame = try c.toneMapping.map { try toneMapper.map(frame, $0) } ?? frame
         let orientation = c.orientation
         var source = frame
         if !orientation.isIdentity {

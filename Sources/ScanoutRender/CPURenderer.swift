@@ -14,23 +14,32 @@ public final class CPURenderer {
     private let scaler = Scaler()
     /// Used only for rows that FFmpeg would pad (see `render`).
     private let converted = VideoFrame()
+    /// Brings HDR frames to SDR first when asked to.
+    private lazy var toneMapper = CPUToneMapper()
     /// FFmpeg's line alignment for pictures it allocates (`av_frame_get_buffer`).
     static let directAlignment = 64
 
     public init() {}
 
-    /// Renders `frame` turned by `orientation` into packed RGB of `layout`.
-    public func render(_ frame: VideoFrame, orientation: Orientation = .identity, layout: RGBImage.Layout = .rgb24) throws -> RGBImage {
+    /// Renders `frame` turned by `orientation` into packed RGB of `layout`; a PQ or HLG frame
+    /// tone mapped first when `toneMapping` is given (see `render(_:orientation:toneMapping:into:)`).
+    public func render(_ frame: VideoFrame, orientation: Orientation = .identity, toneMapping: ToneMapping? = nil,
+                       layout: RGBImage.Layout = .rgb24) throws -> RGBImage {
         var image = RGBImage(width: 0, height: 0, layout: layout, bytes: [])
-        try render(frame, orientation: orientation, into: &image)
+        try render(frame, orientation: orientation, toneMapping: toneMapping, into: &image)
         return image
     }
 
     /// Renders into `image`, reusing its storage when the size is unchanged (no allocation per
     /// frame in a playback loop). `image.layout` chooses the output layout.
     /// A GPU-only hardware frame is downloaded first (`VideoFrame.makeCPUResident()`).
-    public func render(_ frame: VideoFrame, orientation: Orientation = .identity, into image: inout RGBImage) throws {
+    /// With `toneMapping`, a PQ or HLG frame is brought to 8-bit SDR first (`CPUToneMapper`; a
+    /// 16-bit layout then holds 8-bit values widened); without it, or for SDR frames, the picture
+    /// is ffmpeg's conversion, bit for bit.
+    public func render(_ frame: VideoFrame, orientation: Orientation = .identity, toneMapping: ToneMapping? = nil,
+                       into image: inout RGBImage) throws {
         try frame.makeCPUResident()
+        let frame = try toneMapping.map { try toneMapper.map(frame, $0) } ?? frame
         let layout = image.layout
         var source = frame
         var turnAfter = Orientation.identity

@@ -28,6 +28,23 @@ enum RendererOption: String, CaseIterable, ExpressibleByArgument {
     var kms: KMSDisplay.RendererChoice { KMSDisplay.RendererChoice(rawValue: rawValue)! }
 }
 
+/// `--tonemap` of `render`: a curve that brings PQ and HLG pictures to SDR, or `none` (the
+/// code values drawn as SDR's, as before tone mapping existed).
+enum ToneMapOption: ExpressibleByArgument, Equatable {
+    case none
+    case curve(ToneCurve)
+
+    init?(argument: String) {
+        if argument == "none" { self = .none } else if let c = ToneCurve(rawValue: argument) { self = .curve(c) } else { return nil }
+    }
+
+    var defaultValueDescription: String { if case .curve(let c) = self { c.rawValue } else { "none" } }
+    static var allValueStrings: [String] { ToneCurve.allCases.map(\.rawValue) + ["none"] }
+
+    /// The mapping the renderers are given; nil for `none`.
+    var mapping: ToneMapping? { if case .curve(let c) = self { ToneMapping(curve: c) } else { nil } }
+}
+
 /// `--renderer` of `bench`'s render suite.
 extension BenchRenderer: ExpressibleByArgument {}
 

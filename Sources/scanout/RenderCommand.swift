@@ -15,7 +15,8 @@ struct Render: ParsableCommand {
         to the keyframe before them and decoding forward, and checked by timestamp. Rotation \
         metadata is applied; the sample aspect ratio is stored in the PNG (pHYs) as ffmpeg does. \
         Of an HLS master playlist one variant is read (the first, as ffmpeg -map 0:v:0 does; \
-        --variant or --max-height chooses another).
+        --variant or --max-height chooses another). PQ and HLG pictures are tone mapped to SDR \
+        BT.709 (--tonemap: hable by default, the curve of the common zscale,tonemap=hable chain).
         """
     )
 
@@ -31,6 +32,8 @@ struct Render: ParsableCommand {
     @Option(help: "Scaling into --size: fit (letterbox), fill (crop), stretch, none (gl).") var scale: ScalingMode = .fit
     @Option(help: "Background colour RRGGBB around the picture (gl).") var background: String = "000000"
     @Flag(help: "16 bits per channel (rgb48) instead of 8.") var deep = false
+    @Option(help: ArgumentHelp("PQ and HLG pictures to SDR BT.709 with this curve (FFmpeg's tonemap filter's, after zscale; bt2390: BT.2390's EETF), or none: the code values drawn as SDR's, ffmpeg's plain -pix_fmt rgb24.", valueName: "curve"))
+    var tonemap: ToneMapOption = .curve(.hable)
     @Flag(help: "Keep the stored orientation (ignore rotation metadata).") var noAutorotate = false
     @OptionGroup var overlay: OverlayOptions
     @OptionGroup var subtitles: SubtitleOptions
@@ -206,8 +209,9 @@ extension Render {
         let layout = try layoutOptions()
         if let size = layout.size {
             guard !deep else { throw ValidationError("--deep renders at the picture's own size; leave out --size") }
-            let composition = Composition(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, orientation: orientation,
+            var composition = Composition(outputWidth: size.0, outputHeight: size.1, scaling: layout.scaling, orientation: orientation,
                                           background: layout.background, overlay: try overlay.load())
+            composition.toneMapping = tonemap.mapping
             let composer = CPUCompositor()
             return FrameRendering { try composer.compose($0, as: text($0, composition, size), width: size.0, height: size.1) }
         }
@@ -215,7 +219,8 @@ extension Render {
             guard !deep else { throw ValidationError("--deep draws no subtitles; leave out --sub-file, --sid and --slang, or add --no-sub") }
             // At 1:1 the compositor's picture is the CPU renderer's, byte for byte.
             let composer = CPUCompositor()
-            let composition = Composition(orientation: orientation, applySampleAspectRatio: false)
+            var composition = Composition(orientation: orientation, applySampleAspectRatio: false)
+            composition.toneMapping = tonemap.mapping
             return FrameRendering { frame in
                 let size = Composition.naturalSize(width: frame.width, height: frame.height, sampleAspectRatio: Rational(1, 1), orientation: orientation)
                 return try composer.compose(frame, as: text(frame, composition, size), width: size.width, height: size.height)
@@ -224,7 +229,8 @@ extension Render {
         if overlay.image != nil { throw ValidationError("--overlay needs --size (the canvas it is drawn on) with --renderer cpu") }
         let cpu = CPURenderer()
         let rgbLayout: RGBImage.Layout = deep ? .rgb48be : .rgb24
-        return FrameRendering { try cpu.render($0, orientation: orientation, layout: rgbLayout) }
+        let mapping = tonemap.mapping
+        return FrameRendering { try cpu.render($0, orientation: orientation, toneMapping: mapping, layout: rgbLayout) }
     }
 
     /// The GLES renderer, its readback pipelined: each frame composed with `text`'s subtitle
@@ -238,8 +244,15 @@ extension Render {
         if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
         let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
         var importWorks = true
+        // HDR frames are tone mapped on the CPU and uploaded as RGBA (a new picture each time
+        // the pipeline still holds the last one).
+        let mapping = tonemap.mapping
+        let toneMapper = CPUToneMapper(output: .rgba)
         return FrameRendering(submit: { frame, request in
             let c = text(frame, composition, nil)
+            if let mapping, CPUToneMapper.isHDR(frame) {
+                return try pipeline.submit(.frame(try toneMapper.map(frame, mapping)), as: c, tag: request).map { ($0.tag, $0.image) }
+            }
             if importWorks, let surface = frame.surface {
                 do {
                     return try pipeline.submit(.surface(surface, taggedLike: frame), as: c, tag: request).map { ($0.tag, $0.image) }

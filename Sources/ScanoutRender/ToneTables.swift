@@ -1,0 +1,159 @@
+import Foundation
+import ScanoutDemux
+
+/// The per-pixel work of `CPUToneMapper`, with its tables built once per transfer, primaries,
+/// curve and peak: 16-bit RGB (PQ or HLG coded) in, 8-bit BT.709 RGB out.
+///
+/// Two tables keep it fast: one of the transfer at each of the 65536 input code values, and one
+/// of the BT.709 signal at `sqrt(x)` steps (the square root spreads the steep dark end of
+/// `x^(1/2.4)` over many entries, so that a step is under a tenth of an output code). The matrix
+/// and the curves (rational functions) are computed per pixel in single precision, as FFmpeg's
+/// `tonemap` filter does.
+struct ToneTables {
+    struct Key: Equatable {
+        var transfer: ColorTransfer
+        var primaries: ColorPrimaries
+        var curve: ToneCurve
+        /// In units of reference white.
+        var peak: Double
+        var desaturation: Double
+    }
+
+    let key: Key
+    /// Linear light (1 = reference white) of each 16-bit code value.
+    private let linear: [Float]
+    /// The 8-bit BT.709 signal at `x = (i / (encodeSteps − 1))²`.
+    private let encode: [UInt8]
+    static let encodeSteps = 8192
+    private let matrix: [Float]
+    private let curve: CurveKernel
+
+    init(_ key: Key) {
+        self.key = key
+        let hlg = key.transfer == .hlg
+        linear = (0..<65536).map { i in
+            let e = Double(i) / 65535
+            return Float(hlg ? HDRTransfer.hlgDisplay(e) : HDRTransfer.nits(pq: e) / HDRTransfer.referenceWhite)
+        }
+        let n = Self.encodeSteps
+        encode = (0..<n).map { i in
+            let u = Double(i) / Double(n - 1)
+            return UInt8(min(max((HDRTransfer.bt709Signal(u * u) * 255).rounded(), 0), 255))
+        }
+        matrix = HDRTransfer.matrixToBT709(from: key.primaries).map(Float.init)
+        curve = CurveKernel(key.curve, peak: key.peak)
+    }
+
+    /// Maps `height` rows of `width` rgb48le pixels at `src` into bgr0 (or rgba) pixels at `dst`.
+    func run(src: UnsafeRawPointer, srcStride: Int, dst: UnsafeMutableRawPointer, dstStride: Int,
+             width: Int, height: Int, rgba: Bool) {
+        linear.withUnsafeBufferPointer { lin in
+            encode.withUnsafeBufferPointer { enc in
+                let rows = Rows(linear: lin.baseAddress!, encode: enc.baseAddress!, matrix: matrix, curve: curve,
+                                desaturation: Float(key.desaturation), rgba: rgba)
+                for y in 0..<height {
+                    rows.map(src.advanced(by: y * srcStride).assumingMemoryBound(to: UInt16.self),
+                             into: dst.advanced(by: y * dstStride).assumingMemoryBound(to: UInt32.self), count: width)
+                }
+            }
+        }
+    }
+}
+
+/// One row at a time, with everything the inner loop reads held in locals.
+private struct Rows {
+    let linear: UnsafePointer<Float>
+    let encode: UnsafePointer<UInt8>
+    let m0, m1, m2, m3, m4, m5, m6, m7, m8: Float
+    let curve: CurveKernel
+    let desaturation: Float
+    let rgba: Bool
+    let scale = Float(ToneTables.encodeSteps - 1)
+
+    init(linear: UnsafePointer<Float>, encode: UnsafePointer<UInt8>, matrix m: [Float], curve: CurveKernel, desaturation: Float, rgba: Bool) {
+        self.linear = linear; self.encode = encode
+        m0 = m[0]; m1 = m[1]; m2 = m[2]; m3 = m[3]; m4 = m[4]; m5 = m[5]; m6 = m[6]; m7 = m[7]; m8 = m[8]
+        self.curve = curve; self.desaturation = desaturation; self.rgba = rgba
+    }
+
+    @inline(__always)
+    func map(_ src: UnsafePointer<UInt16>, into dst: UnsafeMutablePointer<UInt32>, count: Int) {
+        for x in 0..<count {
+            let ri = linear[Int(UInt16(littleEndian: src[3 * x]))]
+            let gi = linear[Int(UInt16(littleEndian: src[3 * x + 1]))]
+            let bi = linear[Int(UInt16(littleEndian: src[3 * x + 2]))]
+            var r = m0 * ri + m1 * gi + m2 * bi
+            var g = m3 * ri + m4 * gi + m5 * bi
+            var b = m6 * ri + m7 * gi + m8 * bi
+            if desaturation > 0 {
+                // FFmpeg's desat: mix toward luma by how far luma is over the threshold.
+                let luma = 0.2126 * r + 0.7152 * g + 0.0722 * b
+                let over = max(luma - desaturation, 1e-6) / max(luma, 1e-6)
+                r += (luma - r) * over; g += (luma - g) * over; b += (luma - b) * over
+            }
+            let sig = max(max(r, g), max(b, 1e-6))
+            let k = curve(sig) / sig
+            let ro = UInt32(encode[index(r * k)]), go = UInt32(encode[index(g * k)]), bo = UInt32(encode[index(b * k)])
+            dst[x] = rgba ? (ro | go << 8 | bo << 16 | 0xff00_0000).littleEndian : (bo | go << 8 | ro << 16).littleEndian
+        }
+    }
+
+    /// The `encode` entry for linear `v`: 0 below 0, the last above 1.
+    @inline(__always)
+    private func index(_ v: Float) -> Int {
+        Int((min(max(v, 0), 1)).squareRoot() * scale + 0.5)
+    }
+}
+
+/// A `ToneCurve` with its constants worked out for one peak, evaluated in single precision.
+struct CurveKernel {
+    private let curve: ToneCurve
+    private let peak: Float
+    /// hable: 1 / hable(peak); mobius: the transform's constants.
+    private let hableScale: Float
+    private let mobiusP: Float, mobiusQ: Float, mobiusScale: Float
+    private static let knee: Float = 0.3
+    /// bt2390: the curve at `peak · (i / (count − 1))²`, interpolated between entries.
+    private let table: [Float]
+
+    init(_ curve: ToneCurve, peak: Double) {
+        self.curve = curve
+        self.peak = Float(peak)
+        hableScale = Float(1 / ToneCurve.hable(peak))
+        let j = Self.knee, pk = Float(peak)
+        let p = -j * j * (pk - 1) / (j * j - 2 * j + pk)
+        let q = (j * j - 2 * j * pk + pk) / max(pk - 1, 1e-6)
+        mobiusP = p; mobiusQ = q; mobiusScale = (q * q + 2 * q * j + j * j) / (q - p)
+        table = curve == .bt2390 ? (0..<1024).map { i in
+            let u = Double(i) / 1023
+            return Float(ToneCurve.bt2390(peak * u * u, peak: peak))
+        } : []
+    }
+
+    @inline(__always)
+    func callAsFunction(_ x: Float) -> Float {
+        switch curve {
+        case .hable:
+            let a: Float = 0.15, b: Float = 0.50, c: Float = 0.10, d: Float = 0.20, e: Float = 0.02, f: Float = 0.30
+            return ((x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f) * hableScale
+        case .mobius:
+            return x <= Self.knee ? x : mobiusScale * (x + mobiusP) / (x + mobiusQ)
+        case .reinhard:
+            return x / (x + 1) * (peak + 1) / peak
+        case .clip:
+            return min(max(x, 0), 1)
+        case .linear:
+            return x / peak
+        case .bt2390:
+            return lookup(x)
+        }
+    }
+
+    /// The bt2390 table at `x`, linearly interpolated; the last entry past the peak.
+    private func lookup(_ x: Float) -> Float {
+        let t = min(max(x / peak, 0), 1).squareRoot() * 1023
+        let i = min(Int(t), 1022)
+        let f = t - Float(i)
+        return table.withUnsafeBufferPointer { $0[i] + ($0[i + 1] - $0[i]) * f }
+    }
+}
