@@ -2,11 +2,6 @@ import CFFmpeg
 import ScanoutDemux
 
 extension VideoFrame {
-    /// The transfer the frame is tagged with (its dynamic range: SDR, PQ or HLG).
-    public var colorTransfer: ColorTransfer { ColorTransfer(rawValue: pointer.pointee.color_trc.rawValue) }
-    /// The primaries the frame is tagged with.
-    public var colorPrimaries: ColorPrimaries { ColorPrimaries(rawValue: pointer.pointee.color_primaries.rawValue) }
-
     /// The mastering display the decoder found with this frame (an HEVC or AV1 SEI/OBU: the
     /// stream's own, where the container states none); nil when there is none.
     public var masteringDisplay: MasteringDisplay? {

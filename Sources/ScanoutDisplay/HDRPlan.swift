@@ -1,6 +1,7 @@
 import ScanoutKMS
 import ScanoutCore
 import ScanoutDemux
+import ScanoutRender
 
 /// Whether HDR content goes to a screen as HDR.
 public enum HDROutputMode: String, Sendable, CaseIterable, Codable {
@@ -25,6 +26,9 @@ public struct HDRSettings: Sendable, Equatable {
     /// The highest `max bpc` asked (at least 10; lowered to 10 when the link refuses more). Some
     /// links show no picture at 12 although the commit passes; 10 is enough for 10-bit content.
     public var maxBPC: Int
+    /// How HDR content is brought to SDR where it is not shown as HDR; nil: its code values
+    /// drawn as SDR's.
+    public var toneMapping: ToneMapping?
 
     /// BT.2020 primaries, D65, 1000 cd/m² to 0.005 cd/m²: the usual HDR10 grading display.
     public static let bt2020Mastering = MasteringDisplay(
@@ -32,9 +36,10 @@ public struct HDRSettings: Sendable, Equatable {
         white: Chromaticity(x: 0.3127, y: 0.3290), minLuminance: 0.005, maxLuminance: 1000)
 
     public init(mode: HDROutputMode = .auto, screens: [String: DisplayHDRCapability] = [:],
-                defaultMastering: MasteringDisplay = HDRSettings.bt2020Mastering, defaultLightLevel: ContentLightLevel? = nil, maxBPC: Int = 10) {
+                defaultMastering: MasteringDisplay = HDRSettings.bt2020Mastering, defaultLightLevel: ContentLightLevel? = nil, maxBPC: Int = 10,
+                toneMapping: ToneMapping? = .default) {
         self.mode = mode; self.screens = screens; self.defaultMastering = defaultMastering
-        self.defaultLightLevel = defaultLightLevel; self.maxBPC = maxBPC
+        self.defaultLightLevel = defaultLightLevel; self.maxBPC = maxBPC; self.toneMapping = toneMapping
     }
 }
 

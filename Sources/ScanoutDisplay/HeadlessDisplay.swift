@@ -113,7 +113,7 @@ extension HeadlessDisplay {
         }
         switch choice {
         case .cpu:
-            return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay), reason: "asked for")
+            return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay, toneMapping: composition.toneMapping), reason: "asked for")
         case .gl:
             return RendererDecision(renderer: try gl(EGLDisplayContext(options: eglOptions)), reason: "asked for")
         case .auto:
@@ -121,12 +121,12 @@ extension HeadlessDisplay {
                 // The context alone tells software from hardware; the programs are built only for a GPU.
                 let context = try EGLDisplayContext(options: eglOptions)
                 if let software = context.softwareRasterizer {
-                    return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay),
+                    return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay, toneMapping: composition.toneMapping),
                                             reason: "auto: GLES is \(context.glRenderer), \(software); the CPU renderer is faster")
                 }
                 return RendererDecision(renderer: try gl(context), reason: "auto: GLES on hardware, \(context.glRenderer)")
             } catch let e as RenderError {
-                return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay), reason: "auto: gl unavailable: \(e)")
+                return RendererDecision(renderer: CPUHeadlessRenderer(overlay: composition.overlay, toneMapping: composition.toneMapping), reason: "auto: gl unavailable: \(e)")
             }
         }
     }

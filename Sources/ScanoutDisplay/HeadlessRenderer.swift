@@ -49,11 +49,16 @@ public final class CPUHeadlessRenderer: HeadlessRenderer {
     public let readbacks = 0
     public var overlay: Overlay?
     public var subtitles: SubtitleRenderer?
+    /// How HDR frames are brought to SDR (nil: drawn as they are).
+    public var toneMapping: ToneMapping?
 
-    public init(overlay: Overlay? = nil) { self.overlay = overlay }
+    public init(overlay: Overlay? = nil, toneMapping: ToneMapping? = .default) {
+        self.overlay = overlay
+        self.toneMapping = toneMapping
+    }
 
     public func draw(_ frame: VideoFrame, layout: FrameLayout, outputSize: (width: Int, height: Int)?) throws {
-        try renderer.render(frame, orientation: layout.orientation, into: &framebuffer)
+        try renderer.render(frame, orientation: layout.orientation, toneMapping: toneMapping, into: &framebuffer)
         overlay?.blend(into: &framebuffer)
         subtitles?.layer(for: frame, in: Composition(orientation: layout.orientation, applySampleAspectRatio: false),
                          outputWidth: framebuffer.width, outputHeight: framebuffer.height)?.blend(into: &framebuffer)

@@ -25,6 +25,7 @@ extension KMSDisplay: CanvasOutput {
             // A screen of zones is drawn in SDR (its HDR zones tone mapped).
             try prepareColour(output, for: nil)
             var view = try self.view(of: canvas, on: output)
+            for i in view.zones.indices { view.zones[i].composition.toneMapping = options.hdr.toneMapping }
             let rotation = try planeRotation(for: view.turn, on: output)
             if rotation != nil {
                 view.turn = .identity   // the plane turns it

@@ -293,6 +293,7 @@ public final class KMSDisplay: Display {
                     counters.censored += 1
                 } else {
                     var c = composing(orientation: orientation)
+                    c.toneMapping = output.colour.signal == nil ? options.hdr.toneMapping : nil
                     c.subtitles = subtitles?.layer(for: frame, in: c, outputWidth: buffer.width, outputHeight: buffer.height)
                     try renderer.draw(frame, as: c, into: buffer)
                 }

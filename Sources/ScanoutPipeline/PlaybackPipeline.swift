@@ -135,7 +135,9 @@ public final class PlaybackPipeline {
     private static func headless(_ settings: OutputSettings, note: (String) -> Void) throws -> PlaybackPipeline {
         var egl = EGLDisplayContext.Options()
         egl.headlessPlatforms = settings.eglPlatforms
-        let decision = try HeadlessDisplay.makeRenderer(settings.renderer, composition: settings.composition, eglOptions: egl)
+        var composition = settings.composition
+        composition.toneMapping = settings.hdr.toneMapping
+        let decision = try HeadlessDisplay.makeRenderer(settings.renderer, composition: composition, eglOptions: egl)
         note(decision.line)
         let display = HeadlessDisplay(renderer: decision.renderer, outputWidth: settings.headlessWidth, outputHeight: settings.headlessHeight,
                                       refresh: settings.headlessRefresh)

@@ -69,9 +69,11 @@ public struct Composition: Equatable, Sendable {
     /// The subtitle layer over the picture and the overlay, in output pixels (`SubtitleRenderer`
     /// makes one per output size and time); nil: no text on this frame.
     public var subtitles: Overlay?
-    /// How a PQ or HLG frame is brought to SDR before it is drawn (`CPUToneMapper`); nil: drawn
-    /// as it is, its code values taken for SDR's. SDR frames are drawn as they are either way.
-    public var toneMapping: ToneMapping?
+    /// How a PQ or HLG frame is brought to SDR before it is drawn (`CPUToneMapper`; by default
+    /// `ToneMapping.default`, so that HDR drawn anywhere in SDR is tone mapped); nil: drawn as it
+    /// is, its code values taken for SDR's (`render --tonemap none`, and a KMS screen showing
+    /// HDR). SDR frames are drawn as they are either way.
+    public var toneMapping: ToneMapping? = .default
 
     public init(outputWidth: Int? = nil, outputHeight: Int? = nil, scaling: ScalingMode = .fit, orientation: Orientation = .identity,
                 applySampleAspectRatio: Bool = true, background: RGBColor = .black, overlay: Overlay? = nil) {

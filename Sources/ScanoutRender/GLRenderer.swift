@@ -84,6 +84,10 @@ public final class GLRenderer {
     var layerTextures: [String: LayerTexture] = [:]
     /// Offscreen texture targets (see-through zones, turned canvases), by use and size.
     var zoneTargets: [String: GLTextureTarget] = [:]
+    /// HDR frames a composition asks to tone map, brought to SDR on the CPU (`CPUToneMapper`) and
+    /// uploaded as RGBA; one per zone, so that a zone's mapped picture is not rewritten under
+    /// another's.
+    private var toneMappers: [CPUToneMapper] = []
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -221,7 +225,7 @@ public final class GLRenderer {
     func render(_ source: GLSource, as composition: Composition, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let t0 = ClockTime.now()
-        let picture = try importSource(source)
+        let picture = try importSource(try toneMapped(source, composition.toneMapping, mapper: 0))
         return try draw(picture, composition, since: t0, completion: completion)
     }
 
@@ -247,8 +251,16 @@ public final class GLRenderer {
         let t0 = ClockTime.now()
         // Each picture is brought in as its zone is drawn: the importer pools its textures by
         // size and format, so two zones' uploads made before drawing would share them.
-        return try draw({ try sources[$0].map(importSource) }, on: canvas, outputSAR: Rational(1, 1), since: t0,
-                        completion: completion)
+        return try draw({ i in try sources[i].map { try importSource(try toneMapped($0, canvas.zones[i].composition.toneMapping, mapper: i)) } },
+                        on: canvas, outputSAR: Rational(1, 1), since: t0, completion: completion)
+    }
+
+    /// `source` tone mapped when `mapping` is given and it is an HDR frame (a DMA-BUF frame is
+    /// drawn as it is).
+    private func toneMapped(_ source: GLSource, _ mapping: ToneMapping?, mapper i: Int) throws -> GLSource {
+        guard let mapping, case let .frame(frame) = source, CPUToneMapper.isHDR(frame) else { return source }
+        while toneMappers.count <= i { toneMappers.append(CPUToneMapper(output: .rgba)) }
+        return .frame(try toneMappers[i].map(frame, mapping))
     }
 
     /// Fills `target` with `background` (a censored frame).

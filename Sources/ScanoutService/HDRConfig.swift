@@ -2,6 +2,7 @@ import Foundation
 import ScanoutDemux
 import ScanoutDisplay
 import ScanoutKMS
+import ScanoutRender
 
 // `hdr`: how HDR content goes to KMS screens (`HDRSettings`):
 //
@@ -13,10 +14,12 @@ import ScanoutKMS
 //     mastering {red, green, blue, white: [x, y], minLuminance, maxLuminance}
 //                                    — sent for PQ content that states no mastering display
 //     lightLevel {maxCLL, maxFALL}   — sent for PQ content that states no light levels
+//     toneMapping ("hable" | "mobius" | "reinhard" | "clip" | "linear" | "bt2390" | "none")
+//                                    — how HDR content is drawn in SDR (default hable)
 
 extension Wire {
     struct HDR: Decodable {
-        enum Field: String, CodingKey, CaseIterable { case mode, maxBpc, screens, mastering, lightLevel }
+        enum Field: String, CodingKey, CaseIterable { case mode, maxBpc, screens, mastering, lightLevel, toneMapping }
         var settings: HDRSettings
 
         init(from decoder: any Swift.Decoder) throws {
@@ -30,6 +33,10 @@ extension Wire {
             }
             if let v = try c.decodeIfPresent(Mastering.self, forKey: .mastering) { s.defaultMastering = v.display }
             if let v = try c.decodeIfPresent(LightLevel.self, forKey: .lightLevel) { s.defaultLightLevel = v.level }
+            let curves = ToneCurve.allCases.map(\.rawValue) + ["none"]
+            if let v = try c.decodeIfPresent(String.self, forKey: .toneMapping, oneOf: curves) {
+                s.toneMapping = ToneCurve(rawValue: v).map { ToneMapping(curve: $0) }
+            }
             settings = s
         }
 
@@ -90,8 +97,9 @@ extension ServiceConfig {
             var screens: [String: DisplayHDRCapability]
             var mastering: MasteringDisplay
             var lightLevel: ContentLightLevel?
+            var toneMapping: String
         }
         try c.encode(Shown(mode: hdr.mode.rawValue, maxBpc: hdr.maxBPC, screens: hdr.screens, mastering: hdr.defaultMastering,
-                           lightLevel: hdr.defaultLightLevel), forKey: "hdr")
+                           lightLevel: hdr.defaultLightLevel, toneMapping: hdr.toneMapping?.curve.rawValue ?? "none"), forKey: "hdr")
     }
 }

@@ -78,3 +78,11 @@ extension FakeKMSDevice {
         return HDROutputMetadata(bytes: bytes)
     }
 }
+
+extension FakeKMSDevice {
+    /// Gives connector `id` a property it did not have (an HDMI connector's `Content Protection`).
+    public func addConnectorProperty(_ id: UInt32, _ name: String, _ value: UInt64) throws {
+        guard let i = connectors.firstIndex(where: { $0.id == id }) else { throw KMSError.unknownObject(id) }
+        connectors[i].properties[name] = value
+    }
+}

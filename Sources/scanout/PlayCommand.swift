@@ -32,6 +32,8 @@ struct Play: ParsableCommand {
     @Option(help: "KMS: HDR content: auto (HDR on a screen whose EDID declares the content's EOTF, tone mapped to SDR elsewhere) or off (always tone mapped).")
     var hdr: HDROutputMode = .auto
     @Option(help: "KMS: the most bits a channel asked of the link for HDR, 10...16 (lowered to 10 when the link refuses).") var maxBpc: Int = 10
+    @Option(help: ArgumentHelp("HDR content drawn in SDR (headless, an SDR screen, --hdr off): tone mapped with this curve (hable, mobius, reinhard, clip, linear, bt2390), or none.", valueName: "curve"))
+    var tonemap: ToneMapOption = .curve(.hable)
     @Option(help: "KMS: scaling: fit, fill, stretch or none.") var scale: ScalingMode = .fit
     @Option(help: "KMS: background colour RRGGBB around the picture.") var background: String = "000000"
     @Option(help: "KMS: capture every frame shown through the writeback connector into DIR (capture-NNNNNN.png). Frames are then shown once each, paced by the display, not the clock.")
@@ -62,7 +64,7 @@ struct Play: ParsableCommand {
         var o = OutputSettings(kind: OutputSettings.Kind(rawValue: output.rawValue)!, card: card, connectors: connector, mode: mode,
                        renderer: renderer.kms, eglPlatforms: eglPlatform.platform.map { [$0] } ?? HeadlessPlatform.allCases,
                        composition: Composition(scaling: scale, background: RGBColor(hex: background)!), capture: capture != nil)
-        o.hdr = HDRSettings(mode: hdr, maxBPC: maxBpc)
+        o.hdr = HDRSettings(mode: hdr, maxBPC: maxBpc, toneMapping: tonemap.mapping)
         return o
     }
 

@@ -177,6 +177,21 @@ struct KMSHDRTests {
         }
     }
 
+    @Test("on an SDR screen the PQ picture is tone mapped (the compositor's picture with the configured curve), not its code values drawn as SDR")
+    func toneMappedPicture() throws {
+        let device = FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: nil))
+        let (d, renderer, _) = try display(device, hdr: HDRSettings(toneMapping: ToneMapping(curve: .mobius)))
+        let frame = try #require(try Clips.frames("chart").first)
+        try show([frame], on: d)
+        let shown = try renderer.read(try #require(d.shownBuffer(named: "HDMI-A-1")))
+        var c = Composition()
+        c.toneMapping = ToneMapping(curve: .mobius)
+        let mapped = try CPUCompositor().compose(frame, as: c, width: 64, height: 36)
+        c.toneMapping = nil
+        let plain = try CPUCompositor().compose(frame, as: c, width: 64, height: 36)
+        #expect(shown.bytes == mapped.bytes && shown.bytes != plain.bytes)
+    }
+
     @Test("a configured capability stands in for a screen whose EDID says nothing of HDR")
     func configuredOverride() throws {
         let device = FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: nil))
