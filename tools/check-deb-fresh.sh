@@ -3,7 +3,7 @@
 # Meant for ../shared/tools/fresh/fresh-run.sh (run as root inside that root), e.g.
 #
 #   ../shared/tools/fresh/fresh-run.sh -r "$PWD/out/deb" -r "$PWD/.fixtures" \
-#       -e DEB="$PWD/out/deb/scanout_0.13.0_amd64.deb" -e CLIP="$PWD/.fixtures/counter.mp4" \
+#       -e DEB="$PWD/out/deb/scanout_0.14.0_amd64.deb" -e CLIP="$PWD/.fixtures/counter.mp4" \
 #       "$PWD" 'bash tools/check-deb-fresh.sh'
 #
 # DEB: the package; CLIP: a video copied to the example config's first item. The Swift toolchain

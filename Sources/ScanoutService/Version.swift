@@ -1,4 +1,4 @@
 /// The version `scanout serve` reports (`GET /version`, `scanout --version`).
 public enum ScanoutVersion {
-    public static let string = "0.13.0"
+    public static let string = "0.14.0"
 }
