@@ -22,7 +22,7 @@ tools/make-fixtures.sh .fixtures
 swift build --build-tests
 if [[ ${SCANOUT_SKIP_VM:-0} != 1 ]]; then
   vm_start=$SECONDS
-  for step in selftest test-scanout test-dmabuf test-present test-layout test-zero-copy test-serve-policy test-cec test-systemd; do
+  for step in selftest test-scanout test-dmabuf test-present test-layout test-zero-copy test-serve-policy test-cec test-hdr test-systemd; do
     step_start=$SECONDS
     tools/vm/$step.sh
     echo "vm step $step: $((SECONDS - step_start)) s"
