@@ -92,7 +92,9 @@ public struct BenchChild {
         let r = try reader(input, destination: configuration.renderer == .gl ? .gpu : .cpu, transfers: transfers)
         let cpu = CPURenderer()
         var gl: GLReadbackPipeline<Void>?
-        let composition = Composition(orientation: r.video.orientation)
+        var composition = Composition(orientation: r.video.orientation)
+        let toneMapping = configuration.toneCurve.map { ToneMapping(curve: $0) }
+        composition.toneMapping = toneMapping
         if configuration.renderer == .gl {
             // At the video's own size, upright: the same output as the CPU renderer's.
             let renderer = try GLRenderer()
@@ -113,7 +115,7 @@ public struct BenchChild {
                 stages["draw"]!.append(gl.lastStats.draw * 1000)
                 stages["readback"]!.append(gl.lastStats.readback * 1000)
             } else {
-                try cpu.render(frame, orientation: r.video.orientation, into: &image)
+                try cpu.render(frame, orientation: r.video.orientation, toneMapping: toneMapping, into: &image)
             }
             let now = monotonicSeconds()
             times.append((now - last) * 1000)

@@ -1,6 +1,7 @@
 import ScanoutCore
 import ScanoutDemux
 import ScanoutDecode
+import ScanoutRender
 
 /// A suite of `scanout bench`: what one measured run of a tool does.
 public enum BenchSuite: String, Sendable {
@@ -41,6 +42,9 @@ public struct BenchConfiguration {
     public var renderer = BenchRenderer.cpu
     /// Render suite with the GL renderer: frames whose readback is in flight at once.
     public var readbackDepth = 3
+    /// Render suite: HDR frames tone mapped with this curve (ffmpeg's peer then runs the
+    /// `zscale,tonemap,zscale` chain with the same curve); nil: drawn as they are.
+    public var toneCurve: ToneCurve?
     /// Seek suite: exact seeks per run.
     public var seeks = 8
     /// Decode suite: concurrent decodes of each input.

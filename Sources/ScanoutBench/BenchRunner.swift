@@ -64,7 +64,8 @@ public struct BenchRunner {
                 defer { progress.step("\(short(input)) \(peer) run \(run + 1)") }
                 if result.missing.contains(peer) || result.noEquivalent.contains(peer) { continue }
                 guard let commands = Peer.commands(peer, suite: suite, input: input, threads: c.threads,
-                                                   codec: demuxer.video.codecName, seekTimes: seekTimes, decoding: ffmpegDecoding) else {
+                                                   codec: demuxer.video.codecName, seekTimes: seekTimes, decoding: ffmpegDecoding,
+                                                   toneCurve: c.toneCurve?.rawValue) else {
                     result.noEquivalent.append(peer)
                     continue
                 }
@@ -188,6 +189,7 @@ public struct BenchRunner {
                     "--timeout", String(c.timeout), "--seeks", String(c.seeks), "--renderer", c.renderer.rawValue,
                     "--readback-depth", String(c.readbackDepth), "--child-report", reportPath]
         if c.verbose { argv.append("--verbose") }
+        if let curve = c.toneCurve { argv += ["--tonemap", curve.rawValue] }
         argv += ["--player-type", c.playerType.rawValue, "--fallback-after", String(c.fallbackAfter)]
         if c.playerType == .hw || c.playerType == .native { argv.append("--no-fallback") }
         if let device = c.device { argv += ["--device", device] }

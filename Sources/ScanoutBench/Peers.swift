@@ -15,8 +15,9 @@ public enum Peer {
     /// process per target), or nil when the peer has no equivalent.
     /// `decoding` is the decoder ffmpeg uses in the decode suite (Scanout's kind of decoder).
     static func commands(_ peer: String, suite: BenchSuite, input: String, threads: Int, codec: String,
-                         seekTimes: [Double], decoding: PeerDecoding = .software) -> [[String]]? {
+                         seekTimes: [Double], decoding: PeerDecoding = .software, toneCurve: String? = nil) -> [[String]]? {
         let t = String(threads)
+        if let toneCurve { return toneMappingCommands(peer, suite: suite, input: input, threads: t, curve: toneCurve) }
         switch (peer, suite) {
         case ("ffmpeg", .decode):
             return [["ffmpeg", "-hide_banner", "-nostdin", "-benchmark"] + decoding.ffmpegArguments(threads: threads)
@@ -45,6 +46,16 @@ public enum Peer {
         default:
             return nil
         }
+    }
+
+    /// The render suite with tone mapping: ffmpeg's chain with the same curve, reference white
+    /// 100 cd/m², no desaturation, to rgb24 (what `CPUToneMapper` is measured against); no other
+    /// peer (nor ffmpeg for a curve its filter lacks) has an equivalent.
+    static func toneMappingCommands(_ peer: String, suite: BenchSuite, input: String, threads: String, curve: String) -> [[String]]? {
+        guard peer == "ffmpeg", suite == .render, ["hable", "mobius", "reinhard", "clip", "linear"].contains(curve) else { return nil }
+        let chain = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=\(curve):desat=0,zscale=t=bt709,format=gbrp"
+        return [["ffmpeg", "-hide_banner", "-nostdin", "-benchmark", "-threads", threads, "-i", input, "-map", "0:v:0", "-vf", chain,
+                 "-pix_fmt", "rgb24", "-f", "null", "-"]]
     }
 
     /// A Lua script for mpv that prints `scanout-bench: dropped=N decoder-dropped=M delayed=K` on

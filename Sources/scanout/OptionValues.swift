@@ -110,3 +110,4 @@ struct DeprecatedOutputOption: ParsableArguments {
         return legacy
     }
 }
+extension ToneCurve: ExpressibleByArgument {}

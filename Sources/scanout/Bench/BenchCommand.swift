@@ -1,5 +1,6 @@
 import ArgumentParser
 import ScanoutBench
+import ScanoutRender
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +25,8 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "Write an SVG plot of the results here.") var plot: String?
     @Option(help: "Renderer for the render suite: cpu (bit-exact) or gl (GLES; upload, draw and readback timed apart).") var renderer: BenchRenderer = .cpu
     @Option(help: "Render suite, gl: frames whose readback is in flight at once (0: each read back synchronously as drawn).") var readbackDepth: Int = 3
+    @Option(help: ArgumentHelp("Render suite: PQ and HLG frames tone mapped with this curve (hable, mobius, reinhard, clip, linear, bt2390); ffmpeg then runs zscale,tonemap,zscale with the same curve.", valueName: "curve"))
+    var tonemap: ToneCurve?
     @Option(help: "Seek suite: exact seeks per run.") var seeks: Int = 8
     @Option(parsing: .unconditional, help: "Decode suite: concurrent decodes of each input in one Scanout process (a thread each, started together); each peer runs as that many processes at once. --threads is per stream.")
     var streams: Int = 1
@@ -55,6 +58,7 @@ struct BenchOptions: ParsableArguments {
         c.plot = plot
         c.renderer = renderer
         c.readbackDepth = readbackDepth
+        c.toneCurve = tonemap
         c.seeks = seeks
         c.streams = streams
         c.threads = input.threads
