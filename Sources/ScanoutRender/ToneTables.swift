@@ -21,12 +21,12 @@ struct ToneTables {
 
     let key: Key
     /// Linear light (1 = reference white) of each 16-bit code value.
-    private let linear: [Float]
+    let linear: [Float]
     /// The 8-bit BT.709 signal at `x = (i / (encodeSteps − 1))²`.
-    private let encode: [UInt8]
+    let encode: [UInt8]
     static let encodeSteps = 8192
-    private let matrix: [Float]
-    private let curve: CurveKernel
+    let matrix: [Float]
+    let curve: CurveKernel
 
     init(_ key: Key) {
         self.key = key
@@ -44,16 +44,23 @@ struct ToneTables {
         curve = CurveKernel(key.curve, peak: key.peak)
     }
 
-    /// Maps `height` rows of `width` rgb48le pixels at `src` into bgr0 (or rgba) pixels at `dst`.
+    /// Maps `height` rows of `width` rgb48le pixels at `src` into bgr0 (or rgba) pixels at `dst`,
+    /// in bands of rows on every core (a pixel depends on its own input alone; each band writes
+    /// its own rows).
     func run(src: UnsafeRawPointer, srcStride: Int, dst: UnsafeMutableRawPointer, dstStride: Int,
              width: Int, height: Int, rgba: Bool) {
         linear.withUnsafeBufferPointer { lin in
             encode.withUnsafeBufferPointer { enc in
                 let rows = Rows(linear: lin.baseAddress!, encode: enc.baseAddress!, matrix: matrix, curve: curve,
                                 desaturation: Float(key.desaturation), rgba: rgba)
-                for y in 0..<height {
-                    rows.map(src.advanced(by: y * srcStride).assumingMemoryBound(to: UInt16.self),
-                             into: dst.advanced(by: y * dstStride).assumingMemoryBound(to: UInt32.self), count: width)
+                let bands = width * height >= 1 << 18 ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 16)) : 1
+                let band = (height + bands - 1) / bands
+                // The addresses as integers: the bands run on other threads, each on rows of its own.
+                let (s, d) = (Int(bitPattern: src), Int(bitPattern: dst))
+                DispatchQueue.concurrentPerform(iterations: bands) { i in
+                    for y in (i * band)..<min(height, (i + 1) * band) {
+                        rows.map(UnsafePointer(bitPattern: s + y * srcStride)!, into: UnsafeMutablePointer(bitPattern: d + y * dstStride)!, count: width)
+                    }
                 }
             }
         }
@@ -61,7 +68,9 @@ struct ToneTables {
 }
 
 /// One row at a time, with everything the inner loop reads held in locals.
-private struct Rows {
+/// `@unchecked Sendable`: its pointers are the tables' storage, only read while `run` holds them
+/// (the bands that share it finish before `run` returns), never written.
+struct Rows: @unchecked Sendable {
     let linear: UnsafePointer<Float>
     let encode: UnsafePointer<UInt8>
     let m0, m1, m2, m3, m4, m5, m6, m7, m8: Float
@@ -79,9 +88,15 @@ private struct Rows {
     @inline(__always)
     func map(_ src: UnsafePointer<UInt16>, into dst: UnsafeMutablePointer<UInt32>, count: Int) {
         for x in 0..<count {
-            let ri = linear[Int(UInt16(littleEndian: src[3 * x]))]
-            let gi = linear[Int(UInt16(littleEndian: src[3 * x + 1]))]
-            let bi = linear[Int(UInt16(littleEndian: src[3 * x + 2]))]
+            dst[x] = pixel(linear[Int(UInt16(littleEndian: src[3 * x]))], linear[Int(UInt16(littleEndian: src[3 * x + 1]))],
+                           linear[Int(UInt16(littleEndian: src[3 * x + 2]))])
+        }
+    }
+
+    /// One output pixel from linear light in the source primaries.
+    @inline(__always)
+    func pixel(_ ri: Float, _ gi: Float, _ bi: Float) -> UInt32 {
+        do {
             var r = m0 * ri + m1 * gi + m2 * bi
             var g = m3 * ri + m4 * gi + m5 * bi
             var b = m6 * ri + m7 * gi + m8 * bi
@@ -94,7 +109,7 @@ private struct Rows {
             let sig = max(max(r, g), max(b, 1e-6))
             let k = curve(sig) / sig
             let ro = UInt32(encode[index(r * k)]), go = UInt32(encode[index(g * k)]), bo = UInt32(encode[index(b * k)])
-            dst[x] = rgba ? (ro | go << 8 | bo << 16 | 0xff00_0000).littleEndian : (bo | go << 8 | ro << 16).littleEndian
+            return rgba ? (ro | go << 8 | bo << 16 | 0xff00_0000).littleEndian : (bo | go << 8 | ro << 16).littleEndian
         }
     }
 
@@ -106,7 +121,7 @@ private struct Rows {
 }
 
 /// A `ToneCurve` with its constants worked out for one peak, evaluated in single precision.
-struct CurveKernel {
+struct CurveKernel: Sendable {
     private let curve: ToneCurve
     private let peak: Float
     /// hable: 1 / hable(peak); mobius: the transform's constants.

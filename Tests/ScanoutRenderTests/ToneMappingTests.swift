@@ -107,14 +107,17 @@ struct CPUToneMapperTests {
         let all = ColourDifference.Summary(d)
         let bands = ColourDifference.Summary(d.indices.filter { Self.inBand($0 / 320) }.map { d[$0] })
         print("\(c.testDescription): all \(all); inside the bands \(bands)")
-        // Bounds (docs/ARCHITECTURE.md, "Tone mapping"): at 4:4:4 what differs is rounding, this
-        // side's tables against zimg's (measured: mean ≤ 0.23, p99 ≤ 0.87, max ≤ 1.31). At 4:2:0
-        // the chroma is upsampled by swscale here and by zimg there, differently: across the
-        // bands' edges (a jump from one hue to another in two rows) by up to ΔE 40, and inside the
-        // bands where chroma varies along a row (measured: mean ≤ 0.26, p99 ≤ 1.84, max ≤ 5.3).
+        // Bounds (docs/ARCHITECTURE.md, "Tone mapping"): at 4:4:4 (through swscale's rgb48le) what
+        // differs is rounding, swscale's conversion and this side's tables against zimg's
+        // (measured: mean ≤ 0.23, p99 ≤ 0.87, max ≤ 1.31). At 4:2:0 the planes are read straight,
+        // chroma interpolated bilinearly from MPEG-2's siting as zscale's default filter does
+        // (measured: mean ≤ 0.05, p99 ≤ 0.37 over the picture; inside the bands p99 ≤ 0.27,
+        // max ≤ 2.7). Up to ΔE 29 on a few pixels at a band's last rows near full signal, where
+        // the chroma interpolated from the next band takes R'G'B' out of 0...1: zimg carries it
+        // on in floating point, the tables here clamp it.
         if c.subsampled {
-            #expect(all.mean < 1.5, "\(all)")
-            #expect(bands.mean < 0.5 && bands.p99 < 2.5 && bands.max < 8, "\(bands)")
+            #expect(all.mean < 0.2 && all.p99 < 1, "\(all)")
+            #expect(bands.mean < 0.1 && bands.p99 < 0.5 && bands.max < 4, "\(bands)")
         } else {
             #expect(all.mean < 0.5 && all.p99 < 1 && all.max < 2, "\(all)")
         }

@@ -1,8 +1,17 @@
 import Foundation
 import ScanoutPlayer
+import ScanoutTestSupport
 @testable import ScanoutService
 
 extension ServiceConfig {
+    /// The settings a config file of `json` gives (written to a scratch directory and loaded).
+    static func parse(_ json: String) throws -> ServiceConfig {
+        let scratch = try Scratch()
+        let file = scratch.path("c.json")
+        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        return try ServiceConfig.load(file: file)
+    }
+
     /// The settings as `GET /config` shows them (`Wire.Config`), parsed into dictionaries for
     /// the tests' checks.
     var json: [String: Any] {

@@ -6,12 +6,7 @@ import Testing
 /// The `hdr` config key: the mode, max bpc, screens' capabilities as configured, the default
 /// metadata; every refusal names its field.
 @Suite struct HDRConfigTests {
-    static func parse(_ json: String) throws -> ServiceConfig {
-        let scratch = try Scratch()
-        let file = scratch.path("c.json")
-        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
-        return try ServiceConfig.load(file: file)
-    }
+    static func parse(_ json: String) throws -> ServiceConfig { try ServiceConfig.parse(json) }
 
     @Test("every field read, shown by GET /config")
     func fields() throws {

@@ -5,12 +5,7 @@ import Testing
 
 /// The `offline` config key: a flag (keepAll) or an object.
 @Suite struct OfflineConfigTests {
-    static func parse(_ json: String) throws -> ServiceConfig {
-        let scratch = try Scratch()
-        let file = scratch.path("c.json")
-        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
-        return try ServiceConfig.load(file: file)
-    }
+    static func parse(_ json: String) throws -> ServiceConfig { try ServiceConfig.parse(json) }
 
     @Test func aFlagOrAnObject() throws {
         #expect(try Self.parse(#"{"offline": true}"#).offline.keepAll)
