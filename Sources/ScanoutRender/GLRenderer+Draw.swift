@@ -224,8 +224,9 @@ extension GLRenderer {
     private func yuvProgram(for imported: FrameImporter.Imported, _ frame: Picture, orientation: Orientation, rect: PixelRect,
                             upright: (width: Int, height: Int), map m: [Double]) throws -> GLProgram {
         let oneToOne = rect.width == upright.width && rect.height == upright.height
-        // Scaled: swscale's own taps where the shader can run them, else bilinear.
-        let exact = oneToOne ? nil : try exactScaledTaps(for: imported, frame, orientation: orientation, rect: rect)
+        let toneMapped = frame.toneMap != nil
+        // Scaled: swscale's own taps where the shader can run them (8-bit, not tone mapped), else bilinear.
+        let exact = oneToOne || toneMapped ? nil : try exactScaledTaps(for: imported, frame, orientation: orientation, rect: rect)
         var chroma: YUVProgramKey.Chroma = if oneToOne {
             Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height)
         } else if let exact {
@@ -233,7 +234,7 @@ extension GLRenderer {
         } else {
             .bilinear
         }
-        let table = chroma != .bilinear && tableMath
+        let table = chroma != .bilinear && tableMath && !toneMapped
         let axis = orientation.swapsDimensions ? 1 : 0
         // swscale's exact vertical chroma taps where they are known (see the shader).
         let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
@@ -241,8 +242,10 @@ extension GLRenderer {
             chroma = .cubicExact
         }
         let program = try yuvProgram(YUVProgramKey(semiPlanar: imported.layout == .semiPlanar, bytePairs: imported.bytePairs,
-                                                   luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table))
+                                                   luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table,
+                                                   tone: frame.toneMap?.program))
         program.use()
+        frame.toneMap?.set(in: program)
         let names = imported.layout == .planar ? ["u_planeY", "u_planeU", "u_planeV"] : ["u_planeY", "u_planeUV"]
         for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program, linear: false) }
         setColour(program, frame: frame, imported: imported)

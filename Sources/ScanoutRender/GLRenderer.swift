@@ -37,7 +37,9 @@ public struct GLRenderStats: Equatable, Sendable {
 /// for yuv420p with an even height, the unscaled path; otherwise a vertical Keys cubic with
 /// a = -0.6 and centred siting, nearest horizontally), so that the output agrees with
 /// `CPURenderer` within a channel difference of 3. When scaling, luma and chroma are bilinear,
-/// chroma sited as MPEG-2/H.264 (co-sited horizontally, centred vertically).
+/// chroma sited as MPEG-2/H.264 (co-sited horizontally, centred vertically). A PQ or HLG frame
+/// whose composition asks for tone mapping is mapped to SDR in the same pass (yuv.frag's
+/// `TONE_MAP`, `importMapped`), on the CPU where the shader cannot (`lastToneMapping` says why).
 ///
 /// One thread, like its context; not Sendable.
 public final class GLRenderer {
@@ -84,10 +86,17 @@ public final class GLRenderer {
     var layerTextures: [String: LayerTexture] = [:]
     /// Offscreen texture targets (see-through zones, turned canvases), by use and size.
     var zoneTargets: [String: GLTextureTarget] = [:]
-    /// HDR frames a composition asks to tone map, brought to SDR on the CPU (`CPUToneMapper`) and
-    /// uploaded as RGBA; one per zone, so that a zone's mapped picture is not rewritten under
-    /// another's.
-    private var toneMappers: [CPUToneMapper] = []
+    /// Whether HDR frames a composition asks to tone map are mapped in yuv.frag (the default)
+    /// rather than on the CPU; false always maps them on the CPU (`CPUToneMapper`).
+    public var toneMapsInShader = true
+    /// How the last HDR frame asked to be tone mapped was brought to SDR, and why not in the
+    /// shader when it was not; nil until one is drawn.
+    public internal(set) var lastToneMapping: GLToneMappingPath?
+    /// The CPU tone mapping, where the shader's cannot be used: one mapper per zone, so that a
+    /// zone's mapped picture is not rewritten under another's.
+    var toneMappers: [CPUToneMapper] = []
+    /// Tone mapping programs that did not compile, with the error, so that they are tried once.
+    var toneProgramRefusals: [YUVProgramKey: String] = [:]
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -187,6 +196,8 @@ public final class GLRenderer {
         var colorSpace: ColorSpace
         var fullRange: Bool
         var formatName: String
+        /// Tone mapped in yuv.frag as this says; nil: drawn as coded.
+        var toneMap: ShaderToneMap? = nil
     }
 
     /// How a draw is completed once its commands are issued.
@@ -225,7 +236,7 @@ public final class GLRenderer {
     func render(_ source: GLSource, as composition: Composition, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let t0 = ClockTime.now()
-        let picture = try importSource(try toneMapped(source, composition.toneMapping, mapper: 0))
+        let picture = try importMapped(source, composition.toneMapping, zone: 0)
         return try draw(picture, composition, since: t0, completion: completion)
     }
 
@@ -251,16 +262,8 @@ public final class GLRenderer {
         let t0 = ClockTime.now()
         // Each picture is brought in as its zone is drawn: the importer pools its textures by
         // size and format, so two zones' uploads made before drawing would share them.
-        return try draw({ i in try sources[i].map { try importSource(try toneMapped($0, canvas.zones[i].composition.toneMapping, mapper: i)) } },
+        return try draw({ i in try sources[i].map { try importMapped($0, canvas.zones[i].composition.toneMapping, zone: i) } },
                         on: canvas, outputSAR: Rational(1, 1), since: t0, completion: completion)
-    }
-
-    /// `source` tone mapped when `mapping` is given and it is an HDR frame (a DMA-BUF frame is
-    /// drawn as it is).
-    private func toneMapped(_ source: GLSource, _ mapping: ToneMapping?, mapper i: Int) throws -> GLSource {
-        guard let mapping, case let .frame(frame) = source, CPUToneMapper.isHDR(frame) else { return source }
-        while toneMappers.count <= i { toneMappers.append(CPUToneMapper(output: .rgba)) }
-        return .frame(try toneMappers[i].map(frame, mapping))
     }
 
     /// Fills `target` with `background` (a censored frame).
