@@ -97,6 +97,9 @@ public final class GLRenderer {
     var toneMappers: [CPUToneMapper] = []
     /// Tone mapping programs that did not compile, with the error, so that they are tried once.
     var toneProgramRefusals: [YUVProgramKey: String] = [:]
+    /// The format of the target being drawn (set per draw): an HDR signal in a 10-bit target is
+    /// drawn with its code values kept (`DEEP`) and graphics placed as `HDRGraphics` says.
+    var canvasFormat: CanvasFormat = .xrgb8888
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -236,7 +239,7 @@ public final class GLRenderer {
     func render(_ source: GLSource, as composition: Composition, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let t0 = ClockTime.now()
-        let picture = try importMapped(source, composition.toneMapping, zone: 0)
+        let picture = try importMapped(source, Self.mapping(composition.toneMapping, into: completion.target), zone: 0)
         return try draw(picture, composition, since: t0, completion: completion)
     }
 
@@ -262,8 +265,14 @@ public final class GLRenderer {
         let t0 = ClockTime.now()
         // Each picture is brought in as its zone is drawn: the importer pools its textures by
         // size and format, so two zones' uploads made before drawing would share them.
-        return try draw({ i in try sources[i].map { try importMapped($0, canvas.zones[i].composition.toneMapping, zone: i) } },
+        return try draw({ i in try sources[i].map { try importMapped($0, Self.mapping(canvas.zones[i].composition.toneMapping, into: completion.target), zone: i) } },
                         on: canvas, outputSAR: Rational(1, 1), since: t0, completion: completion)
+    }
+
+    /// The tone mapping a draw into `target` applies: none into a 10-bit target, which keeps
+    /// the HDR signal; `mapping` otherwise.
+    private static func mapping(_ mapping: ToneMapping?, into target: GLRenderTarget?) -> ToneMapping? {
+        target.map { $0.format == .xrgb8888 } ?? true ? mapping : nil
     }
 
     /// Fills `target` with `background` (a censored frame).
@@ -271,26 +280,50 @@ public final class GLRenderer {
         try context.makeCurrent()
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
         glViewport(0, 0, GLsizei(target.width), GLsizei(target.height))
-        glClearColor(Float(bg.r) / 255, Float(bg.g) / 255, Float(bg.b) / 255, 1)
+        setClearColour(bg, for: target.format)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         glFinish()
         try checkGL("clearing a \(target.width)x\(target.height) scanout buffer")
     }
 
-    /// A render target for `buffer` (a single-plane RGB DMA-BUF such as a `GBMBuffer`'s).
-    public func makeTarget(_ buffer: DMABufFrame) throws -> GLRenderTarget {
+    /// A render target for `buffer` (a single-plane RGB DMA-BUF such as a `GBMBuffer`'s: XRGB8888,
+    /// or XRGB2101010 for `format` `.xrgb2101010`, which is drawn with the HDR signal kept).
+    public func makeTarget(_ buffer: DMABufFrame, format: CanvasFormat = .xrgb8888) throws -> GLRenderTarget {
         try context.makeCurrent()
-        return try GLRenderTarget(context: context, buffer: buffer)
+        return try GLRenderTarget(context: context, buffer: buffer, format: format)
     }
 
-    /// An offscreen render target of GL's own (RGBA8), `width`×`height`: drawn into like a
-    /// scanout buffer, read only by `read(_:)`.
-    public func makeTarget(width: Int, height: Int) throws -> GLRenderTarget {
+    /// An offscreen render target of GL's own, `width`×`height`: RGBA8, or RGB10_A2 for
+    /// `.xrgb2101010` (GLES 3); drawn into like a scanout buffer, read only by `read(_:)` (8 bits)
+    /// or `readDeep(_:)` (10).
+    public func makeTarget(width: Int, height: Int, format: CanvasFormat = .xrgb8888) throws -> GLRenderTarget {
         try context.makeCurrent()
         guard width > 0, height > 0, width <= context.maxTextureSize, height <= context.maxTextureSize else {
             throw RenderError.invalidSize("render target \(width)x\(height) (1...\(context.maxTextureSize) per side)")
         }
-        return try GLRenderTarget(context: context, width: width, height: height)
+        if format != .xrgb8888, context.glesMajorVersion < 3 {
+            throw RenderError.glesVersionTooLow(have: "\(context.glesMajorVersion)", need: "3 (RGB10_A2 render targets)")
+        }
+        return try GLRenderTarget(context: context, width: width, height: height, format: format)
+    }
+
+    /// The pixels of a 10-bit `target` as XRGB2101010 values (R in bits 20–29, G 10–19, B 0–9;
+    /// x2rgb10le's layout), rows from the top (`glReadPixels` as RGBA, UNSIGNED_INT_2_10_10_10_REV;
+    /// counted in `readbacks`).
+    public func readDeep(_ target: GLRenderTarget) throws -> [UInt32] {
+        try context.makeCurrent()
+        guard target.format != .xrgb8888 else { throw RenderError.invalidSize("readDeep of an 8-bit target") }
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
+        var abgr = [UInt32](repeating: 0, count: target.width * target.height)
+        abgr.withUnsafeMutableBytes {
+            glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(GL_RGBA),
+                         GLenum(GL_UNSIGNED_INT_2_10_10_10_REV), $0.baseAddress)
+        }
+        readbacks += 1
+        try checkGL("glReadPixels(RGBA, UNSIGNED_INT_2_10_10_10_REV)")
+        // A2B10G10R10 (R in the low bits) to X2R10G10B10.
+        return abgr.map { p in (p & 0x3ff) << 20 | (p & 0xffc00) | (p >> 20) & 0x3ff }
     }
 
     /// The pixels of `target` as rgb24 (`glReadPixels`; counted in `readbacks`).

@@ -28,6 +28,8 @@ struct YUVProgramKey: Hashable, Sendable {
     var tableMath: Bool
     /// Tone mapped to SDR in the shader (`TONE_MAP`); nil: drawn as coded.
     var tone: ToneProgram? = nil
+    /// Drawn into a 10-bit target with its code values kept (`DEEP`).
+    var deep = false
 
     var defines: [String] {
         var d: [String] = []
@@ -38,6 +40,7 @@ struct YUVProgramKey: Hashable, Sendable {
         d.append(chroma.rawValue)
         if tableMath { d.append("TABLE_MATH") }
         if let tone { d += tone.defines }
+        if deep { d.append("DEEP") }
         return d
     }
 

@@ -109,6 +109,9 @@ void main() {
 //                     CPUToneMapper does it (see toneMap), with one TONE_<CURVE> define for the
 //                     curve; the code values keep every bit up to the matrix (no 8-bit step).
 //                     Only with CHROMA_NEAREST, CHROMA_CUBIC or CHROMA_BILINEAR, without TABLE_MATH.
+//   DEEP              the picture's own R'G'B' for a 10-bit target (XRGB2101010, RGB10_A2): the
+//                     float matrix with every bit of the code values kept, no 8-bit step; the same
+//                     chroma modes as TONE_MAP, and never with it.
 // Compile-time choices rather than uniform branches: a software rasteriser (llvmpipe) runs both
 // sides of a branch on every pixel, texture reads included, and a GPU gains registers.
 //
@@ -142,8 +145,11 @@ uniform highp sampler2D u_planeV;
 #if (defined(CHROMA_CUBIC_EXACT) || defined(CHROMA_SCALED_EXACT)) && !defined(TABLE_MATH)
 #error "the exact chroma modes need TABLE_MATH"
 #endif
-#if defined(TONE_MAP) && (defined(TABLE_MATH) || defined(CHROMA_CUBIC_EXACT) || defined(CHROMA_SCALED_EXACT))
-#error "TONE_MAP converts with the float matrix: no TABLE_MATH, no exact chroma mode"
+#if (defined(TONE_MAP) || defined(DEEP)) && (defined(TABLE_MATH) || defined(CHROMA_CUBIC_EXACT) || defined(CHROMA_SCALED_EXACT))
+#error "TONE_MAP and DEEP convert with the float matrix: no TABLE_MATH, no exact chroma mode"
+#endif
+#if defined(TONE_MAP) && defined(DEEP)
+#error "DEEP keeps the HDR signal: no TONE_MAP"
 #endif
 #if defined(TONE_MAP) && !defined(TONE_HABLE) && !defined(TONE_MOBIUS) && !defined(TONE_REINHARD) && !defined(TONE_CLIP) && !defined(TONE_LINEAR) && !defined(TONE_BT2390)
 #error "TONE_MAP needs one TONE_<CURVE> define"
@@ -658,11 +664,16 @@ vec3 toneMap(vec3 signal) {
 #endif
 
 void main() {
-#if defined(TONE_MAP)
+#if defined(TONE_MAP) || defined(DEEP)
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
     float y = (luma(p) - u_yRange.x) * u_yRange.y;
     vec2 cbcr = (chroma(p) - u_cRange.x) * u_cRange.y;
-    o_color = vec4(toneMap(clamp(u_matrix * vec3(y, cbcr), 0.0, 1.0)), 1.0);
+    vec3 rgb = clamp(u_matrix * vec3(y, cbcr), 0.0, 1.0);
+#ifdef TONE_MAP
+    o_color = vec4(toneMap(rgb), 1.0);
+#else
+    o_color = vec4(rgb, 1.0);
+#endif
 #elif defined(CHROMA_SCALED_EXACT)
     o_color = vec4(scaledColour(gl_FragCoord.xy), 1.0);
 #else
