@@ -20,6 +20,13 @@
 //   CHROMA_SCALED_FULL  the same with full-resolution chroma and yuv2rgb_full's arithmetic,
 //                     which swscale uses for an odd output width. Exactly one CHROMA_ define is set.
 //   TABLE_MATH        convert like swscale's table-driven yuv2rgb (libswscale/yuv2rgb.c).
+//   TONE_MAP          a PQ (or, with TONE_HLG, HLG) picture tone mapped to SDR BT.709 as
+//                     CPUToneMapper does it (see toneMap), with one TONE_<CURVE> define for the
+//                     curve; the code values keep every bit up to the matrix (no 8-bit step).
+//                     Only with CHROMA_NEAREST, CHROMA_CUBIC or CHROMA_BILINEAR, without TABLE_MATH.
+//   DEEP              the picture's own R'G'B' for a 10-bit target (XRGB2101010, RGB10_A2): the
+//                     float matrix with every bit of the code values kept, no 8-bit step; the same
+//                     chroma modes as TONE_MAP, and never with it.
 // Compile-time choices rather than uniform branches: a software rasteriser (llvmpipe) runs both
 // sides of a branch on every pixel, texture reads included, and a GPU gains registers.
 //
@@ -52,6 +59,15 @@ uniform highp sampler2D u_planeV;
 #endif
 #if (defined(CHROMA_CUBIC_EXACT) || defined(CHROMA_SCALED_EXACT)) && !defined(TABLE_MATH)
 #error "the exact chroma modes need TABLE_MATH"
+#endif
+#if (defined(TONE_MAP) || defined(DEEP)) && (defined(TABLE_MATH) || defined(CHROMA_CUBIC_EXACT) || defined(CHROMA_SCALED_EXACT))
+#error "TONE_MAP and DEEP convert with the float matrix: no TABLE_MATH, no exact chroma mode"
+#endif
+#if defined(TONE_MAP) && defined(DEEP)
+#error "DEEP keeps the HDR signal: no TONE_MAP"
+#endif
+#if defined(TONE_MAP) && !defined(TONE_HABLE) && !defined(TONE_MOBIUS) && !defined(TONE_REINHARD) && !defined(TONE_CLIP) && !defined(TONE_LINEAR) && !defined(TONE_BT2390)
+#error "TONE_MAP needs one TONE_<CURVE> define"
 #endif
 // u_map takes an output pixel (gl_FragCoord) to a position in the stored luma plane, in pixels
 // (rotation, mirror and scaling folded in). Every plane is read texel by texel and filtered
@@ -474,8 +490,106 @@ vec3 scaledColour(vec2 frag) {
 }
 #endif
 
+#ifdef TONE_MAP
+// Tone mapping, the arithmetic of ToneMapping.swift (HDRTransfer, ToneCurve) in single
+// precision: the transfer's EOTF per component to linear light with reference white (100 cd/m²)
+// at 1, the primaries to BT.709, the curve on the brightest component scaling all three, then
+// BT.709's signal x^(1/2.4). u_toBT709: linear light to BT.709 (column-major). u_peak: the
+// signal's peak in units of reference white. u_curve: the curve's constants worked out for that
+// peak (hable: 1 / hable(peak); mobius: p, q and the scale; bt2390: the peak's PQ code, the
+// target's PQ code relative to it, and the knee). u_desat: FFmpeg's desat threshold (0: off).
+uniform mat3 u_toBT709;
+uniform float u_peak;
+uniform vec4 u_curve;
+uniform float u_desat;
+
+// SMPTE ST 2084 in cd/m² / 100 (HDRTransfer.nits(pq:)).
+vec3 pqLinear(vec3 e) {
+    vec3 p = pow(max(e, vec3(0.0)), vec3(1.0 / 78.84375));
+    return 100.0 * pow(max(p - 0.8359375, vec3(0.0)) / (18.8515625 - 18.6875 * p), vec3(1.0 / 0.1593017578125));
+}
+
+// HDRTransfer.pq(nits:): cd/m² to a PQ code value.
+float pqCode(float nits) {
+    float y = pow(max(nits, 0.0) / 10000.0, 0.1593017578125);
+    return pow((0.8359375 + 18.8515625 * y) / (1.0 + 18.6875 * y), 78.84375);
+}
+
+// ARIB STD-B67's inverse OETF, then the 1.2 power per component for a 1000 cd/m² display
+// (HDRTransfer.hlgDisplay, zimg's default).
+vec3 hlgLinear(vec3 e) {
+    vec3 x = max(e, vec3(0.0));
+    vec3 low = x * x / 3.0;
+    vec3 high = (exp((x - 0.55991073) / 0.17883277) + 0.28466892) / 12.0;
+    // Both pieces meet at 0.5 (1/12), so which one takes 0.5 itself does not matter.
+    vec3 scene = mix(low, high, step(vec3(0.5), x));
+    return pow(max(scene, vec3(1e-30)), vec3(1.2)) * 10.0;
+}
+
+float hable(float x) {
+    return (x * (x * 0.15 + 0.05) + 0.004) / (x * (x * 0.15 + 0.5) + 0.06) - 0.02 / 0.3;
+}
+
+// ToneCurve.map: the value to scale a pixel to whose brightest component is x.
+float curve(float x) {
+#if defined(TONE_HABLE)
+    return hable(x) * u_curve.x;
+#elif defined(TONE_MOBIUS)
+    return x <= 0.3 ? x : u_curve.z * (x + u_curve.x) / (x + u_curve.y);
+#elif defined(TONE_REINHARD)
+    return x / (x + 1.0) * (u_peak + 1.0) / u_peak;
+#elif defined(TONE_CLIP)
+    return clamp(x, 0.0, 1.0);
+#elif defined(TONE_LINEAR)
+    return x / u_peak;
+#else
+    // BT.2390's EETF in PQ code values relative to the peak's (ToneCurve.bt2390).
+    if (u_peak <= 1.0) return clamp(x, 0.0, 1.0);
+    float e1 = min(pqCode(x * 100.0) / u_curve.x, 1.0);
+    float maxLum = u_curve.y;
+    float knee = u_curve.z;
+    float e2 = e1;
+    if (e1 > knee) {
+        float t = (e1 - knee) / (1.0 - knee);
+        float t2 = t * t;
+        float t3 = t2 * t;
+        e2 = (2.0 * t3 - 3.0 * t2 + 1.0) * knee + (t3 - 2.0 * t2 + t) * (1.0 - knee) + (-2.0 * t3 + 3.0 * t2) * maxLum;
+    }
+    return pqLinear(vec3(e2 * u_curve.x)).x;
+#endif
+}
+
+// Non-linear R'G'B' in [0, 1] (PQ or HLG coded, the stream's primaries) to the SDR BT.709 signal.
+vec3 toneMap(vec3 signal) {
+#ifdef TONE_HLG
+    vec3 c = u_toBT709 * hlgLinear(signal);
+#else
+    vec3 c = u_toBT709 * pqLinear(signal);
+#endif
+    if (u_desat > 0.0) {
+        // FFmpeg's desat: toward luma by how far luma is over the threshold.
+        float luma = dot(c, vec3(0.2126, 0.7152, 0.0722));
+        float over = max(luma - u_desat, 1e-6) / max(luma, 1e-6);
+        c += (vec3(luma) - c) * over;
+    }
+    float sig = max(max(c.r, c.g), max(c.b, 1e-6));
+    c *= curve(sig) / sig;
+    return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.4));
+}
+#endif
+
 void main() {
-#if defined(CHROMA_SCALED_EXACT)
+#if defined(TONE_MAP) || defined(DEEP)
+    vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;
+    float y = (luma(p) - u_yRange.x) * u_yRange.y;
+    vec2 cbcr = (chroma(p) - u_cRange.x) * u_cRange.y;
+    vec3 rgb = clamp(u_matrix * vec3(y, cbcr), 0.0, 1.0);
+#ifdef TONE_MAP
+    o_color = vec4(toneMap(rgb), 1.0);
+#else
+    o_color = vec4(rgb, 1.0);
+#endif
+#elif defined(CHROMA_SCALED_EXACT)
     o_color = vec4(scaledColour(gl_FragCoord.xy), 1.0);
 #else
     vec2 p = (u_map * vec3(gl_FragCoord.xy, 1.0)).xy;

@@ -151,14 +151,33 @@ public final class GLScanoutRenderer: ScanoutRenderer {
         self.gl = gl
     }
 
-    public var deepRefusal: String? { "the GLES renderer draws 8-bit buffers only" }
+    /// nil when this EGL display draws into XRGB2101010 GBM buffers, which is probed once (a
+    /// small one made and imported as a render target); else why not.
+    public private(set) lazy var deepRefusal: String? = probeDeepBuffers()
 
+    /// XRGB8888, or XRGB2101010 (drawn with the HDR signal kept, `GLRenderTarget.format`) where
+    /// `deepRefusal` is nil.
     public func makeBuffer(width: Int, height: Int, format: CanvasFormat, modifiers: [UInt64]) throws -> ScanoutBuffer {
-        guard format == .xrgb8888 else { throw KMSDisplayError.bufferFailed(deepRefusal ?? "no 10-bit buffers") }
-        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: FourCC.xrgb8888, usage: .gl, modifiers: modifiers)
-        let buffer = CPUScanoutRenderer.wrap(bo)
-        buffer.target = try gl.makeTarget(bo.dmabuf)
+        if format != .xrgb8888, let why = deepRefusal { throw KMSDisplayError.bufferFailed(why) }
+        let bo = try GBMBuffer(device: gbm, width: width, height: height, format: format.fourcc, usage: .gl, modifiers: modifiers)
+        let buffer = CPUScanoutRenderer.wrap(bo, format: format)
+        buffer.target = try gl.makeTarget(bo.dmabuf, format: format)
         return buffer
+    }
+
+    /// Why this display cannot draw XRGB2101010 buffers, or nil: RGB10_A2 rendering needs GLES
+    /// 3, and the driver must allocate the buffer for rendering and import it as an EGLImage.
+    private func probeDeepBuffers() -> String? {
+        guard gl.context.glesMajorVersion >= 3 else {
+            return "the GLES renderer draws 10-bit buffers on GLES 3 only (this context is GLES \(gl.context.glesMajorVersion))"
+        }
+        do {
+            let bo = try GBMBuffer(device: gbm, width: 64, height: 64, format: FourCC.xrgb2101010, usage: .gl)
+            _ = try gl.makeTarget(bo.dmabuf, format: .xrgb2101010(.pq))
+            return nil
+        } catch {
+            return "the GLES renderer cannot draw XRGB2101010 buffers here: \(error)"
+        }
     }
 
     public func makeCaptureBuffer(width: Int, height: Int) throws -> ScanoutBuffer {

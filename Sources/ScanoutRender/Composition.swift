@@ -69,7 +69,8 @@ public struct Composition: Equatable, Sendable {
     /// The subtitle layer over the picture and the overlay, in output pixels (`SubtitleRenderer`
     /// makes one per output size and time); nil: no text on this frame.
     public var subtitles: Overlay?
-    /// How a PQ or HLG frame is brought to SDR before it is drawn (`CPUToneMapper`; by default
+    /// How a PQ or HLG frame is brought to SDR as it is drawn (`CPUToneMapper`, or the GLES
+    /// renderer's shader; by default
     /// `ToneMapping.default`, so that HDR drawn anywhere in SDR is tone mapped); nil: drawn as it
     /// is, its code values taken for SDR's (`render --tonemap none`, and a KMS screen showing
     /// HDR). SDR frames are drawn as they are either way.

@@ -183,8 +183,12 @@ public final class GLRenderTarget {
     private let renderbuffer: GLuint
     public let width: Int
     public let height: Int
+    /// What its pixels hold: 8-bit SDR, or (XRGB2101010, RGB10_A2) a 10-bit HDR signal.
+    public let format: CanvasFormat
 
-    convenience init(context: EGLDisplayContext, buffer: DMABufFrame) throws {
+    /// A render target for `buffer`, whose pixels mean what `format` says (an XRGB2101010
+    /// buffer for `.xrgb2101010`).
+    convenience init(context: EGLDisplayContext, buffer: DMABufFrame, format: CanvasFormat = .xrgb8888) throws {
         guard context.hasEGLExtension("EGL_EXT_image_dma_buf_import") else {
             throw RenderError.missingExtension("EGL_EXT_image_dma_buf_import", neededFor: "rendering into scanout buffers")
         }
@@ -199,27 +203,32 @@ public final class GLRenderTarget {
                                              planes: buffer.planes, modifier: buffer.modifier)
         let image = try EGLImageHandle(context: context, create: create, destroy: destroy, attributes: attribs,
                                        what: "a \(FourCC.name(buffer.fourcc)) scanout buffer")
-        try self.init(context: context, width: buffer.width, height: buffer.height, image: image,
-                      storageCall: "glEGLImageTargetRenderbufferStorageOES", describing: "scanout buffer \(buffer.width)x\(buffer.height)") {
+        try self.init(context: context, width: buffer.width, height: buffer.height, format: format, image: image,
+                      storageCall: "glEGLImageTargetRenderbufferStorageOES",
+                      describing: "\(FourCC.name(buffer.fourcc)) scanout buffer \(buffer.width)x\(buffer.height)") {
             image.withImage { storage(GLenum(GL_RENDERBUFFER), $0) }
         }
     }
 
-    /// Offscreen: RGBA8 storage of `width`×`height` owned by GL.
-    convenience init(context: EGLDisplayContext, width: Int, height: Int) throws {
-        try self.init(context: context, width: width, height: height, image: nil,
-                      storageCall: "glRenderbufferStorage(RGBA8, \(width)x\(height))", describing: "\(width)x\(height) RGBA8") {
-            glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(GL_RGBA8), GLsizei(width), GLsizei(height))
+    /// Offscreen: storage of `width`×`height` owned by GL, RGBA8 for `.xrgb8888` and RGB10_A2
+    /// (GLES 3) for `.xrgb2101010`.
+    convenience init(context: EGLDisplayContext, width: Int, height: Int, format: CanvasFormat = .xrgb8888) throws {
+        let deep = format != .xrgb8888
+        let name = deep ? "RGB10_A2" : "RGBA8"
+        try self.init(context: context, width: width, height: height, format: format, image: nil,
+                      storageCall: "glRenderbufferStorage(\(name), \(width)x\(height))", describing: "\(width)x\(height) \(name)") {
+            glRenderbufferStorage(GLenum(GL_RENDERBUFFER), glEnum(deep ? GL_RGB10_A2 : GL_RGBA8), GLsizei(width), GLsizei(height))
         }
     }
 
     /// Makes the framebuffer and the renderbuffer, gives the renderbuffer (bound) its storage with
     /// `allocate`, and attaches it. On a failure `deinit` deletes both.
-    private init(context: EGLDisplayContext, width: Int, height: Int, image: EGLImageHandle?, storageCall: String,
+    private init(context: EGLDisplayContext, width: Int, height: Int, format: CanvasFormat, image: EGLImageHandle?, storageCall: String,
                  describing what: String, allocate: () -> Void) throws {
         self.context = context
         self.width = width
         self.height = height
+        self.format = format
         self.image = image
         var fb: GLuint = 0, rb: GLuint = 0
         glGenFramebuffers(1, &fb)

@@ -79,6 +79,11 @@ extension GLRenderer {
                               outputSAR: Rational) throws -> DrawnPicture {
         let out = canvas.outputSize
         let output = try outputFramebuffer(width: out.width, height: out.height, target: target)
+        canvasFormat = target?.format ?? .xrgb8888
+        if canvasFormat != .xrgb8888, !canvas.turn.isIdentity || canvas.zones.contains(where: { $0.opacity < 1 && $0.opacity > 0 }) {
+            throw RenderError.missingFeature("10-bit offscreen textures (a turned canvas or a see-through zone is drawn through an 8-bit one)",
+                                             neededFor: "drawing into a \(canvasFormat) target")
+        }
         guard !canvas.turn.isIdentity else {
             try drawUpright(picture, on: canvas, framebuffer: output)
             return DrawnPicture(width: out.width, height: out.height, sampleAspectRatio: outputSAR)
@@ -105,7 +110,7 @@ extension GLRenderer {
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fb)
         glViewport(0, 0, GLsizei(W), GLsizei(H))
         glDisable(GLenum(GL_BLEND))
-        glClearColor(Float(canvas.background.r) / 255, Float(canvas.background.g) / 255, Float(canvas.background.b) / 255, 1)
+        setClearColour(canvas.background, for: canvasFormat)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         for (i, zone) in canvas.zones.enumerated() {
             guard zone.opacity > 0, let visible = zone.rect.clipped(width: W, height: H) else { continue }
@@ -152,10 +157,21 @@ extension GLRenderer {
         }
     }
 
+    /// Sets the clear colour to `color` as a canvas of `format` holds it: an HDR canvas takes
+    /// graphics at BT.2408's reference white (`HDRGraphics`), as the CPU compositor does.
+    func setClearColour(_ color: RGBColor, for format: CanvasFormat) {
+        if case let .xrgb2101010(range) = format {
+            let c = HDRGraphics(range).codes(color)
+            glClearColor(Float(c.r) / 1023, Float(c.g) / 1023, Float(c.b) / 1023, 1)
+        } else {
+            glClearColor(Float(color.r) / 255, Float(color.g) / 255, Float(color.b) / 255, 1)
+        }
+    }
+
     /// Fills `rect` of the bound framebuffer with `color` (the scissor test on).
     private func clear(_ rect: PixelRect, to color: RGBColor) {
         glScissor(GLint(rect.x), GLint(rect.y), GLsizei(rect.width), GLsizei(rect.height))
-        glClearColor(Float(color.r) / 255, Float(color.g) / 255, Float(color.b) / 255, 1)
+        setClearColour(color, for: canvasFormat)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
     }
 
@@ -224,8 +240,11 @@ extension GLRenderer {
     private func yuvProgram(for imported: FrameImporter.Imported, _ frame: Picture, orientation: Orientation, rect: PixelRect,
                             upright: (width: Int, height: Int), map m: [Double]) throws -> GLProgram {
         let oneToOne = rect.width == upright.width && rect.height == upright.height
-        // Scaled: swscale's own taps where the shader can run them, else bilinear.
-        let exact = oneToOne ? nil : try exactScaledTaps(for: imported, frame, orientation: orientation, rect: rect)
+        let deep = canvasFormat != .xrgb8888
+        let toneMapped = frame.toneMap != nil && !deep
+        // Scaled: swscale's own taps where the shader can run them (8-bit, SDR output, not tone
+        // mapped), else bilinear.
+        let exact = oneToOne || toneMapped || deep ? nil : try exactScaledTaps(for: imported, frame, orientation: orientation, rect: rect)
         var chroma: YUVProgramKey.Chroma = if oneToOne {
             Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height)
         } else if let exact {
@@ -233,7 +252,7 @@ extension GLRenderer {
         } else {
             .bilinear
         }
-        let table = chroma != .bilinear && tableMath
+        let table = chroma != .bilinear && tableMath && !toneMapped && !deep
         let axis = orientation.swapsDimensions ? 1 : 0
         // swscale's exact vertical chroma taps where they are known (see the shader).
         let along = axis == 0 ? (imported.lumaSize.1, imported.chromaSize.1) : (imported.lumaSize.0, imported.chromaSize.0)
@@ -241,8 +260,10 @@ extension GLRenderer {
             chroma = .cubicExact
         }
         let program = try yuvProgram(YUVProgramKey(semiPlanar: imported.layout == .semiPlanar, bytePairs: imported.bytePairs,
-                                                   luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table))
+                                                   luminanceAlpha: imported.luminanceAlpha, chroma: chroma, tableMath: table,
+                                                   tone: toneMapped ? frame.toneMap?.program : nil, deep: deep))
         program.use()
+        if toneMapped { frame.toneMap?.set(in: program) }
         let names = imported.layout == .planar ? ["u_planeY", "u_planeU", "u_planeV"] : ["u_planeY", "u_planeUV"]
         for (i, t) in imported.textures.enumerated() { bind(t, unit: i, to: names[i], in: program, linear: false) }
         setColour(program, frame: frame, imported: imported)

@@ -37,7 +37,9 @@ public struct GLRenderStats: Equatable, Sendable {
 /// for yuv420p with an even height, the unscaled path; otherwise a vertical Keys cubic with
 /// a = -0.6 and centred siting, nearest horizontally), so that the output agrees with
 /// `CPURenderer` within a channel difference of 3. When scaling, luma and chroma are bilinear,
-/// chroma sited as MPEG-2/H.264 (co-sited horizontally, centred vertically).
+/// chroma sited as MPEG-2/H.264 (co-sited horizontally, centred vertically). A PQ or HLG frame
+/// whose composition asks for tone mapping is mapped to SDR in the same pass (yuv.frag's
+/// `TONE_MAP`, `importMapped`), on the CPU where the shader cannot (`lastToneMapping` says why).
 ///
 /// One thread, like its context; not Sendable.
 public final class GLRenderer {
@@ -84,10 +86,20 @@ public final class GLRenderer {
     var layerTextures: [String: LayerTexture] = [:]
     /// Offscreen texture targets (see-through zones, turned canvases), by use and size.
     var zoneTargets: [String: GLTextureTarget] = [:]
-    /// HDR frames a composition asks to tone map, brought to SDR on the CPU (`CPUToneMapper`) and
-    /// uploaded as RGBA; one per zone, so that a zone's mapped picture is not rewritten under
-    /// another's.
-    private var toneMappers: [CPUToneMapper] = []
+    /// Whether HDR frames a composition asks to tone map are mapped in yuv.frag (the default)
+    /// rather than on the CPU; false always maps them on the CPU (`CPUToneMapper`).
+    public var toneMapsInShader = true
+    /// How the last HDR frame asked to be tone mapped was brought to SDR, and why not in the
+    /// shader when it was not; nil until one is drawn.
+    public internal(set) var lastToneMapping: GLToneMappingPath?
+    /// The CPU tone mapping, where the shader's cannot be used: one mapper per zone, so that a
+    /// zone's mapped picture is not rewritten under another's.
+    var toneMappers: [CPUToneMapper] = []
+    /// Tone mapping programs that did not compile, with the error, so that they are tried once.
+    var toneProgramRefusals: [YUVProgramKey: String] = [:]
+    /// The format of the target being drawn (set per draw): an HDR signal in a 10-bit target is
+    /// drawn with its code values kept (`DEEP`) and graphics placed as `HDRGraphics` says.
+    var canvasFormat: CanvasFormat = .xrgb8888
     private var pixels: [UInt8] = []
 
     /// The embedded shader sources (shaders/*.vert, *.frag), by file name.
@@ -187,6 +199,8 @@ public final class GLRenderer {
         var colorSpace: ColorSpace
         var fullRange: Bool
         var formatName: String
+        /// Tone mapped in yuv.frag as this says; nil: drawn as coded.
+        var toneMap: ShaderToneMap? = nil
     }
 
     /// How a draw is completed once its commands are issued.
@@ -225,7 +239,7 @@ public final class GLRenderer {
     func render(_ source: GLSource, as composition: Composition, completion: Completion) throws -> RGBImage {
         try context.makeCurrent()
         let t0 = ClockTime.now()
-        let picture = try importSource(try toneMapped(source, composition.toneMapping, mapper: 0))
+        let picture = try importMapped(source, Self.mapping(composition.toneMapping, into: completion.target), zone: 0)
         return try draw(picture, composition, since: t0, completion: completion)
     }
 
@@ -251,16 +265,14 @@ public final class GLRenderer {
         let t0 = ClockTime.now()
         // Each picture is brought in as its zone is drawn: the importer pools its textures by
         // size and format, so two zones' uploads made before drawing would share them.
-        return try draw({ i in try sources[i].map { try importSource(try toneMapped($0, canvas.zones[i].composition.toneMapping, mapper: i)) } },
+        return try draw({ i in try sources[i].map { try importMapped($0, Self.mapping(canvas.zones[i].composition.toneMapping, into: completion.target), zone: i) } },
                         on: canvas, outputSAR: Rational(1, 1), since: t0, completion: completion)
     }
 
-    /// `source` tone mapped when `mapping` is given and it is an HDR frame (a DMA-BUF frame is
-    /// drawn as it is).
-    private func toneMapped(_ source: GLSource, _ mapping: ToneMapping?, mapper i: Int) throws -> GLSource {
-        guard let mapping, case let .frame(frame) = source, CPUToneMapper.isHDR(frame) else { return source }
-        while toneMappers.count <= i { toneMappers.append(CPUToneMapper(output: .rgba)) }
-        return .frame(try toneMappers[i].map(frame, mapping))
+    /// The tone mapping a draw into `target` applies: none into a 10-bit target, which keeps
+    /// the HDR signal; `mapping` otherwise.
+    private static func mapping(_ mapping: ToneMapping?, into target: GLRenderTarget?) -> ToneMapping? {
+        target.map { $0.format == .xrgb8888 } ?? true ? mapping : nil
     }
 
     /// Fills `target` with `background` (a censored frame).
@@ -268,26 +280,50 @@ public final class GLRenderer {
         try context.makeCurrent()
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
         glViewport(0, 0, GLsizei(target.width), GLsizei(target.height))
-        glClearColor(Float(bg.r) / 255, Float(bg.g) / 255, Float(bg.b) / 255, 1)
+        setClearColour(bg, for: target.format)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         glFinish()
         try checkGL("clearing a \(target.width)x\(target.height) scanout buffer")
     }
 
-    /// A render target for `buffer` (a single-plane RGB DMA-BUF such as a `GBMBuffer`'s).
-    public func makeTarget(_ buffer: DMABufFrame) throws -> GLRenderTarget {
+    /// A render target for `buffer` (a single-plane RGB DMA-BUF such as a `GBMBuffer`'s: XRGB8888,
+    /// or XRGB2101010 for `format` `.xrgb2101010`, which is drawn with the HDR signal kept).
+    public func makeTarget(_ buffer: DMABufFrame, format: CanvasFormat = .xrgb8888) throws -> GLRenderTarget {
         try context.makeCurrent()
-        return try GLRenderTarget(context: context, buffer: buffer)
+        return try GLRenderTarget(context: context, buffer: buffer, format: format)
     }
 
-    /// An offscreen render target of GL's own (RGBA8), `width`×`height`: drawn into like a
-    /// scanout buffer, read only by `read(_:)`.
-    public func makeTarget(width: Int, height: Int) throws -> GLRenderTarget {
+    /// An offscreen render target of GL's own, `width`×`height`: RGBA8, or RGB10_A2 for
+    /// `.xrgb2101010` (GLES 3); drawn into like a scanout buffer, read only by `read(_:)` (8 bits)
+    /// or `readDeep(_:)` (10).
+    public func makeTarget(width: Int, height: Int, format: CanvasFormat = .xrgb8888) throws -> GLRenderTarget {
         try context.makeCurrent()
         guard width > 0, height > 0, width <= context.maxTextureSize, height <= context.maxTextureSize else {
             throw RenderError.invalidSize("render target \(width)x\(height) (1...\(context.maxTextureSize) per side)")
         }
-        return try GLRenderTarget(context: context, width: width, height: height)
+        if format != .xrgb8888, context.glesMajorVersion < 3 {
+            throw RenderError.glesVersionTooLow(have: "\(context.glesMajorVersion)", need: "3 (RGB10_A2 render targets)")
+        }
+        return try GLRenderTarget(context: context, width: width, height: height, format: format)
+    }
+
+    /// The pixels of a 10-bit `target` as XRGB2101010 values (R in bits 20–29, G 10–19, B 0–9;
+    /// x2rgb10le's layout), rows from the top (`glReadPixels` as RGBA, UNSIGNED_INT_2_10_10_10_REV;
+    /// counted in `readbacks`).
+    public func readDeep(_ target: GLRenderTarget) throws -> [UInt32] {
+        try context.makeCurrent()
+        guard target.format != .xrgb8888 else { throw RenderError.invalidSize("readDeep of an 8-bit target") }
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
+        var abgr = [UInt32](repeating: 0, count: target.width * target.height)
+        abgr.withUnsafeMutableBytes {
+            glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(GL_RGBA),
+                         GLenum(GL_UNSIGNED_INT_2_10_10_10_REV), $0.baseAddress)
+        }
+        readbacks += 1
+        try checkGL("glReadPixels(RGBA, UNSIGNED_INT_2_10_10_10_REV)")
+        // A2B10G10R10 (R in the low bits) to X2R10G10B10.
+        return abgr.map { p in (p & 0x3ff) << 20 | (p & 0xffc00) | (p >> 20) & 0x3ff }
     }
 
     /// The pixels of `target` as rgb24 (`glReadPixels`; counted in `readbacks`).

@@ -9,7 +9,9 @@ import ScanoutDecode
 /// llvmpipe executes both sides of every branch on every pixel, texture reads included; on a
 /// GPU they save registers. Drawn at its stored size, luma is nearest and chroma is what swscale
 /// would do; scaled, the picture is swscale's scaled conversion (CHROMA_SCALED_EXACT) where the
-/// shader can run it, else bilinear luma and chroma.
+/// shader can run it, else bilinear luma and chroma. A tone mapped picture keeps its code
+/// values whole: the float matrix (no table math), chroma nearest or cubic at its stored size,
+/// bilinear scaled.
 struct YUVProgramKey: Hashable, Sendable {
     enum Chroma: String, CaseIterable, Sendable {
         case nearest = "CHROMA_NEAREST"
@@ -24,6 +26,10 @@ struct YUVProgramKey: Hashable, Sendable {
     var luminanceAlpha: Bool
     var chroma: Chroma
     var tableMath: Bool
+    /// Tone mapped to SDR in the shader (`TONE_MAP`); nil: drawn as coded.
+    var tone: ToneProgram? = nil
+    /// Drawn into a 10-bit target with its code values kept (`DEEP`).
+    var deep = false
 
     var defines: [String] {
         var d: [String] = []
@@ -33,6 +39,8 @@ struct YUVProgramKey: Hashable, Sendable {
         if chroma == .bilinear { d.append("LUMA_BILINEAR") }
         d.append(chroma.rawValue)
         if tableMath { d.append("TABLE_MATH") }
+        if let tone { d += tone.defines }
+        if deep { d.append("DEEP") }
         return d
     }
 

@@ -238,21 +238,16 @@ extension Render {
     /// its CPU copy (every hardware frame has one) is uploaded instead.
     private func glRendering(orientation: Orientation, text: @escaping (VideoFrame, Composition, (Int, Int)?) -> Composition) throws -> FrameRendering {
         let layout = try layoutOptions()
-        let composition = Composition(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
+        var composition = Composition(outputWidth: layout.size?.0, outputHeight: layout.size?.1, scaling: layout.scaling,
                                       orientation: orientation, background: layout.background, overlay: try overlay.load())
+        // HDR frames are tone mapped by the renderer (in its shader where it can).
+        composition.toneMapping = tonemap.mapping
         let gl = try GLRenderer()
         if renderer == .auto { StandardError.write("renderer: gl (\(gl.context.glRenderer))\n") }
         let pipeline = try GLReadbackPipeline<RenderRequest>(renderer: gl)
         var importWorks = true
-        // HDR frames are tone mapped on the CPU and uploaded as RGBA (a new picture each time
-        // the pipeline still holds the last one).
-        let mapping = tonemap.mapping
-        let toneMapper = CPUToneMapper(output: .rgba)
         return FrameRendering(submit: { frame, request in
             let c = text(frame, composition, nil)
-            if let mapping, CPUToneMapper.isHDR(frame) {
-                return try pipeline.submit(.frame(try toneMapper.map(frame, mapping)), as: c, tag: request).map { ($0.tag, $0.image) }
-            }
             if importWorks, let surface = frame.surface {
                 do {
                     return try pipeline.submit(.surface(surface, taggedLike: frame), as: c, tag: request).map { ($0.tag, $0.image) }

@@ -27,8 +27,8 @@ struct GLShaderTests {
         let scratch = try Scratch()
         let variants: [(file: String, defines: [String])] = [
             ("video.vert", []), ("rgb.frag", []), ("rgb.frag", ["EXTERNAL"]), ("overlay.frag", []),
-        ] + YUVProgramKey.all.map { ("yuv.frag", $0.defines) }
-        #expect(variants.count == 4 + 64)
+        ] + YUVProgramKey.all.map { ("yuv.frag", $0.defines) } + Self.toneMapped.map { ("yuv.frag", $0.defines) }
+        #expect(variants.count == 4 + 64 + 36 + 24)
         for (i, v) in variants.enumerated() {
             let source = try String(contentsOf: Self.directory.appendingPathComponent(v.file), encoding: .utf8)
             let text = GLRenderer.prepared(source, dialect: dialect, defines: v.defines)
@@ -42,11 +42,27 @@ struct GLShaderTests {
         }
     }
 
-    @Test("yuv.frag without a chroma mode, or with exact taps but no table math, stops at its #error")
+    /// Tone mapping programs: every transfer and curve (three planes, cubic chroma), and every
+    /// layout and chroma mode a tone mapped picture takes (PQ, hable); then every layout and
+    /// chroma mode drawn into a 10-bit target (DEEP).
+    static var toneMapped: [YUVProgramKey] {
+        let curves = [false, true].flatMap { hlg in
+            ToneCurve.allCases.map { YUVProgramKey(semiPlanar: false, bytePairs: true, luminanceAlpha: false, chroma: .cubic, tableMath: false,
+                                                   tone: ToneProgram(hlg: hlg, curve: $0)) }
+        }
+        let layouts = YUVProgramKey.all.filter { !$0.tableMath && [.nearest, .cubic, .bilinear].contains($0.chroma) }
+            .map { var k = $0; k.tone = ToneProgram(hlg: false, curve: .hable); return k }
+        let deep = YUVProgramKey.all.filter { !$0.tableMath && [.nearest, .cubic, .bilinear].contains($0.chroma) }
+            .map { var k = $0; k.deep = true; return k }
+        return curves + layouts + deep
+    }
+
+    @Test("yuv.frag without a chroma mode, with exact taps but no table math, or tone mapped without a curve or with table math, stops at its #error")
     func yuvNeedsAChromaMode() throws {
         let scratch = try Scratch()
         let source = try String(contentsOf: Self.directory.appendingPathComponent("yuv.frag"), encoding: .utf8)
-        for (i, defines) in [[], ["SEMI_PLANAR"], ["CHROMA_CUBIC_EXACT"]].enumerated() {
+        let tone = ["CHROMA_NEAREST", "TONE_MAP"]
+        for (i, defines) in [[], ["SEMI_PLANAR"], ["CHROMA_CUBIC_EXACT"], tone, tone + ["TABLE_MATH", "TONE_HABLE"]].enumerated() {
             let path = scratch.path("\(i)-yuv.frag")
             try GLRenderer.prepared(source, dialect: .es300, defines: defines).write(toFile: path, atomically: true, encoding: .utf8)
             let r = try Proc.run("glslangValidator", [path])
