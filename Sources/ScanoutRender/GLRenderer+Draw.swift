@@ -245,7 +245,11 @@ extension GLRenderer {
         // Scaled: swscale's own taps where the shader can run them (8-bit, SDR output, not tone
         // mapped), else bilinear.
         let exact = oneToOne || toneMapped || deep ? nil : try exactScaledTaps(for: imported, frame, orientation: orientation, rect: rect)
-        var chroma: YUVProgramKey.Chroma = if oneToOne {
+        // Tone mapped: bilinear chroma from MPEG-2's siting, as the CPU tone mapper and zscale
+        // reconstruct it.
+        var chroma: YUVProgramKey.Chroma = if toneMapped {
+            .bilinear
+        } else if oneToOne {
             Self.swscaleChroma(imported.pixelFormat, uprightHeight: upright.height)
         } else if let exact {
             exact.fullChroma ? .scaledFull : .scaledExact

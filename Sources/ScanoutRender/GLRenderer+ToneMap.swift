@@ -121,7 +121,7 @@ extension GLRenderer {
             return "the picture arrived as one external image, which the driver converts to 8-bit RGB"
         }
         let key = YUVProgramKey(semiPlanar: imported.layout == .semiPlanar, bytePairs: imported.bytePairs,
-                                luminanceAlpha: imported.luminanceAlpha, chroma: .cubic, tableMath: false, tone: tone)
+                                luminanceAlpha: imported.luminanceAlpha, chroma: .bilinear, tableMath: false, tone: tone)
         if let refused = toneProgramRefusals[key] { return refused }
         do {
             _ = try yuvProgram(key)

@@ -58,14 +58,13 @@ struct GLToneMappingTests {
         let cpu = try CPUCompositor().compose(frame, as: composition, width: 320, height: 180)
         let d = ColourDifference.Summary(ColourDifference.perPixel(drawn.bytes, cpu.bytes))
         print("GL shader vs CPU tone mapping, \(c.testDescription): \(d)")
-        // Bounds (docs/ARCHITECTURE.md, "HDR"): both sides do the same arithmetic, the CPU from
-        // swscale's 16-bit RGB (its integer matrix and chroma filter) through tables, the shader
-        // in single precision from the code values; what is left is rounding (measured: mean
-        // ≤ 0.23, p99 ≤ 0.87, max ≤ 1.31). At 4:2:0 the chroma rows that blend two bands, where
-        // swscale's integer cubic and the shader's float one round apart and HLG's steep top
-        // turns that into up to 5 codes of red (measured: max 2.52, in the last column).
-        #expect(d.mean < 0.3 && d.p99 < 1, "\(d)")
-        #expect(d.max < (c.pixelFormat.hasPrefix("yuv420") ? 3 : 2), "\(d)")
+        // Bounds (docs/ARCHITECTURE.md, "HDR"): both sides do the same arithmetic in single
+        // precision. At 4:4:4 the CPU starts from swscale's 16-bit RGB (its integer matrix),
+        // through tables (measured: mean ≤ 0.23, p99 ≤ 0.87, max ≤ 1.31). At 4:2:0 both read the
+        // planes, chroma bilinear from MPEG-2's siting; what is left is the tables' rounding
+        // (measured: mean ≤ 0.005, p99 ≤ 0.24, max ≤ 1.3).
+        #expect(d.mean < 0.3 && d.p99 < 1 && d.max < 2, "\(d)")
+        if c.pixelFormat.hasPrefix("yuv420") || c.pixelFormat.hasPrefix("p010") { #expect(d.mean < 0.05 && d.p99 < 0.5, "\(d)") }
     }
 
     @Test("toneMapsInShader false: mapped on the CPU, and said why; the same picture as before")
