@@ -192,6 +192,7 @@ extension GLRenderer {
         overlayProgram.use()
         bind(texture, unit: 0, to: "u_overlay", in: overlayProgram, linear: false)
         overlayProgram.set("u_opacity", float: Float(min(max(opacity, 0), 1)))
+        overlayProgram.set("u_graphics", int: 0)   // a zone drawn apart is already the target's signal
         overlayProgram.set("u_rect", vec4: (Float(rect.x), Float(rect.y), Float(rect.width), Float(rect.height)))
         overlayProgram.set("u_output", vec2: (Float(W), Float(H)))
         quad.draw()
@@ -302,6 +303,7 @@ extension GLRenderer {
             overlayProgram.use()
             bind(t, unit: 0, to: "u_overlay", in: overlayProgram, linear: true)
             overlayProgram.set("u_opacity", float: Float(min(max(o.opacity, 0), 1)))
+            overlayProgram.set("u_graphics", int: canvasFormat == .xrgb2101010(.pq) ? 1 : canvasFormat == .xrgb2101010(.hlg) ? 2 : 0)
             let at = o.origin(outputWidth: areaWidth, outputHeight: areaHeight)
             overlayProgram.set("u_rect", vec4: (Float(origin.x + at.x), Float(origin.y + at.y), Float(o.image.width), Float(o.image.height)))
             overlayProgram.set("u_output", vec2: (Float(W), Float(H)))

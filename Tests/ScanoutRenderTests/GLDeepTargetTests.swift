@@ -91,6 +91,26 @@ struct GLDeepTargetTests {
         }
     }
 
+    @Test("a logo on an HDR canvas is HDR graphics (BT.2408's white), as the CPU compositor blends it, not its sRGB codes")
+    func logo() throws {
+        let gl = try GLRenderer()
+        // Opaque white and an opaque colour, side by side.
+        var bytes: [UInt8] = []
+        for x in 0..<8 { bytes += x < 4 ? [255, 255, 255, 255] : [40, 90, 200, 255] }
+        let logo = Overlay(image: RGBAImage(width: 8, height: 1, bytes: bytes), x: 4, y: 2)
+        for range in [DynamicRange.pq, .hlg] {
+            let target = try gl.makeTarget(width: 16, height: 8, format: .xrgb2101010(range))
+            try gl.render([], on: Canvas(width: 16, height: 8, background: .black, overlays: [logo]), into: target)
+            let drawn = try gl.readDeep(target)
+            let graphics = HDRGraphics(range)
+            for (x, colour) in [(5, RGBColor(r: 255, g: 255, b: 255)), (10, RGBColor(r: 40, g: 90, b: 200))] {
+                let want = graphics.codes(colour), got = drawn[2 * 16 + x]
+                let have = (Int(got >> 20 & 0x3ff), Int(got >> 10 & 0x3ff), Int(got & 0x3ff))
+                #expect(abs(have.0 - Int(want.r)) <= 2 && abs(have.1 - Int(want.g)) <= 2 && abs(have.2 - Int(want.b)) <= 2, "\(range) \(have) \(want)")
+            }
+        }
+    }
+
     @Test("a turned canvas into a 10-bit target is refused with the reason; readDeep refuses an 8-bit target")
     func refusals() throws {
         let gl = try GLRenderer()
