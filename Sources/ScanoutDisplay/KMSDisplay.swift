@@ -114,6 +114,8 @@ public final class KMSDisplay: Display {
     /// The last frame's content (its HDR metadata kept while the next frames carry none), and the
     /// HDR capability of each EDID blob read.
     var lastContent: HDRContent?
+    /// Planes whose `COLOR_ENCODING` / `COLOR_RANGE` a native HDR frame changed (put back for SDR).
+    var colourPlanes: Set<UInt32> = []
     var edidCapabilities: [UInt64: DisplayHDRCapability?] = [:]
     /// What `restore()` did, once it ran.
     public internal(set) var restoreReport: String?
@@ -217,13 +219,10 @@ public final class KMSDisplay: Display {
     /// DMA-BUF export that a plane accepts, otherwise drawn into a free buffer of every output.
     public func present(_ frame: VideoFrame, orientation: Orientation) throws {
         drawStarted = clock.now()
-        if nativePlanes, frame.surface != nil, frame.colorTransfer.dynamicRange != .sdr {
-            // HDR is signalled and drawn through the 10-bit buffers; the plane's own colour
-            // properties are not set for a frame on a plane.
-            counters.nativeRejected += 1
-            lastNativeRejection = "an HDR frame is composited"
-        } else if nativePlanes, let surface = frame.surface, let dmabuf = try? DMABufFrame(surface: surface) {
-            try presentNative(dmabuf, keepAlive: surface, orientation: orientation, fallback: { frame })
+        if nativePlanes, let surface = frame.surface, let dmabuf = try? DMABufFrame(surface: surface) {
+            let hdr = frame.colorTransfer.dynamicRange == .sdr ? nil : content(of: frame)
+            try presentNative(dmabuf, keepAlive: surface, orientation: orientation, hdr: hdr, fullRange: frame.colorRange == .full,
+                              fallback: { frame })
             return
         }
         try presentComposited(frame, orientation: orientation)

@@ -14,18 +14,21 @@ extension KMSDisplay {
     /// that. `keepAlive` holds the frame's memory: it is released once another frame has
     /// replaced it on the screen.
     @discardableResult
-    public func presentNative(_ frame: DMABufFrame, keepAlive: AnyObject, orientation: Orientation,
-                              fallback: () throws -> VideoFrame?) throws -> KMSFramePath {
+    /// An HDR frame (`hdr`) goes on a plane when the screen shows HDR (`prepareColour`) and the
+    /// plane converts BT.2020 Y'CbCr (`COLOR_ENCODING`); `fullRange` is its `COLOR_RANGE`.
+    public func presentNative(_ frame: DMABufFrame, keepAlive: AnyObject, orientation: Orientation, hdr: HDRContent? = nil,
+                              fullRange: Bool = false, fallback: () throws -> VideoFrame?) throws -> KMSFramePath {
         try handleHotplugIfNeeded()
         // Judged once per output and frame, whichever path the frame then takes.
         let censored = censorReasons()
         func composite(because reason: String) throws -> KMSFramePath {
             try self.composite(fallback, orientation: orientation, censored: censored, because: reason)
         }
-        if let reason = nativeRefusal(frame, orientation: orientation, censored: censored) {
+        if let reason = nativeRefusal(frame, orientation: orientation, censored: censored, hdr: hdr) {
             return try composite(because: reason)
         }
         let output = outputs[0]
+        if let reason = try nativeColourRefusal(output, hdr) { return try composite(because: reason) }
         // The resources as last read (at start and on hotplug): no connector or plane re-read per frame.
         let res = resources
         guard let crtcIndex = res.crtcIndex(of: output.crtcID) else { return try composite(because: "CRTC gone") }
@@ -37,9 +40,11 @@ extension KMSDisplay {
             p.canUse(crtcIndex: crtcIndex) && p.formats.contains(frame.fourcc) && p.type != .cursor
                 && (p.type == .overlay || (fullScreen && p.id == output.planeID))
                 && (frame.modifier == nil || p.modifiers[frame.fourcc].map { $0.contains(frame.modifier!) } ?? true)
+                && (hdr == nil || Self.bt2020Encoding(p) != nil)
         }
         guard !candidates.isEmpty else {
-            return try composite(because: "no plane takes \(FourCC.name(frame.fourcc))\(fullScreen ? "" : " scaled to \(rect)")")
+            return try composite(because: "no plane takes \(FourCC.name(frame.fourcc))\(hdr == nil ? "" : " as BT.2020 Y'CbCr (COLOR_ENCODING)")"
+                                 + "\(fullScreen ? "" : " scaled to \(rect)")")
         }
         let fb: KMSFramebuffer
         do {
@@ -66,6 +71,8 @@ extension KMSDisplay {
             // A primary plane a turned canvas left turned shows the frame upright.
             let unturn = plane.id == output.planeID && output.planeRotation.map { $0 != .rotate0 } == true
             if unturn { request.set(plane.id, "rotation", KMSRotation.rotate0.rawValue) }
+            setPlaneColour(plane, hdr: hdr != nil, fullRange: fullRange, in: &request)
+            for a in output.pendingConnector { request.set(a.objectID, a.property, a.value) }
             do {
                 try device.atomicCommit(request, flags: testFlags(output))
             } catch {
@@ -84,10 +91,10 @@ extension KMSDisplay {
     }
 
     /// Why `frame` cannot go on a plane as it is, or nil when it may be tried.
-    func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation, censored: [UInt32: String]) -> String? {
+    func nativeRefusal(_ frame: DMABufFrame, orientation: Orientation, censored: [UInt32: String], hdr: HDRContent? = nil) -> String? {
         if outputs.count != 1 { return "\(outputs.count) outputs (a plane shows one)" }
         if let reason = censored[outputs[0].connectorID] { return "censored (\(reason))" }
-        if outputs[0].colour.signal != nil { return "the screen leaves HDR through a composited frame" }
+        if hdr == nil, outputs[0].colour.signal != nil { return "the screen leaves HDR through a composited frame" }
         if !orientation.isIdentity { return "rotation needs composition" }
         if composition.overlay != nil { return "an overlay image needs composition" }
         if subtitles?.enabled == true { return "subtitles need composition" }

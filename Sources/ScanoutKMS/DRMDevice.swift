@@ -133,6 +133,7 @@ public final class DRMDevice: KMSDevice {
                 var plane = KMSPlane(id: id, type: type, possibleCRTCs: p.pointee.possible_crtcs,
                                      formats: Array(UnsafeBufferPointer(start: p.pointee.formats, count: Int(p.pointee.count_formats))),
                                      properties: props, rotations: rotationEnums[id] ?? [])
+                plane.enums = enumEntries[id] ?? [:]
                 if let blob = props["IN_FORMATS"], blob != 0, let bytes = try? propertyBlob(UInt32(truncatingIfNeeded: blob)) {
                     plane.modifiers = Self.parseInFormats(bytes)
                 }

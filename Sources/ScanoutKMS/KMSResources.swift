@@ -129,6 +129,8 @@ public struct KMSPlane: Sendable, Equatable {
     /// The values the `rotation` property offers (its enum entries); empty when the plane has no
     /// such property.
     public var rotations: KMSRotation
+    /// The entries of each enum property ("COLOR_ENCODING": "ITU-R BT.2020 YCbCr" → 2).
+    public var enums: [String: [String: UInt64]] = [:]
 
     public init(id: UInt32, type: KMSPlaneType, possibleCRTCs: UInt32, formats: [UInt32], properties: [String: UInt64] = [:],
                 modifiers: [UInt32: [UInt64]] = [:], rotations: KMSRotation = []) {

@@ -15,9 +15,11 @@ extension FakeKMSDevice {
     /// when nil), `HDR_OUTPUT_METADATA` (when `metadataProperty`), `Colorspace` (when
     /// `colorspace`) and `max bpc` of `maxBPC` (none when nil); encoder 20, CRTC 10, primary plane
     /// 40 taking `primaryFormats`.
+    /// With `videoPlane`, overlay plane 41 takes P010 and NV12 and has `COLOR_ENCODING` (BT.709 as
+    /// found) and `COLOR_RANGE` (limited).
     public static func hdrScreen(edid: [UInt8]?, width: Int = 64, height: Int = 36, metadataProperty: Bool = true, colorspace: Bool = true,
                                  maxBPC: ClosedRange<UInt64>? = 6...16,
-                                 primaryFormats: [UInt32] = [FourCC.xrgb8888, FourCC.xrgb2101010],
+                                 primaryFormats: [UInt32] = [FourCC.xrgb8888, FourCC.xrgb2101010], videoPlane: Bool = false,
                                  clock: any PlaybackClock = MonotonicClock()) -> FakeKMSDevice {
         var connector = KMSConnector(id: 30, typeName: "HDMI-A", typeID: 1, connection: .connected,
                                      modes: [KMSMode(width: width, height: height, refresh: 60, preferred: true)], encoderIDs: [20],
@@ -33,10 +35,22 @@ extension FakeKMSDevice {
         }
         let device = FakeKMSDevice(connectors: [connector], encoders: [KMSEncoder(id: 20, possibleCRTCs: 0b1)],
                                    crtcs: [KMSCRTC(id: 10, properties: crtcProperties)],
-                                   planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: primaryFormats, properties: planeProperties)],
+                                   planes: [KMSPlane(id: 40, type: .primary, possibleCRTCs: 0b1, formats: primaryFormats, properties: planeProperties)]
+                                       + (videoPlane ? [Self.videoPlane()] : []),
                                    clock: clock)
         if let edid, let blob = try? device.createPropertyBlob(edid) { device.connectors[0].properties["EDID"] = UInt64(blob) }
         return device
+    }
+
+    /// Overlay plane 41: P010 and NV12, `COLOR_ENCODING` BT.709 and `COLOR_RANGE` limited as found.
+    static func videoPlane() -> KMSPlane {
+        var properties = planeProperties
+        properties["COLOR_ENCODING"] = 1
+        properties["COLOR_RANGE"] = 0
+        var plane = KMSPlane(id: 41, type: .overlay, possibleCRTCs: 0b1, formats: [FourCC.p010, FourCC.nv12], properties: properties)
+        plane.enums = ["COLOR_ENCODING": ["ITU-R BT.601 YCbCr": 0, "ITU-R BT.709 YCbCr": 1, "ITU-R BT.2020 YCbCr": 2],
+                       "COLOR_RANGE": ["YCbCr limited range": 0, "YCbCr full range": 1]]
+        return plane
     }
 
     /// The kernel's checks of connector values: an enum value the property offers, a range
@@ -45,6 +59,9 @@ extension FakeKMSDevice {
     func checkPropertyValues(_ request: AtomicRequest, flags: AtomicFlags) throws {
         func refuse(_ reason: String) -> KMSError { .commitRejected(errno: EINVAL, reason: reason) }
         for a in request.assignments {
+            if let p = planes.first(where: { $0.id == a.objectID }), let entries = p.enums[a.property], !entries.values.contains(a.value) {
+                throw refuse("plane \(p.id): \(a.property) has no entry \(a.value)")
+            }
             guard let c = connectors.first(where: { $0.id == a.objectID }) else { continue }
             if let entries = c.enums[a.property], !entries.values.contains(a.value) {
                 throw refuse("connector \(c.id): \(a.property) has no entry \(a.value) (it offers \(entries.sorted { $0.value < $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")))")

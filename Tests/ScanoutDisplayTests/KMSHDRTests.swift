@@ -64,6 +64,7 @@ private func show(_ frames: [VideoFrame], on d: KMSDisplay) throws {
 }
 
 private let connector: UInt32 = 30
+private final class Token {}
 private let plane: UInt32 = 40
 
 @Suite("HDR output on a KMS screen")
@@ -190,6 +191,43 @@ struct KMSHDRTests {
         c.toneMapping = nil
         let plain = try CPUCompositor().compose(frame, as: c, width: 64, height: 36)
         #expect(shown.bytes == mapped.bytes && shown.bytes != plain.bytes)
+    }
+
+    @Test("native: a P010 HDR frame goes on the video plane as BT.2020 Y'CbCr, the metadata in its commit; SDR after it puts plane and screen back")
+    func nativeHDR() throws {
+        let device = FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: 0b0101), videoPlane: true)
+        let (d, _, _) = try display(device)
+        func dmabuf(_ fourcc: UInt32) -> DMABufFrame {
+            DMABufFrame(width: 64, height: 36, fourcc: fourcc, planes: [.init(buffer: BorrowedDescriptor(100), offset: 0, pitch: 128),
+                                                                          .init(buffer: BorrowedDescriptor(101), offset: 0, pitch: 128)])
+        }
+        let content = HDRContent(range: .pq, lightLevel: ContentLightLevel(maxCLL: 800, maxFALL: 200))
+        let path = try d.presentNative(dmabuf(FourCC.p010), keepAlive: Token(), orientation: .identity, hdr: content, fallback: { nil })
+        #expect(path == .native)
+        let real = try #require(device.commits.last { $0.accepted && !$0.flags.contains(.testOnly) })
+        #expect(real.request.value(of: 41, "COLOR_ENCODING") == 2 && real.request.value(of: 41, "COLOR_RANGE") == 0)
+        #expect(real.request.value(of: connector, "HDR_OUTPUT_METADATA").map { $0 != 0 } == true)
+        #expect(device.hdrMetadata(connector: connector)?.maxCLL == 800 && device.value(of: connector, "Colorspace") == 9)
+        #expect(device.framebuffers[UInt32(device.value(of: 41, "FB_ID") ?? 0)] == FourCC.p010)
+        try d.drainEvents()
+        // SDR next: composited once (the screen leaves HDR), then on the plane with its colour as found.
+        let sdr = try #require(try Clips.sdr.first)
+        #expect(try d.presentNative(dmabuf(FourCC.nv12), keepAlive: Token(), orientation: .identity, fallback: { sdr }) == .composited)
+        try d.drainEvents()
+        #expect(device.value(of: connector, "HDR_OUTPUT_METADATA") == 0)
+        #expect(try d.presentNative(dmabuf(FourCC.nv12), keepAlive: Token(), orientation: .identity, fallback: { sdr }) == .native)
+        #expect(device.value(of: 41, "COLOR_ENCODING") == 1 && device.value(of: 41, "COLOR_RANGE") == 0)
+    }
+
+    @Test("native: an HDR frame on a screen without HDR is composited, tone mapped, with the reason")
+    func nativeHDROnSDRScreen() throws {
+        let device = FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: nil), videoPlane: true)
+        let (d, _, _) = try display(device)
+        let frame = try #require(try Clips.pq.first)
+        let p010 = DMABufFrame(width: 64, height: 36, fourcc: FourCC.p010, planes: [.init(buffer: BorrowedDescriptor(100), offset: 0, pitch: 128),
+                                                                                       .init(buffer: BorrowedDescriptor(101), offset: 0, pitch: 128)])
+        let path = try d.presentNative(p010, keepAlive: Token(), orientation: .identity, hdr: HDRContent(range: .pq), fallback: { frame })
+        #expect(path == .composited && d.lastNativeRejection?.contains("tone mapped") == true, "\(d.lastNativeRejection ?? "")")
     }
 
     @Test("a configured capability stands in for a screen whose EDID says nothing of HDR")
