@@ -76,6 +76,8 @@ public enum OutputReport: Sendable, Equatable {
     case failed(String)
     /// A writeback capture could not be written (the first failure only).
     case captureFailed(String)
+    /// How `output` shows the content's colour changed (HDR signalled, or tone mapped and why).
+    case colourChanged(output: String, colour: String)
 }
 
 /// The playback pipeline behind `play`, `render` and `serve`, assembled once: the display and its
@@ -104,6 +106,7 @@ public final class PlaybackPipeline {
         self.headlessRenderer = headlessRenderer
         kms = display as? KMSDisplay
         kms?.nativePlanes = true
+        kms?.onColourChanged = { [weak self] output, colour in self?.onReport?(.colourChanged(output: output, colour: colour.description)) }
     }
 
     /// Opens the output `settings` asks for. `auto` plays headless when no card has a connected

@@ -17,6 +17,7 @@ extension PlaybackPipeline {
             case let .hdcpChanged(output, state): engine.reportHDCPChanged(output: output, state: state.rawValue)
             case let .failed(message): engine.reportWarning("content policy: \(message)")
             case let .captureFailed(message): engine.reportWarning("capture stopped: \(message)")
+            case let .colourChanged(output, colour): engine.reportOutputColour(output: output, colour: colour)
             }
         }
         engine.onItemChanged = { item in self.apply(policy: authorizer.policy(token: item.token)) }

@@ -231,6 +231,11 @@ extension PlayerEngine {
         emit(.hdcpChanged(output: output, state: state))
     }
 
+    /// `output` shows the content's colour as `colour` says from now on (HDR, or tone mapped and why).
+    public func reportOutputColour(output: String, colour: String) {
+        outputColours[output] = colour
+    }
+
     /// Counts one frame of `output` drawn censored.
     public func countCensoredFrame(output: String) {
         framesCensored[output, default: 0] += 1

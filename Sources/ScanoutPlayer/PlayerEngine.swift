@@ -45,6 +45,9 @@ public final class PlayerEngine {
     public internal(set) var itemsFailed = 0
     /// Frames drawn censored, by output name (a content policy's verdicts, counted by the output).
     public internal(set) var framesCensored: [String: Int] = [:]
+    /// How each output shows the content's colour, by output name, as it last reported it
+    /// ("HDR10 (PQ), …", "tone mapped to SDR (why)", "sdr").
+    public internal(set) var outputColours: [String: String] = [:]
     /// Called when an item becomes current, before its first frame is shown (the output applies
     /// the item's content policy here).
     public var onItemChanged: ((PlaylistItem) -> Void)?
@@ -188,6 +191,7 @@ public final class PlayerEngine {
         s.itemsFailed = itemsFailed
         s.lastFailure = lastFailure
         s.framesCensored = framesCensored
+        s.outputColours = outputColours
         s.transfers = st.transfers
         s.bufferingReason = state == .buffering ? wait?.reason : nil
         s.buffer = current.map { bufferStatus(of: $0, stats: st) }

@@ -67,6 +67,8 @@ public struct PlayerSnapshot: Sendable {
     public var output = ""
     /// Whether the screens are on (`setDisplayPower`).
     public var displayOn = true
+    /// How each output shows the content's colour (`PlayerEngine.outputColours`).
+    public var outputColours: [String: String] = [:]
     public var reasons: ServiceReasons = [.noSource]
     public var framesDecoded = 0
     public var framesPresented = 0

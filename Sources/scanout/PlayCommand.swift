@@ -83,7 +83,6 @@ struct Play: ParsableCommand {
             // Read before a screen is taken over, so that a bad image fails with the screen untouched.
             let logo = try overlay.load()
             let pipeline = try PlaybackPipeline.open(outputSettings) { StandardError.write($0 + "\n") }
-            pipeline.kms?.onColourChanged = { StandardError.write("hdr: \($0): \($1)\n") }
             defer { if let report = pipeline.close() { StandardError.write("output: \(report)\n") } }
             let engine = pipeline.engine(configuration: try configuration(pipeline: pipeline, overlay: logo)) { reportPlayerEvent($0) }
             defer { if let line = audioSummary(engine.audio) { print(line) } }
@@ -157,6 +156,7 @@ struct Play: ParsableCommand {
             case let .failed(message): StandardError.write("policy: \(message)\n")
             case .captureFailed: break  // the run stops and throws it
             case .frameCensored: break
+            case let .colourChanged(output, colour): StandardError.write("hdr: \(output): \(colour)\n")
             }
         }
     }

@@ -88,7 +88,8 @@ struct Serve: ParsableCommand {
             do {
                 let pipeline = try PlaybackPipeline.open(output) { logger.notice("\($0)") }
                 pipeline.kms?.onOutputsChanged = { logger.notice("output: \($0)") }
-                pipeline.kms?.onColourChanged = { logger.notice("hdr: \($0): \($1)") }
+                let reportColour = pipeline.kms?.onColourChanged
+                pipeline.kms?.onColourChanged = { reportColour?($0, $1); logger.notice("hdr: \($0): \($1)") }
                 if let captureDirectory {
                     try pipeline.capture(to: captureDirectory)
                     logger.notice("capture: every frame shown goes to \(captureDirectory)")

@@ -3,6 +3,8 @@ import Hummingbird
 import HummingbirdTesting
 @testable import ScanoutService
 import ScanoutTestSupport
+import ScanoutKMS
+import ScanoutTesting
 import Testing
 
 /// `/state`'s `colour`: the current item's matrix, range, primaries, transfer and HDR kind.
@@ -40,6 +42,28 @@ struct ColourStateTests {
             let mastering = sei["masteringDisplay"] as? [String: Any]
             #expect(mastering?["maxLuminance"] as? Double == 1000 && mastering?["red"] as? [Double] == [0.68, 0.32], "\(sei)")
             #expect((sei["contentLightLevel"] as? [String: Any])?["maxFALL"] as? Int == 400)
+        }
+    }
+
+    @Test("outputColours: on a screen that declares PQ the output says HDR10; on one that does not, tone mapped and why; SDR: sdr")
+    func outputColours() async throws {
+        let scratch = try Scratch()
+        let pq = scratch.path("pq.mp4")
+        try HDRClips.hdr(pq, colour: nil, size: "128x72", frames: 25)
+        for (eotfs, expected) in [(UInt8(0b0101), "HDR10 (PQ)"), (nil, "tone mapped to SDR (HDMI-A-1's EDID has no HDR static metadata block)")] {
+            let service = try await InProcessService(keys: nil) { FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: eotfs), width: 320, height: 240) }
+            defer { service.player.shutdown() }
+            try await Application(router: service.api.router()).test(.router) { client in
+                #expect(try await service.request(client, .post, "/load", ["source": pq, "autoplay": true]).status == 200)
+                try await service.wait { service.player.snapshot.framesPresented >= 2 }
+                let colours = try #require(try await service.request(client, .get, "/state").json["outputColours"] as? [String: String])
+                #expect(colours["HDMI-A-1"]?.hasPrefix(expected) == true, "\(colours)")
+                #expect(try await service.request(client, .post, "/load", ["source": try Fixtures.path("counter.mp4"), "autoplay": true]).status == 200)
+                try await service.wait {
+                    service.player.snapshot.playlist.first?.source.hasSuffix("counter.mp4") == true && service.player.snapshot.outputColours["HDMI-A-1"] == "sdr"
+                }
+                #expect(try await service.request(client, .get, "/state").json["outputColours"] as? [String: String] == ["HDMI-A-1": "sdr"])
+            }
         }
     }
 }

@@ -49,6 +49,9 @@ extension Wire {
         var tracks: [Track]
         /// The current item's video colour; null with no item (or an audio-only one).
         @Nullable var colour: Colour?
+        /// How each KMS output shows the content's colour, by output name: HDR signalled, or
+        /// tone mapped to SDR and why; empty headless.
+        var outputColours: [String: String]
         /// The channel tuned, in the answers of the channel commands only.
         var channel: Channel?
         /// In the answer of `PUT /rate` above 2x only.
@@ -75,6 +78,7 @@ extension Wire {
             subtitles = s.subtitles.map(SubtitleStatus.init)
             tracks = s.tracks.filter { $0.kind == .audio || $0.kind == .subtitle }.map { Track($0, selected: s.selectedTracks.contains($0.index)) }
             colour = s.video.flatMap { $0.width > 0 ? Colour($0) : nil }
+            outputColours = s.outputColours
         }
     }
 
