@@ -26,18 +26,14 @@ extension ToneTables {
     /// halfway between row pairs), as zscale's default bilinear filter does, then the matrix, the
     /// transfer's table, the primaries and the curve as `run(src:…)`. In bands of rows on every core.
     func run(yuv p: YUV420Planes, dst: UnsafeMutableRawPointer, dstStride: Int, width: Int, height: Int, rgba: Bool) {
-        linear.withUnsafeBufferPointer { lin in
-            encode.withUnsafeBufferPointer { enc in
-                let rows = Rows(linear: lin.baseAddress!, encode: enc.baseAddress!, matrix: matrix, curve: curve,
-                                desaturation: Float(key.desaturation), rgba: rgba)
-                let bands = width * height >= 1 << 18 ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 16)) : 1
-                let band = (height + bands - 1) / bands
-                let d = Int(bitPattern: dst)   // each band writes rows of its own
-                DispatchQueue.concurrentPerform(iterations: bands) { i in
-                    var row = YUVRow(p, width: width, height: height)
-                    for y in (i * band)..<min(height, (i + 1) * band) {
-                        row.map(y, rows: rows, into: UnsafeMutablePointer(bitPattern: d + y * dstStride)!)
-                    }
+        withRows(rgba: rgba) { rows in
+            let bands = Self.bands(width: width, height: height)
+            let band = (height + bands - 1) / bands
+            let d = Int(bitPattern: dst)   // each band writes rows of its own
+            DispatchQueue.concurrentPerform(iterations: bands) { i in
+                var row = YUVRow(p, width: width, height: height)
+                for y in (i * band)..<min(height, (i + 1) * band) {
+                    row.map(y, rows: rows, into: UnsafeMutablePointer(bitPattern: d + y * dstStride)!)
                 }
             }
         }
