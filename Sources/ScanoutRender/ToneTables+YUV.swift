@@ -71,7 +71,7 @@ private struct YUVRow {
 
     @inline(__always)
     private func sample(_ base: UnsafeRawPointer, _ offset: Int) -> Float {
-        Float(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * offset, as: UInt16.self)) >> p.shift)
+        Float(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * offset, as: UInt16.self)) &>> p.shift)
     }
 
     mutating func map(_ y: Int, rows: Rows, into dst: UnsafeMutablePointer<UInt32>) {
@@ -95,7 +95,7 @@ private struct YUVRow {
                 // Pixels in pairs: the even one co-sited with chroma sample h, the odd one halfway
                 // to the next; the chroma's share of R', G', B' worked out once for each.
                 @inline(__always) func emit(_ x: Int, _ cb: Float, _ cr: Float) {
-                    let l = (Float(UInt16(littleEndian: luma[x]) >> p.shift) - yOffset) * yScale
+                    let l = (Float(UInt16(littleEndian: luma[x]) &>> p.shift) - yOffset) * yScale
                     dst[x] = rows.pixel(lin[code(l + rv * cr)], lin[code(l - gu * cb - gv * cr)], lin[code(l + bu * cb)])
                 }
                 var x = 0

@@ -124,7 +124,7 @@ struct Rows: @unchecked Sendable {
             r += (luma - r) * over; g += (luma - g) * over; b += (luma - b) * over
         }
         let sig = max(max(r, g), b)
-        let k = gain[Int((min(max(sig, gainLow), gainHigh).bitPattern - gainBase) >> gainShift)]
+        let k = gain[Int((min(max(sig, gainLow), gainHigh).bitPattern &- gainBase) &>> gainShift)]
         let ro = UInt32(encode[index(r * k)]), go = UInt32(encode[index(g * k)]), bo = UInt32(encode[index(b * k)])
         return rgba ? (ro | go << 8 | bo << 16 | 0xff00_0000).littleEndian : (bo | go << 8 | ro << 16).littleEndian
     }
@@ -132,7 +132,7 @@ struct Rows: @unchecked Sendable {
     /// The `encode` entry for linear `v`: the first at or below 2^-24 (black), the last at 1 and above.
     @inline(__always)
     private func index(_ v: Float) -> Int {
-        Int((min(max(v, encodeLow), 1).bitPattern - encodeBase) >> encodeShift)
+        Int((min(max(v, encodeLow), 1).bitPattern &- encodeBase) &>> encodeShift)
     }
 }
 
