@@ -38,7 +38,7 @@ struct ShaderToneMap: Equatable {
         matrix = HDRTransfer.matrixToBT709(from: frame.colorPrimaries)
     }
 
-    /// The curve's constants for this peak (the shader's `u_curve`), as `CurveKernel` works them
+    /// The curve's constants for this peak (the shader's `u_curve`), as `ToneCurve` works them
     /// out: hable, 1 / hable(peak); mobius, the transform's p, q and scale; bt2390, the peak's
     /// PQ code, the target's (100 cd/m²) relative to it, and the knee.
     var curveConstants: (Float, Float, Float, Float) {
@@ -46,14 +46,11 @@ struct ShaderToneMap: Equatable {
         case .hable:
             return (Float(1 / ToneCurve.hable(peak)), 0, 0, 0)
         case .mobius:
-            let j: Float = 0.3, pk = Float(peak)
-            let p = -j * j * (pk - 1) / (j * j - 2 * j + pk)
-            let q = (j * j - 2 * j * pk + pk) / max(pk - 1, 1e-6)
-            return (p, q, (q * q + 2 * q * j + j * j) / (q - p), 0)
+            let m = ToneCurve.mobiusConstants(knee: 0.3, peak: peak)
+            return (Float(m.p), Float(m.q), Float(m.scale), 0)
         case .bt2390:
-            let source = HDRTransfer.pq(nits: peak * HDRTransfer.referenceWhite)
-            let maxLum = HDRTransfer.pq(nits: HDRTransfer.referenceWhite) / source
-            return (Float(source), Float(maxLum), Float(1.5 * maxLum - 0.5), 0)
+            let b = ToneCurve.bt2390Constants(peak: peak)
+            return (Float(b.sourcePQ), Float(b.maxLum), Float(b.knee), 0)
         case .reinhard, .clip, .linear:
             return (0, 0, 0, 0)
         }

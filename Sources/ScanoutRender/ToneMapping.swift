@@ -48,9 +48,15 @@ public enum ToneCurve: String, Sendable, CaseIterable {
     /// is continuous with slope 1 at the knee and reaches 1 at `peak`.
     static func mobius(_ x: Double, knee j: Double, peak: Double) -> Double {
         guard x > j else { return x }
+        let m = mobiusConstants(knee: j, peak: peak)
+        return m.scale * (x + m.p) / (x + m.q)
+    }
+
+    /// The Möbius transform's constants for `knee` and `peak`: `scale · (x + p) / (x + q)`.
+    static func mobiusConstants(knee j: Double, peak: Double) -> (p: Double, q: Double, scale: Double) {
         let p = -j * j * (peak - 1) / (j * j - 2 * j + peak)
         let q = (j * j - 2 * j * peak + peak) / max(peak - 1, 1e-6)
-        return (q * q + 2 * q * j + j * j) / (q - p) * (x + p) / (x + q)
+        return (p, q, (q * q + 2 * q * j + j * j) / (q - p))
     }
 
     /// BT.2390's EETF (its section 5.4) from a `peak` display to a 100 cd/m² one, black at 0 on
@@ -58,16 +64,22 @@ public enum ToneCurve: String, Sendable, CaseIterable {
     /// (m: the target's peak relative to the source's), a Hermite spline from there to m.
     static func bt2390(_ x: Double, peak: Double) -> Double {
         guard peak > 1 else { return min(max(x, 0), 1) }
-        let sourcePQ = HDRTransfer.pq(nits: peak * HDRTransfer.referenceWhite)
+        let (sourcePQ, maxLum, knee) = bt2390Constants(peak: peak)
         let e1 = min(HDRTransfer.pq(nits: max(x, 0) * HDRTransfer.referenceWhite) / sourcePQ, 1)
-        let maxLum = HDRTransfer.pq(nits: HDRTransfer.referenceWhite) / sourcePQ
-        let knee = 1.5 * maxLum - 0.5
         var e2 = e1
         if e1 > knee {
             let t = (e1 - knee) / (1 - knee), t2 = t * t, t3 = t2 * t
             e2 = (2 * t3 - 3 * t2 + 1) * knee + (t3 - 2 * t2 + t) * (1 - knee) + (-2 * t3 + 3 * t2) * maxLum
         }
         return HDRTransfer.nits(pq: e2 * sourcePQ) / HDRTransfer.referenceWhite
+    }
+
+    /// BT.2390's constants for `peak`: the peak's PQ code, the target's (100 cd/m²) relative to
+    /// it, and the knee.
+    static func bt2390Constants(peak: Double) -> (sourcePQ: Double, maxLum: Double, knee: Double) {
+        let sourcePQ = HDRTransfer.pq(nits: peak * HDRTransfer.referenceWhite)
+        let maxLum = HDRTransfer.pq(nits: HDRTransfer.referenceWhite) / sourcePQ
+        return (sourcePQ, maxLum, 1.5 * maxLum - 0.5)
     }
 }
 

@@ -4,11 +4,10 @@ import ScanoutDemux
 /// The per-pixel work of `CPUToneMapper`, with its tables built once per transfer, primaries,
 /// curve and peak: 16-bit RGB (PQ or HLG coded) in, 8-bit BT.709 RGB out.
 ///
-/// Two tables keep it fast: one of the transfer at each of the 65536 input code values, and one
-/// of the BT.709 signal at `sqrt(x)` steps (the square root spreads the steep dark end of
-/// `x^(1/2.4)` over many entries, so that a step is under a tenth of an output code). The matrix
-/// and the curves (rational functions) are computed per pixel in single precision, as FFmpeg's
-/// `tonemap` filter does.
+/// Three tables keep it fast: the transfer at each of the 65536 input code values, the curve's
+/// gain at the brightest component and the BT.709 signal of linear light, the last two by their
+/// argument's float bits (`FloatBitsTable`). The primaries' matrix is applied per pixel in single
+/// precision.
 struct ToneTables {
     struct Key: Equatable {
         var transfer: ColorTransfer
@@ -29,7 +28,6 @@ struct ToneTables {
     /// once per step instead of once per pixel.
     let gain: FloatBitsTable<Float>
     let matrix: [Float]
-    let curve: CurveKernel
 
     init(_ key: Key) {
         self.key = key
@@ -40,9 +38,7 @@ struct ToneTables {
         }
         encode = FloatBitsTable(low: 0x1p-24, high: 1, mantissaBits: 11) { v in UInt8(min(max((HDRTransfer.bt709Signal(Double(v)) * 255).rounded(), 0), 255)) }
         matrix = HDRTransfer.matrixToBT709(from: key.primaries).map(Float.init)
-        let curve = CurveKernel(key.curve, peak: key.peak)
-        self.curve = curve
-        gain = FloatBitsTable(low: 0x1p-20, high: 256) { x in curve(x) / x }
+        gain = FloatBitsTable(low: 0x1p-20, high: 256) { x in Float(key.curve.map(Double(x), peak: key.peak) / Double(x)) }
     }
 
     /// Bands of rows for a picture: one per core (up to 16) from 512×512 pixels on, else one.
@@ -133,58 +129,5 @@ struct Rows: @unchecked Sendable {
     @inline(__always)
     private func index(_ v: Float) -> Int {
         Int((min(max(v, encodeLow), 1).bitPattern &- encodeBase) &>> encodeShift)
-    }
-}
-
-/// A `ToneCurve` with its constants worked out for one peak, evaluated in single precision.
-struct CurveKernel: Sendable {
-    private let curve: ToneCurve
-    private let peak: Float
-    /// hable: 1 / hable(peak); mobius: the transform's constants.
-    private let hableScale: Float
-    private let mobiusP: Float, mobiusQ: Float, mobiusScale: Float
-    private static let knee: Float = 0.3
-    /// bt2390: the curve at `peak · (i / (count − 1))²`, interpolated between entries.
-    private let table: [Float]
-
-    init(_ curve: ToneCurve, peak: Double) {
-        self.curve = curve
-        self.peak = Float(peak)
-        hableScale = Float(1 / ToneCurve.hable(peak))
-        let j = Self.knee, pk = Float(peak)
-        let p = -j * j * (pk - 1) / (j * j - 2 * j + pk)
-        let q = (j * j - 2 * j * pk + pk) / max(pk - 1, 1e-6)
-        mobiusP = p; mobiusQ = q; mobiusScale = (q * q + 2 * q * j + j * j) / (q - p)
-        table = curve == .bt2390 ? (0..<1024).map { i in
-            let u = Double(i) / 1023
-            return Float(ToneCurve.bt2390(peak * u * u, peak: peak))
-        } : []
-    }
-
-    @inline(__always)
-    func callAsFunction(_ x: Float) -> Float {
-        switch curve {
-        case .hable:
-            let a: Float = 0.15, b: Float = 0.50, c: Float = 0.10, d: Float = 0.20, e: Float = 0.02, f: Float = 0.30
-            return ((x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f) * hableScale
-        case .mobius:
-            return x <= Self.knee ? x : mobiusScale * (x + mobiusP) / (x + mobiusQ)
-        case .reinhard:
-            return x / (x + 1) * (peak + 1) / peak
-        case .clip:
-            return min(max(x, 0), 1)
-        case .linear:
-            return x / peak
-        case .bt2390:
-            return lookup(x)
-        }
-    }
-
-    /// The bt2390 table at `x`, linearly interpolated; the last entry past the peak.
-    private func lookup(_ x: Float) -> Float {
-        let t = min(max(x / peak, 0), 1).squareRoot() * 1023
-        let i = min(Int(t), 1022)
-        let f = t - Float(i)
-        return table.withUnsafeBufferPointer { $0[i] + ($0[i + 1] - $0[i]) * f }
     }
 }
