@@ -36,18 +36,13 @@ public struct HDRGraphics: Sendable {
         linear = (0..<256).map { pow(Double($0) / 255, 2.4) }
     }
 
-    /// BT.709 primaries in BT.2020 (ITU-R BT.2087, linear light).
-    static let bt709To2020: [[Double]] = [
-        [0.6274, 0.3293, 0.0433],
-        [0.0691, 0.9195, 0.0114],
-        [0.0164, 0.0880, 0.8956],
-    ]
+    /// BT.709 primaries in BT.2020 (linear light, row-major).
+    static let bt709To2020 = HDRTransfer.matrix(from: .bt709, to: .bt2020)
 
     /// The 10-bit code of `c`'s channels.
     public func codes(_ c: RGBColor) -> (r: UInt32, g: UInt32, b: UInt32) {
         let l = [linear[Int(c.r)], linear[Int(c.g)], linear[Int(c.b)]]
-        let m = Self.bt709To2020
-        let out = (0..<3).map { i in encode(m[i][0] * l[0] + m[i][1] * l[1] + m[i][2] * l[2]) }
+        let out = apply(Self.bt709To2020, l).map(encode)
         return (out[0], out[1], out[2])
     }
 
@@ -62,27 +57,14 @@ public struct HDRGraphics: Sendable {
         let e: Double
         switch range {
         case .sdr:
-            e = pow(max(v, 0), 1 / 2.4)
+            e = HDRTransfer.bt709Signal(v)
         case .pq:
-            e = Self.pqInverseEOTF(max(v, 0) * 203 / 10_000)
+            e = HDRTransfer.pq(nits: max(v, 0) * 203)
         case .hlg:
             // Graphics white at 75 % signal: scene light 0.2646 (BT.2408), the OOTF left aside.
-            e = Self.hlgOETF(max(v, 0) * 0.2646)
+            e = HDRTransfer.hlg(scene: max(v, 0) * 0.2646)
         }
         return UInt32((min(max(e, 0), 1) * 1023).rounded())
-    }
-
-    /// SMPTE ST 2084: display light (1 = 10 000 cd/m²) to signal.
-    public static func pqInverseEOTF(_ y: Double) -> Double {
-        let m1 = 2610.0 / 16384, m2 = 2523.0 / 4096 * 128, c1 = 3424.0 / 4096, c2 = 2413.0 / 4096 * 32, c3 = 2392.0 / 4096 * 32
-        let p = pow(y, m1)
-        return pow((c1 + c2 * p) / (1 + c3 * p), m2)
-    }
-
-    /// ARIB STD-B67 (BT.2100 HLG) OETF: scene light (0...1) to signal.
-    public static func hlgOETF(_ e: Double) -> Double {
-        let a = 0.17883277, b = 1 - 4 * a, c = 0.5 - a * log(4 * a)
-        return e <= 1.0 / 12 ? (3 * e).squareRoot() : a * log(12 * e - b) + c
     }
 }
 

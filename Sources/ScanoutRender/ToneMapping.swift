@@ -151,6 +151,12 @@ public enum HDRTransfer {
         return pow(scene, 1.2) * 1000 / referenceWhite
     }
 
+    /// ARIB STD-B67 (BT.2100 HLG) OETF: scene light (0...1) to signal.
+    public static func hlg(scene e: Double) -> Double {
+        let a = 0.17883277, b = 0.28466892, c = 0.55991073
+        return e <= 1.0 / 12 ? (3 * max(e, 0)).squareRoot() : a * log(12 * e - b) + c
+    }
+
     /// Linear light (1 = white) to a BT.709 signal as zscale writes one by default: the inverse
     /// of BT.1886's EOTF for an ideal display, `x^(1/2.4)`; 0 below 0.
     public static func bt709Signal(_ x: Double) -> Double {
@@ -160,8 +166,12 @@ public enum HDRTransfer {
     /// The linear-light matrix from `source` primaries to BT.709's, row-major (both D65, so no
     /// white-point adaptation). Unknown primaries are taken as BT.2020, HDR's.
     public static func matrixToBT709(from source: ColorPrimaries) -> [Double] {
-        let src = Primaries.of(source)
-        return multiply(invert(Primaries.bt709.rgbToXYZ), src.rgbToXYZ)
+        matrix(from: source, to: .bt709)
+    }
+
+    /// The linear-light matrix from `source` primaries to `target`'s, row-major (both D65).
+    public static func matrix(from source: ColorPrimaries, to target: ColorPrimaries) -> [Double] {
+        multiply(invert(Primaries.of(target).rgbToXYZ), Primaries.of(source).rgbToXYZ)
     }
 }
 
