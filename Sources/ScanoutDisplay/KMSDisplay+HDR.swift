@@ -86,7 +86,7 @@ extension KMSDisplay {
                 let changes = hdrAssignments(o, blob: blob, signal: signal)
                 do {
                     let modeset = try testConnectorChange(o, changes, framebuffer: ring?.framebuffers[0].id)
-                    commitColourChange(o, changes: changes, blob: blob, ring: ring, format: format, modeset: modeset)
+                    commitColourChange(o, changes: changes, blob: blob, ring: ring, modeset: modeset)
                     o.refusedHDR = nil
                     return .hdr(signal)
                 } catch let e as KMSError {
@@ -114,7 +114,7 @@ extension KMSDisplay {
         } catch let e as KMSError {
             throw KMSDisplayError.commitRejected(path: device.path, outputs: [o.name], error: e)
         }
-        commitColourChange(o, changes: changes, blob: 0, ring: ring, format: .xrgb8888, modeset: modeset)
+        commitColourChange(o, changes: changes, blob: 0, ring: ring, modeset: modeset)
     }
 
     /// The connector's values for `signal`.
@@ -139,18 +139,6 @@ extension KMSDisplay {
         return a
     }
 
-    /// Buffers of `format` for `o`, with their framebuffers (not yet the output's).
-    func makeRing(_ o: Output, _ format: CanvasFormat) throws -> (buffers: [ScanoutBuffer], framebuffers: [KMSFramebuffer]) {
-        let modifiers = resources.planes.first { $0.id == o.planeID }?.modifiers[format.fourcc] ?? []
-        var ring: ([ScanoutBuffer], [KMSFramebuffer]) = ([], [])
-        for _ in 0..<max(2, options.buffers) {
-            let b = try renderer.makeBuffer(width: o.mode.width, height: o.mode.height, format: format, modifiers: modifiers)
-            ring.0.append(b)
-            ring.1.append(try KMSFramebuffer(device: device, b.framebuffer))
-        }
-        return ring
-    }
-
     /// A TEST_ONLY commit of `changes` with `framebuffer` (nil: the one shown) on the primary
     /// plane: without a modeset when the output is lit, then with one. Returns whether a modeset
     /// is needed; throws the last refusal.
@@ -170,7 +158,7 @@ extension KMSDisplay {
     /// Takes a checked change: its values go with the next commit (a modeset when the test needed
     /// one), the new buffers replace the old ones (kept until their last flip is done).
     func commitColourChange(_ o: Output, changes: [AtomicRequest.Assignment], blob: UInt32,
-                            ring: (buffers: [ScanoutBuffer], framebuffers: [KMSFramebuffer])?, format: CanvasFormat, modeset: Bool) {
+                            ring: (buffers: [ScanoutBuffer], framebuffers: [KMSFramebuffer])?, modeset: Bool) {
         o.pendingConnector = changes
         if o.staleBlob != 0 { try? device.destroyPropertyBlob(o.staleBlob) }
         o.staleBlob = o.hdrBlob
@@ -181,7 +169,6 @@ extension KMSDisplay {
         o.retiredCommitted = false
         o.buffers = ring.buffers
         o.framebuffers = ring.framebuffers
-        o.bufferFormat = format
         o.onScreen = nil
         o.queued = nil
     }

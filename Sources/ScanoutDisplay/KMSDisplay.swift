@@ -342,13 +342,25 @@ public final class KMSDisplay: Display {
 
     func ensureBuffers(_ output: Output) throws {
         guard output.buffers.isEmpty else { return }
-        let format = output.bufferFormat
-        let modifiers = resources.planes.first { $0.id == output.planeID }?.modifiers[format.fourcc] ?? []
+        (output.buffers, output.framebuffers) = try makeRing(output, output.bufferFormat)
+    }
+
+    /// Buffers of `format` for `o` at its mode's size, with their framebuffers (not yet the output's).
+    func makeRing(_ o: Output, _ format: CanvasFormat) throws -> (buffers: [ScanoutBuffer], framebuffers: [KMSFramebuffer]) {
+        var ring: ([ScanoutBuffer], [KMSFramebuffer]) = ([], [])
         for _ in 0..<max(2, options.buffers) {
-            let b = try renderer.makeBuffer(width: output.mode.width, height: output.mode.height, format: format, modifiers: modifiers)
-            output.buffers.append(b)
-            output.framebuffers.append(try KMSFramebuffer(device: device, b.framebuffer))
+            let (b, fb) = try makeScanoutBuffer(o, format: format, width: o.mode.width, height: o.mode.height)
+            ring.0.append(b)
+            ring.1.append(fb)
         }
+        return ring
+    }
+
+    /// A `width`×`height` buffer of `format` in a layout `o`'s primary plane takes, and its framebuffer.
+    func makeScanoutBuffer(_ o: Output, format: CanvasFormat, width: Int, height: Int) throws -> (ScanoutBuffer, KMSFramebuffer) {
+        let modifiers = resources.planes.first { $0.id == o.planeID }?.modifiers[format.fourcc] ?? []
+        let b = try renderer.makeBuffer(width: width, height: height, format: format, modifiers: modifiers)
+        return (b, try KMSFramebuffer(device: device, b.framebuffer))
     }
 
     func freeBuffer(_ output: Output) -> Int {

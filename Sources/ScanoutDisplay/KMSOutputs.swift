@@ -32,18 +32,19 @@ extension KMSDisplay {
         /// How a turned canvas is shown on this output, once decided (`planeRotation(for:on:)`).
         var turnChoice: (turn: Orientation, path: KMSTurnPath)?
         /// HDR (`KMSDisplay+HDR`): what the output shows (decided for `colourContent`), the
-        /// format of its buffers, the connector values the next commit carries, the metadata blob
+        /// connector values the next commit carries, the metadata blob
         /// set (and the one to destroy once replaced), buffers of the previous format kept until
         /// their last flip is done, and the HDR the driver refused for a content, with why.
         var colour: OutputColour = .sdr
         var colourContent: HDRContent?
-        var bufferFormat: CanvasFormat = .xrgb8888
         var pendingConnector: [AtomicRequest.Assignment] = []
         var hdrBlob: UInt32 = 0
         var staleBlob: UInt32 = 0
         var retired: [AnyObject] = []
         var retiredCommitted = false
         var refusedHDR: (content: HDRContent, reason: String)?
+        /// The format of its buffers, as its colour asks.
+        var bufferFormat: CanvasFormat { colour.signal.map { .xrgb2101010($0.range) } ?? .xrgb8888 }
         init(connectorID: UInt32, name: String, crtcID: UInt32, planeID: UInt32, mode: KMSMode) {
             self.connectorID = connectorID; self.name = name; self.crtcID = crtcID; self.planeID = planeID; self.mode = mode
         }

@@ -67,11 +67,7 @@ extension KMSDisplay {
     func fitBuffer(_ output: Output, _ index: Int, width: Int, height: Int) throws {
         let old = output.buffers[index]
         guard old.width != width || old.height != height else { return }
-        let format = output.bufferFormat
-        let modifiers = resources.planes.first { $0.id == output.planeID }?.modifiers[format.fourcc] ?? []
-        let buffer = try renderer.makeBuffer(width: width, height: height, format: format, modifiers: modifiers)
-        output.framebuffers[index] = try KMSFramebuffer(device: device, buffer.framebuffer)
-        output.buffers[index] = buffer
+        (output.buffers[index], output.framebuffers[index]) = try makeScanoutBuffer(output, format: output.bufferFormat, width: width, height: height)
     }
 }
 
