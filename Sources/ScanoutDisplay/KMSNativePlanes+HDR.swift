@@ -28,17 +28,22 @@ extension KMSDisplay {
     /// `plane`'s colour properties for the frame: BT.2020 and the frame's range for HDR; as found
     /// for SDR on a plane an HDR frame changed.
     func setPlaneColour(_ plane: KMSPlane, hdr: Bool, fullRange: Bool, in request: inout AtomicRequest) {
-        let found = restoreState.resources.planes.first { $0.id == plane.id }?.properties ?? [:]
         if hdr, let encoding = Self.bt2020Encoding(plane) {
             request.set(plane.id, Self.colorEncoding, encoding)
             let name = fullRange ? "YCbCr full range" : "YCbCr limited range"
             if let range = plane.enums[Self.colorRange]?[name] { request.set(plane.id, Self.colorRange, range) }
             colourPlanes.insert(plane.id)
         } else if !hdr, colourPlanes.contains(plane.id) {
-            for name in [Self.colorEncoding, Self.colorRange] {
-                if let v = found[name] { request.set(plane.id, name, v) }
-            }
+            setFoundColour(of: plane.id, in: &request)
             colourPlanes.remove(plane.id)
+        }
+    }
+
+    /// Plane `id`'s `COLOR_ENCODING` and `COLOR_RANGE` as found at start.
+    func setFoundColour(of id: UInt32, in request: inout AtomicRequest) {
+        let found = restoreState.resources.planes.first { $0.id == id }?.properties ?? [:]
+        for name in [Self.colorEncoding, Self.colorRange] {
+            if let v = found[name] { request.set(id, name, v) }
         }
     }
 }

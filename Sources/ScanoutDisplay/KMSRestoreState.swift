@@ -65,10 +65,7 @@ extension KMSDisplay {
         var (request, blobs) = restoreState.request(for: outputs, writebackConnector: writeback?.connectorID, device: device)
         // A screen left in HDR would stay so for what is shown next (the blob 0, values as found).
         for o in outputs where o.hdrBlob != 0 || o.colour.signal != nil { request.add(sdrAssignments(o)) }
-        for id in colourPlanes {
-            let found = restoreState.resources.planes.first { $0.id == id }?.properties ?? [:]
-            for name in [Self.colorEncoding, Self.colorRange] { if let v = found[name] { request.set(id, name, v) } }
-        }
+        for id in colourPlanes { setFoundColour(of: id, in: &request) }
         // What the filter still wants (HDCP released at the end of an item) goes with the restore.
         let changes = outputFilter?.propertyChanges() ?? []
         request.add(changes)
