@@ -76,8 +76,9 @@ extension KMSDisplay {
         var signal = signal
         let format = CanvasFormat.xrgb2101010(signal.range)
         do {
-            let blob = try device.createPropertyBlob(signal.metadata.bytes)
+            // The buffers first: a blob made before a refused buffer would be left behind.
             let ring = try o.bufferFormat == format ? nil : makeRing(o, format)
+            let blob = try device.createPropertyBlob(signal.metadata.bytes)
             var bpcs = [signal.maxBPC]
             if let b = signal.maxBPC, b > 10 { bpcs.append(10) }
             var lastError: KMSError?

@@ -29,11 +29,14 @@ public final class MemoryScanoutRenderer: ScanoutRenderer {
     /// Why 10-bit buffers are refused (nil: made like 8-bit ones), for tests of a renderer that
     /// cannot draw them.
     public var deepRefusal: String?
+    /// A failure of every 10-bit buffer while `deepRefusal` says they are drawn (an allocation
+    /// the driver refuses at run time).
+    public var deepBufferFailure: String?
     /// The formats of the buffers made, in order.
     public private(set) var formatsMade: [CanvasFormat] = []
 
     public func makeBuffer(width: Int, height: Int, format: CanvasFormat = .xrgb8888, modifiers: [UInt64] = []) throws -> ScanoutBuffer {
-        if format != .xrgb8888, let deepRefusal { throw KMSDisplayError.bufferFailed(deepRefusal) }
+        if format != .xrgb8888, let why = deepRefusal ?? deepBufferFailure { throw KMSDisplayError.bufferFailed(why) }
         buffersMade += 1
         formatsMade.append(format)
         return ScanoutBuffer(width: width, height: height,

@@ -277,6 +277,18 @@ struct KMSHDRTests {
         #expect(device.commits.filter { $0.request.value(of: connector, "HDR_OUTPUT_METADATA") != nil }.count == asked)
     }
 
+    @Test("10-bit buffers that cannot be made: tone mapped with the reason, no metadata blob left behind")
+    func noDeepBuffers() throws {
+        let device = FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: 0b0101))
+        let renderer = MemoryScanoutRenderer()
+        renderer.deepBufferFailure = "out of scanout memory"
+        let (d, _, _) = try display(device, renderer: renderer)
+        try show(try Clips.pq, on: d)
+        guard case let .toneMapped(why) = d.colour(named: "HDMI-A-1") else { Issue.record("not tone mapped"); return }
+        #expect(why.contains("no 10-bit buffers for HDMI-A-1") && why.contains("out of scanout memory"), "\(why)")
+        #expect(device.blobs.values.allSatisfy { $0.count != HDROutputMetadata.byteCount }, "no metadata blob")
+    }
+
     @Test("restore leaves no HDR behind: the metadata blob 0, Colorspace and max bpc as found")
     func restoreClears() throws {
         let device = FakeKMSDevice.hdrScreen(edid: HDRClips.edid(eotfs: 0b0101))
