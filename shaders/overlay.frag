@@ -21,6 +21,8 @@ out vec4 o_color;
 uniform sampler2D u_overlay;
 uniform float u_opacity;
 uniform int u_graphics;
+// BT.709 primaries in BT.2020, linear light (HDRGraphics' matrix); with u_graphics only.
+uniform mat3 u_toBT2020;
 VARYING vec2 v_uv;
 
 vec3 pqSignal(vec3 y) {
@@ -38,8 +40,7 @@ void main() {
     vec3 rgb = c.rgb;
     if (u_graphics != 0) {
         vec3 l = pow(rgb, vec3(2.4));
-        // BT.709 primaries in BT.2020 (ITU-R BT.2087), rows.
-        vec3 w = vec3(dot(vec3(0.6274, 0.3293, 0.0433), l), dot(vec3(0.0691, 0.9195, 0.0114), l), dot(vec3(0.0164, 0.0880, 0.8956), l));
+        vec3 w = u_toBT2020 * l;
         rgb = u_graphics == 1 ? pqSignal(w * (203.0 / 10000.0))
             : vec3(hlgSignal(w.r * 0.2646), hlgSignal(w.g * 0.2646), hlgSignal(w.b * 0.2646));
     }

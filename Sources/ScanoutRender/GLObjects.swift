@@ -137,6 +137,11 @@ final class GLProgram {
     func set(_ uniform: String, vec2 v: (Float, Float)) { glUniform2f(location(uniform), v.0, v.1) }
     func set(_ uniform: String, vec3 v: (Float, Float, Float)) { glUniform3f(location(uniform), v.0, v.1, v.2) }
     func set(_ uniform: String, vec4 v: (Float, Float, Float, Float)) { glUniform4f(location(uniform), v.0, v.1, v.2, v.3) }
+    /// A 3×3 matrix given row by row (as the colour matrices are kept).
+    func set(_ uniform: String, rowMajor m: [Double]) {
+        precondition(m.count == 9)
+        set(uniform, mat3: [m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8]].map { Float($0) })
+    }
     /// A 3×3 matrix given column by column.
     func set(_ uniform: String, mat3 columns: [Float]) {
         precondition(columns.count == 9)

@@ -304,6 +304,7 @@ extension GLRenderer {
             bind(t, unit: 0, to: "u_overlay", in: overlayProgram, linear: true)
             overlayProgram.set("u_opacity", float: Float(min(max(o.opacity, 0), 1)))
             overlayProgram.set("u_graphics", int: canvasFormat == .xrgb2101010(.pq) ? 1 : canvasFormat == .xrgb2101010(.hlg) ? 2 : 0)
+            if canvasFormat != .xrgb8888 { overlayProgram.set("u_toBT2020", rowMajor: HDRGraphics.bt709To2020) }
             let at = o.origin(outputWidth: areaWidth, outputHeight: areaHeight)
             overlayProgram.set("u_rect", vec4: (Float(origin.x + at.x), Float(origin.y + at.y), Float(o.image.width), Float(o.image.height)))
             overlayProgram.set("u_output", vec2: (Float(W), Float(H)))

@@ -58,8 +58,7 @@ struct ShaderToneMap: Equatable {
 
     /// Sets the tone mapping uniforms of `program` (in use).
     func set(in program: GLProgram) {
-        let m = matrix.map { Float($0) }
-        program.set("u_toBT709", mat3: [m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8]])
+        program.set("u_toBT709", rowMajor: matrix)
         program.set("u_peak", float: Float(peak))
         program.set("u_curve", vec4: curveConstants)
         program.set("u_desat", float: Float(desaturation))
